@@ -1,0 +1,390 @@
+"""Newline-delimited JSON-RPC 2.0 over a pair of anyio byte streams.
+
+- One reader loop per connection. Notifications are handed to their (synchronous) handler in arrival
+  order, without awaiting, so updates are recorded exactly in the order the agent sent them.
+- Requests from the agent each run in their own task, so a slow answer (a permission the user has not
+  clicked yet) never stalls the reader. Unknown requests get -32601; unknown notifications are ignored.
+- Lines up to ``max_line_bytes`` (64 MiB by default). A longer line is dropped whole and logged; a line
+  that is not JSON is logged and skipped. Neither ends the connection.
+- Writes go through one outbox drained by a single writer task, so ``notify`` can be called from
+  synchronous code (``cancel()``) and messages never interleave on the wire.
+- ``$/cancel_request`` from the agent cancels the matching in-flight handler, which is answered -32800.
+
+This module knows nothing about ACP sessions or Silo; it moves JSON-RPC messages.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import logging
+from collections import deque
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+import anyio
+from anyio.abc import ByteReceiveStream, ByteSendStream, TaskGroup
+
+__all__ = [
+    "METHOD_NOT_FOUND",
+    "AcpConnectionClosed",
+    "AcpRpcError",
+    "JsonRpcConnection",
+    "NotificationHandler",
+    "PendingRequest",
+    "RequestHandler",
+]
+
+log = logging.getLogger("silo_nb.acp")
+
+PARSE_ERROR = -32700
+METHOD_NOT_FOUND = -32601
+INTERNAL_ERROR = -32603
+REQUEST_CANCELLED = -32800
+DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
+
+RequestHandler = Callable[[Any], Awaitable[Any]]
+NotificationHandler = Callable[[Any], None]
+CloseDescriber = Callable[[], Awaitable[str]]
+
+
+class AcpRpcError(Exception):
+    """An error object a peer returned (or that we return) for a JSON-RPC request."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+
+    def agent_message(self) -> str:
+        """The agent's own words: the message plus any human-readable detail in ``data``."""
+        detail: str | None = None
+        if isinstance(self.data, str):
+            detail = self.data
+        elif isinstance(self.data, Mapping):
+            for key in ("details", "message", "detail", "error"):
+                value = self.data.get(key)
+                if isinstance(value, str) and value.strip():
+                    detail = value
+                    break
+        text = self.message.strip() or f"error {self.code}"
+        if detail and detail.strip() and detail.strip() not in text:
+            text = f"{text}: {detail.strip()}"
+        return text
+
+    def to_wire(self) -> dict[str, Any]:
+        error: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.data is not None:
+            error["data"] = self.data
+        return error
+
+
+class AcpConnectionClosed(Exception):
+    """The connection ended (the agent exited, or we disposed it) while a request was pending."""
+
+
+def encode_message(message: Mapping[str, Any]) -> bytes:
+    # ensure_ascii=False keeps non-ASCII text readable; json.dumps escapes raw newlines in strings.
+    return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+
+
+class PendingRequest:
+    """A request in flight. ``wait`` gives its result; cancelling the waiter sends ``$/cancel_request``."""
+
+    __slots__ = ("_connection", "done", "error", "request_id", "result")
+
+    def __init__(self, connection: JsonRpcConnection, request_id: int) -> None:
+        self._connection = connection
+        self.request_id = request_id
+        self.done = anyio.Event()
+        self.result: Any = None
+        self.error: BaseException | None = None
+
+    async def wait(self, *, abandon_on_cancel: bool = True) -> Any:
+        """The result. If the waiter is cancelled first, the request is abandoned (and the agent told)
+        unless ``abandon_on_cancel`` is false, in which case :meth:`wait_quietly` can still collect it."""
+        try:
+            await self.done.wait()
+        except BaseException:
+            if not self.done.is_set() and abandon_on_cancel:
+                self._connection._abandon(self.request_id)
+            raise
+        self._connection._pending.pop(self.request_id, None)
+        if self.error is not None:
+            raise self.error
+        return self.result
+
+    async def wait_quietly(self) -> None:
+        """Wait for the answer without raising (used after a cancel, to let the turn end cleanly)."""
+        try:
+            await self.done.wait()
+        finally:
+            self._connection._pending.pop(self.request_id, None)
+
+
+class JsonRpcConnection:
+    """One JSON-RPC peer. Construct inside a running event loop; drive it with :meth:`run`."""
+
+    def __init__(
+        self,
+        receive: ByteReceiveStream,
+        send: ByteSendStream,
+        *,
+        request_handlers: Mapping[str, RequestHandler] | None = None,
+        notification_handlers: Mapping[str, NotificationHandler] | None = None,
+        describe_close: CloseDescriber | None = None,
+        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    ) -> None:
+        self._receive = receive
+        self._send = send
+        self.request_handlers: dict[str, RequestHandler] = dict(request_handlers or {})
+        self.notification_handlers: dict[str, NotificationHandler] = dict(notification_handlers or {})
+        self._describe_close = describe_close
+        self._max_line_bytes = max_line_bytes
+        self._ids = itertools.count(0)
+        self._pending: dict[int, PendingRequest] = {}
+        self._outbox: deque[bytes] = deque()
+        self._wake = anyio.Event()
+        self._incoming_scopes: dict[Any, anyio.CancelScope] = {}
+        self._task_group: TaskGroup | None = None
+        self._close_message: str | None = None
+        self.closed = anyio.Event()
+
+    # -- public API -------------------------------------------------------------------------------
+
+    @property
+    def is_closed(self) -> bool:
+        return self.closed.is_set()
+
+    @property
+    def close_message(self) -> str | None:
+        """Why the connection ended (``agent exited with code 1: …``), once it has."""
+        return self._close_message
+
+    def start_request(self, method: str, params: Any = None) -> PendingRequest:
+        """Send a request now; await the returned object's :meth:`PendingRequest.wait` for the result."""
+        if self._close_message is not None:
+            raise AcpConnectionClosed(self._close_message)
+        request_id = next(self._ids)
+        call = PendingRequest(self, request_id)
+        self._pending[request_id] = call
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        self._enqueue(message)
+        return call
+
+    async def request(self, method: str, params: Any = None) -> Any:
+        """Send a request and wait for its result; raises :class:`AcpRpcError` or ``AcpConnectionClosed``."""
+        return await self.start_request(method, params).wait()
+
+    def notify(self, method: str, params: Any = None) -> None:
+        """Queue a notification. Synchronous; a closed connection drops it (and logs at debug)."""
+        if self._close_message is not None:
+            log.debug("dropping %s: connection closed", method)
+            return
+        message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = params
+        self._enqueue(message)
+
+    def _abandon(self, request_id: int) -> None:
+        # The waiter was cancelled (a timeout, a stop button): tell the agent it may stop working.
+        if self._pending.pop(request_id, None) is not None and self._close_message is None:
+            self.notify("$/cancel_request", {"requestId": request_id})
+
+    def close(self, message: str = "ACP client disposed") -> None:
+        """End the connection now: every pending request fails with ``message``."""
+        self._finish(message)
+
+    async def run(self) -> None:
+        """Read and write until the agent's stdout ends or :meth:`close` is called."""
+        try:
+            async with anyio.create_task_group() as tg:
+                self._task_group = tg
+                tg.start_soon(self._writer)
+                tg.start_soon(self._watch_closed, tg)
+                await self._reader()
+                if self._close_message is None:
+                    reason = "ACP connection closed"
+                    if self._describe_close is not None:
+                        with anyio.move_on_after(5):
+                            reason = await self._describe_close()
+                    self._finish(reason)
+                tg.cancel_scope.cancel()
+        finally:
+            self._task_group = None
+            self._finish(self._close_message or "ACP connection closed")
+
+    # -- internals --------------------------------------------------------------------------------
+
+    def _finish(self, message: str) -> None:
+        if self._close_message is not None:
+            return
+        self._close_message = message
+        for call in list(self._pending.values()):
+            if not call.done.is_set():
+                call.error = AcpConnectionClosed(message)
+                call.done.set()
+        for scope in list(self._incoming_scopes.values()):
+            scope.cancel()
+        self.closed.set()
+        self._wake.set()
+
+    async def _watch_closed(self, tg: TaskGroup) -> None:
+        await self.closed.wait()
+        tg.cancel_scope.cancel()
+
+    def _enqueue(self, message: Mapping[str, Any]) -> None:
+        self._outbox.append(encode_message(message))
+        self._wake.set()
+
+    async def _writer(self) -> None:
+        while self._close_message is None:
+            while self._outbox:
+                data = self._outbox.popleft()
+                try:
+                    await self._send.send(data)
+                except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
+                    log.debug("write to agent failed: %r", exc)
+                    self._outbox.clear()
+                    return
+            self._wake = anyio.Event()
+            if not self._outbox and self._close_message is None:
+                await self._wake.wait()
+
+    async def _reader(self) -> None:
+        buffer = bytearray()
+        scan_from = 0
+        discarding = False
+        while True:
+            try:
+                chunk = await self._receive.receive(1 << 16)
+            except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
+                break
+            if self._close_message is not None:
+                break
+            if discarding:
+                newline = chunk.find(b"\n")
+                if newline < 0:
+                    continue
+                chunk = chunk[newline + 1 :]
+                discarding = False
+            buffer += chunk
+            start = 0
+            while (newline := buffer.find(b"\n", scan_from)) >= 0:
+                self._handle_line(bytes(buffer[start:newline]))
+                start = newline + 1
+                scan_from = start
+            if start:
+                del buffer[:start]
+            scan_from = len(buffer)
+            if len(buffer) > self._max_line_bytes:
+                log.warning(
+                    "dropped a message longer than %d bytes from the agent (no newline seen)",
+                    self._max_line_bytes,
+                )
+                buffer.clear()
+                scan_from = 0
+                discarding = True
+        if buffer.strip() and not discarding:
+            self._handle_line(bytes(buffer))
+
+    def _handle_line(self, line: bytes) -> None:
+        if not line.strip():
+            return
+        try:
+            message = json.loads(line)
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            preview = line[:200].decode("utf-8", "replace")
+            log.warning("agent wrote a line that is not JSON (skipped): %s", preview)
+            return
+        for item in message if isinstance(message, list) else [message]:
+            if isinstance(item, dict):
+                self._dispatch(item)
+            else:
+                log.warning("agent sent a JSON value that is not a message (skipped): %.200r", item)
+
+    def _dispatch(self, message: dict[str, Any]) -> None:
+        method = message.get("method")
+        if isinstance(method, str):
+            if "id" in message:
+                self._start_incoming_request(message["id"], method, message.get("params"))
+            else:
+                self._handle_notification(method, message.get("params"))
+            return
+        if "id" not in message:
+            log.debug("ignored a message with neither method nor id: %.200r", message)
+            return
+        call = self._pending.get(message["id"]) if isinstance(message["id"], int) else None
+        if call is None or call.done.is_set():
+            log.debug("ignored a response with an unknown id: %.200r", message.get("id"))
+            return
+        error = message.get("error")
+        if error is not None:
+            if isinstance(error, dict):
+                code = error.get("code")
+                call.error = AcpRpcError(
+                    code if isinstance(code, int) else INTERNAL_ERROR,
+                    str(error.get("message") or ""),
+                    error.get("data"),
+                )
+            else:
+                call.error = AcpRpcError(INTERNAL_ERROR, str(error))
+        else:
+            call.result = message.get("result")
+        call.done.set()
+
+    def _handle_notification(self, method: str, params: Any) -> None:
+        if method == "$/cancel_request":
+            request_id = params.get("requestId") if isinstance(params, dict) else None
+            scope = self._incoming_scopes.get(_hashable(request_id))
+            if scope is not None:
+                scope.cancel()
+            return
+        handler = self.notification_handlers.get(method)
+        if handler is None:
+            log.debug("ignored notification %s", method)
+            return
+        try:
+            handler(params)
+        except Exception:
+            log.exception("handler for %s failed", method)
+
+    def _start_incoming_request(self, request_id: Any, method: str, params: Any) -> None:
+        handler = self.request_handlers.get(method)
+        if handler is None or self._task_group is None:
+            self._reply_error(request_id, AcpRpcError(METHOD_NOT_FOUND, f"method not supported: {method}",
+                                                      {"method": method}))
+            return
+        scope = anyio.CancelScope()
+        self._incoming_scopes[_hashable(request_id)] = scope
+        self._task_group.start_soon(self._answer, request_id, method, params, handler, scope)
+
+    async def _answer(
+        self, request_id: Any, method: str, params: Any, handler: RequestHandler, scope: anyio.CancelScope
+    ) -> None:
+        try:
+            with scope:
+                try:
+                    result = await handler(params)
+                except AcpRpcError as exc:
+                    self._reply_error(request_id, exc)
+                    return
+                except Exception as exc:
+                    log.exception("handling %s from the agent failed", method)
+                    self._reply_error(request_id, AcpRpcError(INTERNAL_ERROR, f"client error: {exc}"))
+                    return
+                self._enqueue({"jsonrpc": "2.0", "id": request_id, "result": result})
+            if scope.cancelled_caught and self._close_message is None:
+                self._reply_error(request_id, AcpRpcError(REQUEST_CANCELLED, "Request cancelled"))
+        finally:
+            self._incoming_scopes.pop(_hashable(request_id), None)
+
+    def _reply_error(self, request_id: Any, error: AcpRpcError) -> None:
+        self._enqueue({"jsonrpc": "2.0", "id": request_id, "error": error.to_wire()})
+
+
+def _hashable(value: Any) -> Any:
+    return value if isinstance(value, (int, str, type(None))) else json.dumps(value, sort_keys=True)

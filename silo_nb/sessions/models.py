@@ -1,0 +1,309 @@
+"""The public data shapes of silo_nb (pydantic v2, frozen), named after Silo's SDK types.
+
+- Attributes are snake_case; every model serializes by alias to Silo's camelCase, so a journal line is
+  ``update.model_dump(mode="json", by_alias=True, exclude_none=True)`` and files are interchangeable
+  with Silo's own journals.
+- Agent traffic is parsed leniently elsewhere (``parse.py``); these models only hold the result. Open
+  strings (``kind``, ``status``, ``category``…) stay plain ``str`` so unknown values are kept.
+- What the *user* passes in (prompt blocks, restore options) is validated strictly here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic.alias_generators import to_camel
+
+__all__ = [
+    "AgentActivity",
+    "AgentCommand",
+    "AgentCommandInput",
+    "AgentContentBlock",
+    "AgentInfo",
+    "AgentPermissionOption",
+    "AgentPermissionRequest",
+    "AgentPlanEntry",
+    "AgentProfileSummary",
+    "AgentPromptBlock",
+    "AgentPromptCapabilities",
+    "AgentPromptResult",
+    "AgentSessionConfigChoice",
+    "AgentSessionConfigOption",
+    "AgentSessionCost",
+    "AgentSessionRestore",
+    "AgentSessionSummary",
+    "AgentSessionUpdate",
+    "AgentSessionUsage",
+    "AgentToolCall",
+    "AgentToolCallContent",
+    "AgentToolCallLocation",
+    "ChatResumeState",
+    "ResourceBlock",
+    "ResourceLinkBlock",
+    "ResumeOutcome",
+    "TextBlock",
+]
+
+AgentActivity = Literal["none", "working", "blocked", "idle", "error", "dead"]
+ChatResumeState = Literal["dormant", "live", "resuming", "resumed", "journal-only", "unavailable"]
+ResumeOutcome = Literal["new", "resumed", "journal-only"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, populate_by_name=True, alias_generator=to_camel)
+
+    def to_json(self) -> dict[str, Any]:
+        """Silo's camelCase JSON shape, absent fields omitted."""
+        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+class _Strict(_Model):
+    model_config = ConfigDict(
+        frozen=True, populate_by_name=True, alias_generator=to_camel, extra="forbid", strict=True
+    )
+
+
+# -- prompt input (strict: this is what the user passes) --------------------------------------------
+
+
+class TextBlock(_Strict):
+    """Literal text; never passed through a shell."""
+
+    type: Literal["text"] = "text"
+    text: str
+
+
+class ResourceLinkBlock(_Strict):
+    """A reference the agent can read itself; always allowed."""
+
+    type: Literal["resource_link"] = "resource_link"
+    uri: str = Field(min_length=1)
+    name: str | None = None
+
+
+class ResourceBlock(_Strict):
+    """Embedded text content; only for agents whose prompt capabilities include embedded context."""
+
+    type: Literal["resource"] = "resource"
+    uri: str = Field(min_length=1)
+    mime_type: str | None = None
+    text: str
+
+
+AgentPromptBlock = Annotated[TextBlock | ResourceLinkBlock | ResourceBlock, Field(discriminator="type")]
+
+
+class AgentPromptResult(_Model):
+    """How a turn ended: ``end_turn``, ``max_tokens``, ``max_turn_requests``, ``refusal``, ``cancelled``…"""
+
+    stop_reason: str
+
+
+# -- streamed content --------------------------------------------------------------------------------
+
+
+class AgentContentBlock(_Model):
+    """A content block the agent sent; ``type`` is open-ended (unknown types are kept)."""
+
+    type: str
+    text: str | None = None
+    mime_type: str | None = None
+    uri: str | None = None
+    name: str | None = None
+
+
+class AgentToolCallLocation(_Model):
+    path: str
+    line: int | None = None
+
+
+class AgentToolCallContent(_Model):
+    """``content``, ``diff``, ``terminal`` or a vendor type. ``old_text`` absent means a new file."""
+
+    type: str
+    content: AgentContentBlock | None = None
+    path: str | None = None
+    old_text: str | None = None
+    new_text: str | None = None
+    terminal_id: str | None = None
+
+
+class AgentToolCall(_Model):
+    """A tool call or a patch to one: only ``tool_call_id`` is guaranteed; absent means unchanged."""
+
+    tool_call_id: str
+    title: str | None = None
+    kind: str | None = None
+    status: str | None = None
+    content: tuple[AgentToolCallContent, ...] | None = None
+    locations: tuple[AgentToolCallLocation, ...] | None = None
+    raw_input: Any = None
+    raw_output: Any = None
+
+
+class AgentPlanEntry(_Model):
+    content: str
+    status: str | None = None
+    priority: str | None = None
+
+
+class AgentSessionCost(_Model):
+    amount: float
+    currency: str
+
+
+class AgentSessionUsage(_Model):
+    """Context used / window size in tokens, and optionally the cost so far."""
+
+    used: float
+    size: float
+    cost: AgentSessionCost | None = None
+
+
+class AgentSessionUpdate(_Model):
+    """One normalized ``session/update``. Unknown kinds are kept; ``raw`` is the wire ``update``."""
+
+    kind: str
+    text: str | None = None
+    content: AgentContentBlock | None = None
+    message_id: str | None = None
+    timestamp: str | None = None
+    tool_call: AgentToolCall | None = None
+    plan: tuple[AgentPlanEntry, ...] | None = None
+    usage: AgentSessionUsage | None = None
+    raw: dict[str, Any] = Field(default_factory=dict)
+
+
+# -- permissions -------------------------------------------------------------------------------------
+
+
+class AgentPermissionOption(_Model):
+    option_id: str
+    name: str
+    kind: str
+
+
+class AgentPermissionRequest(_Model):
+    """The agent asks before a tool call. Answer with :meth:`respond`; the first answer wins."""
+
+    tool_call_id: str
+    title: str
+    options: tuple[AgentPermissionOption, ...]
+    tool_call: AgentToolCall | None = None
+    raw: dict[str, Any] = Field(default_factory=dict)
+    _responder: Callable[[str | None], None] | None = PrivateAttr(default=None)
+    _answer: list[str | None] = PrivateAttr(default_factory=list)
+
+    def respond(self, option_id: str) -> None:
+        """Answer with one of :attr:`options`. Idempotent; an unknown id answers ``cancelled``."""
+        known = any(option.option_id == option_id for option in self.options)
+        self._settle(option_id if known else None)
+
+    @property
+    def answered(self) -> bool:
+        return bool(self._answer)
+
+    @property
+    def answer(self) -> str | None:
+        """The option id chosen, ``None`` for cancelled (or while unanswered; see :attr:`answered`)."""
+        return self._answer[0] if self._answer else None
+
+    def _settle(self, option_id: str | None) -> None:
+        if self._answer:
+            return
+        self._answer.append(option_id)
+        if self._responder is not None:
+            self._responder(option_id)
+
+
+# -- session controls --------------------------------------------------------------------------------
+
+
+class AgentSessionConfigChoice(_Model):
+    value: str
+    name: str
+    description: str | None = None
+
+
+class AgentSessionConfigOption(_Model):
+    """A session control. ``type`` is ``select`` or ``boolean`` (others are kept but not rendered)."""
+
+    id: str
+    name: str
+    description: str | None = None
+    category: str = ""
+    type: str = "select"
+    current_value: Any = None
+    options: tuple[AgentSessionConfigChoice, ...] = ()
+
+
+class AgentCommandInput(_Model):
+    hint: str | None = None
+
+
+class AgentCommand(_Model):
+    """A slash command; invoke it with ``prompt([{"type": "text", "text": "/" + name}])``."""
+
+    name: str
+    description: str | None = None
+    input: AgentCommandInput | None = None
+
+
+class AgentPromptCapabilities(_Model):
+    image: bool = False
+    audio: bool = False
+    embedded_context: bool = False
+
+
+class AgentSessionSummary(_Model):
+    session_id: str
+    cwd: str | None = None
+    title: str | None = None
+    updated_at: str | None = None
+    raw: dict[str, Any] = Field(default_factory=dict)
+
+
+class AgentSessionRestore(_Strict):
+    """Reconnect a persisted session: resume/load it, or ``start_fresh`` (carrying or discarding)."""
+
+    session_id: str = Field(min_length=1)
+    start_fresh: bool = False
+    transcript: Literal["carry", "discard"] = "carry"
+
+
+# -- status ------------------------------------------------------------------------------------------
+
+
+class AgentInfo(_Model):
+    """One Agent Session as ``AgentsService.get_state`` reports it."""
+
+    id: str
+    workspace_id: str
+    title: str
+    kind: Literal["chat", "terminal"] = "chat"
+    is_agent: bool = True
+    activity: AgentActivity = "idle"
+    needs_attention: bool = False
+    attention_since: str | None = None
+    working_since: str | None = None
+    idle_since: str | None = None
+    stale: bool = False
+    session_id: str | None = None
+    can_resume: bool = False
+    agent_name: str | None = None
+    agent_id: str | None = None
+    chat_resume_state: ChatResumeState | None = None
+    cwd: str | None = None
+
+
+class AgentProfileSummary(_Model):
+    """What a notebook may know of a profile: never its command, args or env."""
+
+    id: str
+    label: str
+    is_default: bool = False
+    accepts_prompt: bool = False
+    interface: Literal["chat", "terminal"] = "chat"
+    agent_id: str | None = None

@@ -1,0 +1,153 @@
+"""Agent profiles: user-authored files only. A notebook can *name* a profile, never define one.
+
+Search order, later wins per id: the built-in ``demo``; each ``silo/profiles.toml`` or
+``silo/profiles.json`` on the Jupyter config path, from the most general folder (system) to the most
+specific (the user's); then the file ``$SILO_NB_PROFILES`` (``.toml`` or ``.json`` by suffix).
+A broken file or entry is skipped with a warning and remembered, so "no profile named X" can say why.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+import tomllib
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from silo_nb.sessions.models import AgentProfileSummary
+
+__all__ = ["DEMO_PROFILE_ID", "AgentProfile", "AgentProfilesService", "load_profiles", "profile_files"]
+
+log = logging.getLogger("silo_nb.profiles")
+
+DEMO_PROFILE_ID = "demo"
+
+
+class AgentProfile(BaseModel):
+    """One profile as the user wrote it (host-internal: never handed to notebook code as is)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
+    label: str = ""
+    agent_id: str | None = None
+    default: bool = False
+    interface: Literal["chat", "terminal"] = "chat"
+    command: str = Field(min_length=1)
+    args: tuple[str, ...] = ()
+    env: dict[str, str] = Field(default_factory=dict)
+    session_config: dict[str, str | bool] = Field(default_factory=dict)
+    connect_timeout: float = Field(default=60.0, gt=0)
+    accepts_prompt: bool = False
+
+    @property
+    def display_label(self) -> str:
+        return self.label or self.id
+
+    def summary(self, *, is_default: bool) -> AgentProfileSummary:
+        return AgentProfileSummary(
+            id=self.id,
+            label=self.display_label,
+            is_default=is_default,
+            accepts_prompt=self.accepts_prompt,
+            interface=self.interface,
+            agent_id=self.agent_id,
+        )
+
+
+def demo_profile() -> AgentProfile:
+    return AgentProfile(
+        id=DEMO_PROFILE_ID,
+        label="Demo agent",
+        agent_id="silo-demo",
+        command=sys.executable,
+        args=("-m", "silo_nb.demo_agent"),
+        connect_timeout=60.0,
+    )
+
+
+def profile_files(config_dirs: Iterable[str | os.PathLike[str]] | None = None) -> list[Path]:
+    """Candidate files in precedence order (lowest first). ``config_dirs`` is most specific first."""
+    if config_dirs is None:
+        from jupyter_core.paths import jupyter_config_path
+
+        config_dirs = jupyter_config_path()
+    files: list[Path] = []
+    for folder in reversed([Path(d) for d in config_dirs]):
+        for name in ("profiles.toml", "profiles.json"):
+            candidate = folder / "silo" / name
+            if candidate.is_file():
+                files.append(candidate)
+    override = os.environ.get("SILO_NB_PROFILES")
+    if override:
+        files.append(Path(override).expanduser())
+    return files
+
+
+def _read_file(path: Path) -> list[Any]:
+    text = path.read_text(encoding="utf-8")
+    data: Any = json.loads(text) if path.suffix.lower() == ".json" else tomllib.loads(text)
+    if isinstance(data, dict):
+        data = data.get("profiles", [])
+    if not isinstance(data, list):
+        raise ValueError('expected a "profiles" list')
+    return data
+
+
+def _first_error(exc: ValidationError) -> str:
+    error = exc.errors()[0]
+    where = ".".join(str(part) for part in error.get("loc", ()))
+    return f"{where}: {error.get('msg', 'invalid')}" if where else str(error.get("msg", "invalid"))
+
+
+def load_profiles(files: Iterable[Path]) -> tuple[dict[str, AgentProfile], list[str]]:
+    """Profiles by id (built-in demo first, later files win), and one line per problem found."""
+    profiles: dict[str, AgentProfile] = {DEMO_PROFILE_ID: demo_profile()}
+    problems: list[str] = []
+    for path in files:
+        try:
+            entries = _read_file(path)
+        except FileNotFoundError:
+            problems.append(f"{path}: file not found")
+            continue
+        except (OSError, ValueError, tomllib.TOMLDecodeError) as exc:
+            problems.append(f"{path}: {exc}")
+            continue
+        for index, entry in enumerate(entries):
+            try:
+                profile = AgentProfile.model_validate(entry)
+            except ValidationError as exc:
+                ident = entry.get("id") if isinstance(entry, dict) else None
+                problems.append(f"{path}: profile {ident or f'#{index + 1}'}: {_first_error(exc)}")
+                continue
+            profiles[profile.id] = profile
+    for problem in problems:
+        log.warning("ignored agent profile: %s", problem)
+    return profiles, problems
+
+
+class AgentProfilesService:
+    """``agents.profiles``: the summaries of the profiles the user authored (plus ``demo``)."""
+
+    def __init__(self, config_dirs: Iterable[str | os.PathLike[str]] | None = None) -> None:
+        self._config_dirs = list(config_dirs) if config_dirs is not None else None
+        self.problems: list[str] = []
+
+    def _load(self) -> dict[str, AgentProfile]:
+        profiles, self.problems = load_profiles(profile_files(self._config_dirs))
+        return profiles
+
+    def list(self) -> tuple[AgentProfileSummary, ...]:
+        """Profiles in file order (``demo`` first); ``is_default`` on at most one."""
+        profiles = self._load()
+        default_id = next((p.id for p in reversed(list(profiles.values())) if p.default), None)
+        return tuple(p.summary(is_default=p.id == default_id) for p in profiles.values())
+
+    def get(self, profile_id: str) -> AgentProfile | None:
+        """The full profile, for the sessions service only (host-internal)."""
+        return self._load().get(profile_id)

@@ -1,0 +1,103 @@
+"""Where things live on disk: the data dir, workspace ids, and journal file names.
+
+- Data dir: ``$SILO_NB_DATA_DIR`` or ``jupyter_data_dir()/silo``.
+- Workspace folder: ``$SILO_NB_WORKSPACE`` or the kernel's working directory (Jupyter sets it to the
+  notebook's folder). Its id is ``<folder name>-<hash of the absolute path>``: stable and file-safe.
+- Journal: ``<data dir>/workspaces/<workspace id>/chat-sessions/<encoded session id>.jsonl``. Agent-chosen
+  session ids are never used as paths directly: an id that is not a plain safe name is encoded as
+  ``~`` + base64url, which no safe name can start with, so encoding is reversible and collision-free.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+import re
+from pathlib import Path
+
+__all__ = [
+    "data_dir",
+    "decode_session_id",
+    "encode_session_id",
+    "ensure_private_dir",
+    "journal_dir",
+    "journal_path",
+    "workspace_folder",
+    "workspace_id_for",
+]
+
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9._-]{0,150}$")
+_SAFE_WORKSPACE = re.compile(r"[^a-z0-9-]+")
+
+
+def data_dir() -> Path:
+    override = os.environ.get("SILO_NB_DATA_DIR")
+    if override:
+        return Path(override).expanduser()
+    from jupyter_core.paths import jupyter_data_dir
+
+    return Path(jupyter_data_dir()) / "silo"
+
+
+def workspace_folder() -> Path:
+    override = os.environ.get("SILO_NB_WORKSPACE")
+    return Path(override).expanduser().resolve() if override else Path.cwd().resolve()
+
+
+def workspace_id_for(folder: Path) -> str:
+    resolved = str(folder.expanduser().resolve())
+    name = _SAFE_WORKSPACE.sub("-", folder.name.lower()).strip("-")[:40] or "root"
+    digest = hashlib.sha256(resolved.encode("utf-8")).hexdigest()[:12]
+    return f"{name}-{digest}"
+
+
+def encode_session_id(session_id: str) -> str:
+    if _SAFE_NAME.match(session_id) and not session_id.endswith(".jsonl"):
+        return session_id
+    encoded = base64.urlsafe_b64encode(session_id.encode("utf-8")).decode("ascii").rstrip("=")
+    if len(encoded) > 200:
+        # Very long ids: keep a readable prefix and make the rest a digest (still unique, one-way).
+        encoded = encoded[:120] + "." + hashlib.sha256(session_id.encode("utf-8")).hexdigest()
+    return "~" + encoded
+
+
+def decode_session_id(file_stem: str) -> str | None:
+    """The session id a journal file name stands for; ``None`` when it cannot be recovered."""
+    if not file_stem.startswith("~"):
+        return file_stem
+    body = file_stem[1:]
+    if "." in body:
+        return None
+    try:
+        return base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)).decode("utf-8")
+    except (ValueError, UnicodeDecodeError):
+        return None
+
+
+def _check_workspace_id(workspace_id: str) -> str:
+    if not _SAFE_NAME.match(workspace_id) or workspace_id in (".", ".."):
+        raise ValueError(
+            f"workspace_id {workspace_id!r} is not a plain name — use letters, digits, '.', '_' and '-'."
+        )
+    return workspace_id
+
+
+def journal_dir(root: Path, workspace_id: str) -> Path:
+    return root / "workspaces" / _check_workspace_id(workspace_id) / "chat-sessions"
+
+
+def journal_path(root: Path, workspace_id: str, session_id: str) -> Path:
+    return journal_dir(root, workspace_id) / f"{encode_session_id(session_id)}.jsonl"
+
+
+def ensure_private_dir(path: Path) -> None:
+    """Create ``path`` (and parents) with mode 0700 for the folders silo_nb creates."""
+    missing: list[Path] = []
+    current = path
+    while not current.exists():
+        missing.append(current)
+        current = current.parent
+    for folder in reversed(missing):
+        folder.mkdir(mode=0o700, exist_ok=True)
+        os.chmod(folder, 0o700)

@@ -1,0 +1,72 @@
+"""Small shared pieces: ``Disposable`` and a listener set whose failing listeners never propagate."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from types import TracebackType
+from typing import Generic, ParamSpec
+
+__all__ = ["Disposable", "ListenerSet"]
+
+log = logging.getLogger("silo_nb")
+
+P = ParamSpec("P")
+
+
+class Disposable:
+    """Undo a registration with :meth:`dispose` (idempotent) or by leaving a ``with`` block."""
+
+    def __init__(self, on_dispose: Callable[[], None]) -> None:
+        self._on_dispose: Callable[[], None] | None = on_dispose
+
+    def dispose(self) -> None:
+        callback, self._on_dispose = self._on_dispose, None
+        if callback is not None:
+            callback()
+
+    @property
+    def disposed(self) -> bool:
+        return self._on_dispose is None
+
+    def __enter__(self) -> Disposable:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.dispose()
+
+
+class ListenerSet(Generic[P]):
+    """Listeners called in registration order; one that raises is logged and the rest still run."""
+
+    def __init__(self, what: str) -> None:
+        self._what = what
+        self._listeners: list[Callable[P, None]] = []
+
+    def add(self, listener: Callable[P, None]) -> Disposable:
+        if not callable(listener):
+            raise TypeError(f"a {self._what} listener must be callable, got {type(listener).__name__}")
+        self._listeners.append(listener)
+        return Disposable(lambda: self._remove(listener))
+
+    def _remove(self, listener: Callable[P, None]) -> None:
+        if listener in self._listeners:
+            self._listeners.remove(listener)
+
+    def emit(self, *args: P.args, **kwargs: P.kwargs) -> None:
+        for listener in list(self._listeners):
+            try:
+                listener(*args, **kwargs)
+            except Exception:
+                log.exception("a %s listener raised", self._what)
+
+    def clear(self) -> None:
+        self._listeners.clear()
+
+    def __len__(self) -> int:
+        return len(self._listeners)
+
+    def __bool__(self) -> bool:
+        return bool(self._listeners)
