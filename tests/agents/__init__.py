@@ -1,0 +1,1 @@
+"""Small fake ACP agents the tests run as real subprocesses."""

@@ -1,0 +1,208 @@
+"""A raw (hand-written JSON lines) fake ACP agent whose misbehaviour is chosen by argv[1].
+
+Modes:
+- ``ok``: a plain agent (one chunk per prompt) used as the base of the others.
+- ``exit-at-start``: writes a few stderr lines and exits 3 before reading anything.
+- ``silent``: never answers ``initialize``.
+- ``bad-version``: answers ``initialize`` with protocolVersion 99.
+- ``no-session-id``: ``session/new`` returns ``{}``.
+- ``new-fails``: ``session/new`` fails with a vendor message (-32603 with string data).
+- ``noisy``: floods stderr (2 MiB), writes non-JSON lines and a 2 MiB JSON line on stdout, then works.
+- ``grandchild``: starts a long ``sleep`` grandchild and reports its pid in the first chunk of a prompt.
+- ``crash-mid-turn``: on a prompt sends one chunk, writes to stderr and exits 1.
+- ``asks-client``: on a prompt calls ``fs/read_text_file``, ``terminal/create`` and ``_vendor/x`` on the
+  client and reports the error codes it got back in a chunk.
+- ``legacy``: legacy ``modes``/``models`` only; ``session/set_config_option`` is -32601.
+- ``config-rejects``: advertises a ``thought`` option (category ``thought_level``) whose setter fails, and
+  a mode option whose ``set_config_option`` is -32601 while ``set_mode`` works.
+- ``ignores-eof``: does not exit on stdin EOF and ignores SIGTERM (needs SIGKILL).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from typing import Any
+
+MODE = sys.argv[1] if len(sys.argv) > 1 else "ok"
+_write_lock = threading.Lock()
+_next_id = [1000]
+_waiters: dict[int, dict[str, Any]] = {}
+_waiter_events: dict[int, threading.Event] = {}
+
+
+def send(message: dict[str, Any]) -> None:
+    data = json.dumps(message, separators=(",", ":")) + "\n"
+    with _write_lock:
+        sys.stdout.write(data)
+        sys.stdout.flush()
+
+
+def reply(request_id: Any, result: Any = None, error: dict[str, Any] | None = None) -> None:
+    message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id}
+    if error is not None:
+        message["error"] = error
+    else:
+        message["result"] = result
+    send(message)
+
+
+def update(session_id: str, body: dict[str, Any]) -> None:
+    send({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": session_id, "update": body}})
+
+
+def chunk(session_id: str, text: str) -> None:
+    update(session_id, {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}})
+
+
+def ask_client(method: str, params: dict[str, Any]) -> dict[str, Any]:
+    _next_id[0] += 1
+    request_id = _next_id[0]
+    event = threading.Event()
+    _waiter_events[request_id] = event
+    send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+    event.wait(10)
+    return _waiters.pop(request_id, {})
+
+
+def config_options(mode: str = "ask") -> list[dict[str, Any]]:
+    return [
+        {
+            "id": "mode",
+            "name": "Mode",
+            "category": "mode",
+            "type": "select",
+            "currentValue": mode,
+            "options": [{"value": "ask", "name": "Ask"}, {"value": "code", "name": "Code"}],
+        },
+        {
+            "id": "thought",
+            "name": "Thinking",
+            "category": "thought_level",
+            "type": "select",
+            "currentValue": "low",
+            "options": [{"value": "low", "name": "Low"}, {"value": "high", "name": "High"}],
+        },
+    ]
+
+
+STATE: dict[str, Any] = {"mode": "ask"}
+
+
+def handle(message: dict[str, Any]) -> None:  # noqa: PLR0912, PLR0915 - one dispatch table for all modes
+    method = message.get("method")
+    params = message.get("params") or {}
+    request_id = message.get("id")
+    if method is None:
+        if request_id in _waiter_events:
+            _waiters[request_id] = message
+            _waiter_events.pop(request_id).set()
+        return
+    if request_id is None:
+        return  # notifications (session/cancel) are ignored by these simple modes
+    if method == "initialize":
+        if MODE == "silent":
+            return
+        reply(
+            request_id,
+            {
+                "protocolVersion": 99 if MODE == "bad-version" else 1,
+                "agentInfo": {"name": "raw-fake", "title": f"Raw fake ({MODE})", "version": "0"},
+                "agentCapabilities": {"loadSession": False, "promptCapabilities": {"embeddedContext": True}},
+                "authMethods": [],
+            },
+        )
+    elif method == "session/new":
+        if MODE == "no-session-id":
+            reply(request_id, {})
+        elif MODE == "new-fails":
+            reply(request_id, error={"code": -32603, "message": "Internal error", "data": "model gemini-1 is retired"})
+        elif MODE == "legacy":
+            reply(
+                request_id,
+                {
+                    "sessionId": "raw-1",
+                    "modes": {
+                        "currentModeId": "ask",
+                        "availableModes": [{"id": "ask", "name": "Ask"}, {"id": "code", "name": "Code"}],
+                    },
+                    "models": {
+                        "currentModelId": "small",
+                        "availableModels": [{"modelId": "small", "name": "Small"}, {"modelId": "big", "name": "Big"}],
+                    },
+                },
+            )
+        elif MODE == "config-rejects":
+            reply(request_id, {"sessionId": "raw-1", "configOptions": config_options()})
+        else:
+            reply(request_id, {"sessionId": "raw-1"})
+    elif method == "session/set_config_option":
+        if MODE == "config-rejects" and params.get("configId") == "thought":
+            reply(request_id, error={"code": -32602, "message": "thought level is locked on this plan"})
+        else:
+            reply(request_id, error={"code": -32601, "message": "Method not found", "data": {"method": method}})
+    elif method == "session/set_mode":
+        STATE["mode"] = params.get("modeId")
+        reply(request_id, {})
+        update("raw-1", {"sessionUpdate": "current_mode_update", "currentModeId": params.get("modeId")})
+    elif method == "session/set_model":
+        STATE["model"] = params.get("modelId")
+        reply(request_id, {})
+    elif method == "session/prompt":
+        session_id = params.get("sessionId", "raw-1")
+        if MODE == "grandchild":
+            child = subprocess.Popen(["sleep", "300"])  # noqa: S603, S607 - a grandchild on purpose
+            chunk(session_id, f"grandchild {child.pid}")
+        elif MODE == "crash-mid-turn":
+            chunk(session_id, "starting")
+            sys.stderr.write("fatal: the model backend went away\n")
+            sys.stderr.flush()
+            os._exit(1)
+        elif MODE == "asks-client":
+            codes = []
+            for asked in ("fs/read_text_file", "terminal/create", "_vendor/x"):
+                answer = ask_client(asked, {"sessionId": session_id, "path": "/etc/hostname"})
+                codes.append(f"{asked}={(answer.get('error') or {}).get('code')}")
+            chunk(session_id, " ".join(codes))
+        else:
+            text = "".join(b.get("text", "") for b in params.get("prompt", []) if isinstance(b, dict))
+            chunk(session_id, f"echo: {text} (mode {STATE.get('mode')}, model {STATE.get('model')})")
+        reply(request_id, {"stopReason": "end_turn"})
+    else:
+        reply(request_id, error={"code": -32601, "message": "Method not found", "data": {"method": method}})
+
+
+def main() -> None:
+    if MODE == "exit-at-start":
+        sys.stderr.write("raw-fake: starting\nraw-fake: config file ~/.rawfake missing\nraw-fake: giving up\n")
+        sys.stderr.flush()
+        sys.exit(3)
+    if MODE == "ignores-eof":
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if MODE == "noisy":
+        sys.stderr.write(("x" * 1023 + "\n") * 2048)
+        sys.stderr.flush()
+        sys.stdout.write("Loading model weights... (not JSON)\n")
+        sys.stdout.write(json.dumps({"jsonrpc": "2.0", "method": "_noise", "params": {"pad": "y" * (2 << 20)}}))
+        sys.stdout.write("\n")
+        sys.stdout.flush()
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        try:
+            message = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        threading.Thread(target=handle, args=(message,), daemon=True).start()
+    if MODE == "ignores-eof":
+        while True:
+            time.sleep(1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,70 @@
+"""Shared fixtures: an isolated workspace (config dir, data dir, demo state) and fake-agent profiles."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import silo_nb
+
+ROOT = Path(__file__).resolve().parent.parent
+AGENTS = Path(__file__).resolve().parent / "agents"
+TS_EXAMPLE_AGENT = ROOT / "tests" / "node" / "node_modules" / "@agentclientprotocol" / "sdk" / "dist" / "examples" / "agent.js"
+
+os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
+
+
+def raw_agent(mode: str, **extra: Any) -> dict[str, Any]:
+    return {"id": f"raw-{mode}", "label": f"Raw {mode}", "command": sys.executable,
+            "args": [str(AGENTS / "raw_agent.py"), mode], **extra}
+
+
+def sdk_agent(mode: str = "normal", **extra: Any) -> dict[str, Any]:
+    return {"id": f"sdk-{mode}", "label": "SDK fake agent", "command": sys.executable,
+            "args": [str(AGENTS / "sdk_agent.py"), mode], **extra}
+
+
+def demo_agent(profile_id: str, *flags: str, **extra: Any) -> dict[str, Any]:
+    return {"id": profile_id, "label": f"Demo {profile_id}", "command": sys.executable,
+            "args": ["-m", "silo_nb.demo_agent", *flags], **extra}
+
+
+def ts_agent() -> dict[str, Any]:
+    if not TS_EXAMPLE_AGENT.is_file():
+        pytest.fail(f"{TS_EXAMPLE_AGENT} is missing — run `bash .ci/setup` to install the pinned npm packages")
+    return {"id": "ts-example", "label": "TS SDK example", "command": "node", "args": [str(TS_EXAMPLE_AGENT)]}
+
+
+@dataclass
+class Workspace:
+    root: Path
+    folder: Path
+    config: Path
+    data: Path
+    profiles: list[dict[str, Any]] = field(default_factory=list)
+
+    def add_profiles(self, *profiles: dict[str, Any]) -> None:
+        self.profiles.extend(profiles)
+        target = self.config / "silo" / "profiles.json"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(json.dumps({"profiles": self.profiles}))
+
+    def service(self) -> silo_nb.AgentsService:
+        return silo_nb.AgentsService(workspace_dir=self.folder, config_dirs=[self.config], data_dir=self.data)
+
+
+@pytest.fixture
+def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Workspace:
+    folder = tmp_path / "project"
+    folder.mkdir()
+    monkeypatch.setenv("SILO_NB_DEMO_STATE_DIR", str(tmp_path / "demo-state"))
+    monkeypatch.setenv("SILO_NB_DEMO_DELAY", "0")
+    monkeypatch.delenv("SILO_NB_PROFILES", raising=False)
+    monkeypatch.delenv("SILO_NB_DATA_DIR", raising=False)
+    return Workspace(root=tmp_path, folder=folder, config=tmp_path / "config", data=tmp_path / "data")
