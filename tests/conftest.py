@@ -15,29 +15,56 @@ import silo_nb
 
 ROOT = Path(__file__).resolve().parent.parent
 AGENTS = Path(__file__).resolve().parent / "agents"
-TS_EXAMPLE_AGENT = ROOT / "tests" / "node" / "node_modules" / "@agentclientprotocol" / "sdk" / "dist" / "examples" / "agent.js"
+TS_EXAMPLE_AGENT = (
+    ROOT
+    / "tests"
+    / "node"
+    / "node_modules"
+    / "@agentclientprotocol"
+    / "sdk"
+    / "dist"
+    / "examples"
+    / "agent.js"
+)
 
 os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
 
 
 def raw_agent(mode: str, **extra: Any) -> dict[str, Any]:
-    return {"id": f"raw-{mode}", "label": f"Raw {mode}", "command": sys.executable,
-            "args": [str(AGENTS / "raw_agent.py"), mode], **extra}
+    return {
+        "id": f"raw-{mode}",
+        "label": f"Raw {mode}",
+        "command": sys.executable,
+        "args": [str(AGENTS / "raw_agent.py"), mode],
+        **extra,
+    }
 
 
 def sdk_agent(mode: str = "normal", **extra: Any) -> dict[str, Any]:
-    return {"id": f"sdk-{mode}", "label": "SDK fake agent", "command": sys.executable,
-            "args": [str(AGENTS / "sdk_agent.py"), mode], **extra}
+    return {
+        "id": f"sdk-{mode}",
+        "label": "SDK fake agent",
+        "command": sys.executable,
+        "args": [str(AGENTS / "sdk_agent.py"), mode],
+        **extra,
+    }
 
 
 def demo_agent(profile_id: str, *flags: str, **extra: Any) -> dict[str, Any]:
-    return {"id": profile_id, "label": f"Demo {profile_id}", "command": sys.executable,
-            "args": ["-m", "silo_nb.demo_agent", *flags], **extra}
+    return {
+        "id": profile_id,
+        "label": f"Demo {profile_id}",
+        "command": sys.executable,
+        "args": ["-m", "silo_nb.demo_agent", *flags],
+        **extra,
+    }
 
 
 def ts_agent() -> dict[str, Any]:
     if not TS_EXAMPLE_AGENT.is_file():
-        pytest.fail(f"{TS_EXAMPLE_AGENT} is missing — run `bash .ci/setup` to install the pinned npm packages")
+        pytest.fail(
+            f"{TS_EXAMPLE_AGENT} is missing — run `bash .ci/setup` to install the pinned npm packages"
+        )
     return {"id": "ts-example", "label": "TS SDK example", "command": "node", "args": [str(TS_EXAMPLE_AGENT)]}
 
 

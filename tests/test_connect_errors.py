@@ -23,7 +23,9 @@ def no_live_agents() -> bool:
 
 async def test_unknown_profile_names_the_known_ones(workspace: Workspace) -> None:
     svc = workspace.service()
-    with pytest.raises(silo_nb.AgentSessionError, match=r'^No agent profile with id "nope"\. Known profiles: demo'):
+    with pytest.raises(
+        silo_nb.AgentSessionError, match=r'^No agent profile with id "nope"\. Known profiles: demo'
+    ):
         await svc.sessions.connect("nope")
 
 
@@ -35,7 +37,9 @@ async def test_unknown_profile_mentions_a_skipped_broken_entry(workspace: Worksp
 
 
 async def test_terminal_profile_is_rejected(workspace: Workspace) -> None:
-    workspace.add_profiles({"id": "term", "label": "My Shell Agent", "interface": "terminal", "command": "claude"})
+    workspace.add_profiles(
+        {"id": "term", "label": "My Shell Agent", "interface": "terminal", "command": "claude"}
+    )
     svc = workspace.service()
     with pytest.raises(silo_nb.AgentSessionError) as info:
         await svc.sessions.connect("term")
@@ -47,7 +51,9 @@ async def test_terminal_profile_is_rejected(workspace: Workspace) -> None:
 async def test_command_not_on_path(workspace: Workspace) -> None:
     workspace.add_profiles({"id": "ghost", "label": "Ghost", "command": "no-such-agent-binary-xyz"})
     svc = workspace.service()
-    with pytest.raises(silo_nb.AgentSessionError, match=r'^Could not start Ghost: command "no-such-agent-binary-xyz"'):
+    with pytest.raises(
+        silo_nb.AgentSessionError, match=r'^Could not start Ghost: command "no-such-agent-binary-xyz"'
+    ):
         await svc.sessions.connect("ghost")
 
 
@@ -81,7 +87,9 @@ async def test_authentication_needed_at_session_new_demo_agent(workspace: Worksp
 
     workspace.add_profiles(demo_agent("demo-auth", "--auth-required"))
     svc = workspace.service()
-    with pytest.raises(silo_nb.AgentSessionError, match=r"may need you to sign in first\): Authentication required"):
+    with pytest.raises(
+        silo_nb.AgentSessionError, match=r"may need you to sign in first\): Authentication required"
+    ):
         await svc.sessions.connect("demo-auth")
 
 

@@ -20,7 +20,9 @@ from tests.conftest import Workspace, sdk_agent, ts_agent
 class Recorder:
     """Collects updates and answers permission requests with a chosen policy."""
 
-    def __init__(self, handle: silo_nb.AgentSessionHandle, choose: str | None, *, cancel: bool = False) -> None:
+    def __init__(
+        self, handle: silo_nb.AgentSessionHandle, choose: str | None, *, cancel: bool = False
+    ) -> None:
         self.updates: list[silo_nb.AgentSessionUpdate] = []
         self.requests: list[silo_nb.AgentPermissionRequest] = []
         self.states_seen: list[str] = []
@@ -48,13 +50,19 @@ class Recorder:
         return status
 
 
-async def _turn(handle: silo_nb.AgentSessionHandle, recorder: Recorder, text: str) -> silo_nb.AgentPromptResult:
+async def _turn(
+    handle: silo_nb.AgentSessionHandle, recorder: Recorder, text: str
+) -> silo_nb.AgentPromptResult:
     with anyio.fail_after(30):
         return await handle.prompt([{"type": "text", "text": text}])
 
 
-@pytest.mark.parametrize(("choose", "expected_status"), [("allow_once", "completed"), ("reject_once", "pending")])
-async def test_ts_example_agent_turn_with_permission(workspace: Workspace, choose: str, expected_status: str) -> None:
+@pytest.mark.parametrize(
+    ("choose", "expected_status"), [("allow_once", "completed"), ("reject_once", "pending")]
+)
+async def test_ts_example_agent_turn_with_permission(
+    workspace: Workspace, choose: str, expected_status: str
+) -> None:
     workspace.add_profiles(ts_agent())
     svc = workspace.service()
     handle = await svc.sessions.connect("ts-example")
@@ -70,7 +78,11 @@ async def test_ts_example_agent_turn_with_permission(workspace: Workspace, choos
         assert [o.kind for o in request.options] == ["allow_once", "reject_once"]
         assert request.answered
         assert recorder.kinds()[:5] == [
-            "agent_message_chunk", "tool_call", "tool_call_update", "agent_message_chunk", "tool_call"
+            "agent_message_chunk",
+            "tool_call",
+            "tool_call_update",
+            "agent_message_chunk",
+            "tool_call",
         ]
         # Allowed: call_2 completes. Rejected: the agent never updates call_2 again.
         assert recorder.final_status("call_2") == expected_status
@@ -147,7 +159,9 @@ async def test_ts_example_agent_cancel_while_permission_pending(workspace: Works
         await handle.aclose()
 
 
-@pytest.mark.parametrize(("choose", "status", "answer"), [("allow_once", "completed", "yes"), ("reject_once", "failed", "no")])
+@pytest.mark.parametrize(
+    ("choose", "status", "answer"), [("allow_once", "completed", "yes"), ("reject_once", "failed", "no")]
+)
 async def test_python_sdk_agent_turn(workspace: Workspace, choose: str, status: str, answer: str) -> None:
     workspace.add_profiles(sdk_agent())
     svc = workspace.service()

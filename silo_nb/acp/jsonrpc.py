@@ -355,8 +355,10 @@ class JsonRpcConnection:
     def _start_incoming_request(self, request_id: Any, method: str, params: Any) -> None:
         handler = self.request_handlers.get(method)
         if handler is None or self._task_group is None:
-            self._reply_error(request_id, AcpRpcError(METHOD_NOT_FOUND, f"method not supported: {method}",
-                                                      {"method": method}))
+            self._reply_error(
+                request_id,
+                AcpRpcError(METHOD_NOT_FOUND, f"method not supported: {method}", {"method": method}),
+            )
             return
         scope = anyio.CancelScope()
         self._incoming_scopes[_hashable(request_id)] = scope

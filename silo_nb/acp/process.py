@@ -121,8 +121,8 @@ class AgentProcess:
     def _add_stderr(self, text: str) -> None:
         text = self._stderr_partial + text
         *lines, self._stderr_partial = text.split("\n")
-        for line in lines:
-            line = line.rstrip("\r")
+        for raw_line in lines:
+            line = raw_line.rstrip("\r")
             if line.strip():
                 self._stderr_lines.append(line[:STDERR_LINE_CHARS])
         if len(self._stderr_partial) > STDERR_LINE_CHARS * 4:
@@ -161,7 +161,7 @@ class AgentProcess:
         if self._group_alive():
             self._signal_group(signal.SIGTERM)
             with anyio.move_on_after(TERM_GRACE_SECONDS):
-                while self._group_alive():
+                while self._group_alive():  # noqa: ASYNC110 - grandchildren have no exit event to await
                     await anyio.sleep(0.05)
         if self._group_alive():
             self._signal_group(signal.SIGKILL)

@@ -56,7 +56,9 @@ class AgentsService:
     ) -> None:
         from silo_nb.sessions.service import AgentSessionsService
 
-        self.workspace_folder = Path(workspace_dir).expanduser().resolve() if workspace_dir else workspace_folder()
+        self.workspace_folder = (
+            Path(workspace_dir).expanduser().resolve() if workspace_dir else workspace_folder()
+        )
         self.workspace_id = workspace_id_for(self.workspace_folder)
         self.data_dir = Path(data_dir).expanduser() if data_dir else default_data_dir()
         self.profiles = AgentProfilesService(config_dirs)
@@ -114,7 +116,11 @@ class AgentsService:
     # -- used by handles --------------------------------------------------------------------------
 
     def _register(
-        self, info: AgentInfo, *, handle: AgentSessionHandle | None = None, reveal: Callable[[], None] | None = None
+        self,
+        info: AgentInfo,
+        *,
+        handle: AgentSessionHandle | None = None,
+        reveal: Callable[[], None] | None = None,
     ) -> None:
         previous = self._entries.get(info.id)
         phase = TurnPhase(activity=info.activity, idle_since=info.idle_since)
@@ -127,8 +133,8 @@ class AgentsService:
         if self._entries.pop(session_id, None) is not None:
             self._changed()
 
-    def _patch(self, session_id: str, **fields: Any) -> None:
-        entry = self._entries.get(session_id)
+    def _patch(self, entry_id: str, /, **fields: Any) -> None:
+        entry = self._entries.get(entry_id)
         if entry is None:
             return
         updated = entry.info.model_copy(update=fields)
@@ -159,7 +165,9 @@ class AgentsService:
         entry = self._entries.get(session_id)
         if entry is not None:
             witnessed = self._witnessed(session_id)
-            self._apply_phase(session_id, end_turn(entry.phase, now=now_iso(), outcome=outcome, witnessed=witnessed))
+            self._apply_phase(
+                session_id, end_turn(entry.phase, now=now_iso(), outcome=outcome, witnessed=witnessed)
+            )
 
     def _blocked(self, session_id: str) -> None:
         """A permission request is still unanswered after every listener ran."""
@@ -201,7 +209,9 @@ class AgentsService:
 
     def _compute(self, all_workspaces: bool) -> list[AgentInfo]:
         return [
-            e.info for e in self._entries.values() if all_workspaces or e.info.workspace_id == self.workspace_id
+            e.info
+            for e in self._entries.values()
+            if all_workspaces or e.info.workspace_id == self.workspace_id
         ]
 
     def _changed(self) -> None:

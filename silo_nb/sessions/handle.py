@@ -27,6 +27,7 @@ from silo_nb.sessions.errors import AgentSessionError, AgentSessionInputError
 from silo_nb.sessions.journal import JournalWriter
 from silo_nb.sessions.models import (
     AgentCommand,
+    AgentContentBlock,
     AgentPermissionRequest,
     AgentPromptBlock,
     AgentPromptCapabilities,
@@ -65,14 +66,18 @@ _PROMPT_BLOCKS: TypeAdapter[list[AgentPromptBlock]] = TypeAdapter(list[AgentProm
 
 def validate_prompt_blocks(blocks: Iterable[AgentPromptBlock | Mapping[str, Any]]) -> list[AgentPromptBlock]:
     """Blocks or plain dicts → validated blocks (``mimeType`` accepted too). Raises ``ValueError``."""
-    if isinstance(blocks, (str, bytes)) or isinstance(blocks, Mapping):
+    if isinstance(blocks, (str, bytes, Mapping)):
         raise AgentSessionInputError(
             'prompt() takes a list of blocks, e.g. [{"type": "text", "text": "hello"}] — not a single value.'
         )
-    items = [b.model_dump(by_alias=False) if isinstance(b, (TextBlock, ResourceLinkBlock, ResourceBlock)) else b
-             for b in blocks]
+    items = [
+        b.model_dump(by_alias=False) if isinstance(b, (TextBlock, ResourceLinkBlock, ResourceBlock)) else b
+        for b in blocks
+    ]
     if not items:
-        raise AgentSessionInputError('prompt() needs at least one block, e.g. [{"type": "text", "text": "hi"}].')
+        raise AgentSessionInputError(
+            'prompt() needs at least one block, e.g. [{"type": "text", "text": "hi"}].'
+        )
     return _PROMPT_BLOCKS.validate_python(items)
 
 
@@ -205,7 +210,10 @@ class AgentSessionHandle:
     async def prompt(self, blocks: Iterable[AgentPromptBlock | Mapping[str, Any]]) -> AgentPromptResult:
         """Send one turn and wait for it to end. Drive one turn at a time."""
         parsed = validate_prompt_blocks(blocks)
-        if any(isinstance(b, ResourceBlock) for b in parsed) and not self.prompt_capabilities.embedded_context:
+        if (
+            any(isinstance(b, ResourceBlock) for b in parsed)
+            and not self.prompt_capabilities.embedded_context
+        ):
             raise AgentSessionInputError(
                 f"{self.label} does not accept embedded context (resource blocks) — "
                 "send a resource_link block with the file's URI instead."
@@ -250,7 +258,7 @@ class AgentSessionHandle:
                 self._service._end_turn(self.id, outcome)  # type: ignore[arg-type]
 
     def cancel(self) -> None:
-        """Cancel the running turn: ``session/cancel``, and every pending permission answered ``cancelled``."""
+        """Cancel the running turn: ``session/cancel``; pending permissions are answered ``cancelled``."""
         if self.resume_outcome == "journal-only" or self._connection is None:
             return
         self._connection.rpc.notify("session/cancel", {"sessionId": self.session_id})
@@ -264,7 +272,9 @@ class AgentSessionHandle:
                 f"'{self.session_id}', 'start_fresh': True}} to continue."
             )
         if self._disposed:
-            raise AgentSessionError(f"This {self.label} session was disconnected — connect again to continue.")
+            raise AgentSessionError(
+                f"This {self.label} session was disconnected — connect again to continue."
+            )
         if self._connection is None or not self._connection.is_open:
             reason = self._connection.rpc.close_message if self._connection else None
             raise AgentSessionError(
@@ -281,7 +291,7 @@ class AgentSessionHandle:
             AgentSessionUpdate(
                 kind="user_message_chunk",
                 text=text,
-                content={"type": "text", "text": text},  # type: ignore[arg-type]
+                content=AgentContentBlock(type="text", text=text),
                 message_id=f"silo-journal-user-{self._user_prompts}",
                 timestamp=now_iso(),
                 raw={"synthesized": True},
@@ -295,12 +305,12 @@ class AgentSessionHandle:
         option = next((o for o in self._config_options if o.id == option_id), None)
         if option is None:
             raise AgentSessionInputError(f'No session config option "{option_id}".')
-        if option.type == "boolean":
-            if not isinstance(value, bool):
-                raise AgentSessionInputError(f'"{value}" is not a choice for "{option.name}" (true or false).')
-        elif option.type == "select":
-            if not isinstance(value, str) or all(choice.value != value for choice in option.options):
-                raise AgentSessionInputError(f'"{value}" is not a choice for "{option.name}".')
+        if option.type == "boolean" and not isinstance(value, bool):
+            raise AgentSessionInputError(f'"{value}" is not a choice for "{option.name}" (true or false).')
+        if option.type == "select" and (
+            not isinstance(value, str) or all(choice.value != value for choice in option.options)
+        ):
+            raise AgentSessionInputError(f'"{value}" is not a choice for "{option.name}".')
         if value == option.current_value:
             return
         self._check_live()
@@ -324,14 +334,16 @@ class AgentSessionHandle:
             except AcpConnectionClosed as exc:
                 raise AgentSessionError(f"{self.label} is no longer connected: {exc}") from exc
         fresh = parse_config_options(returned.get("configOptions")) if isinstance(returned, Mapping) else ()
-        if fresh:
-            self._config_options = fresh
-        else:
-            self._config_options = tuple(
+        if not fresh:
+            fresh = tuple(
                 o.model_copy(update={"current_value": value}) if o.id == option.id else o
                 for o in self._config_options
             )
-        self._config_listeners.emit()
+        # The agent may already have confirmed the change (current_mode_update) while we awaited its
+        # answer; then listeners have heard of it and the list is not replaced a second time.
+        if fresh != self._config_options:
+            self._config_options = fresh
+            self._config_listeners.emit()
 
     async def _set_legacy(self, option: AgentSessionConfigOption, value: Any) -> None:
         assert self._connection is not None
@@ -374,18 +386,24 @@ class AgentSessionHandle:
 
     def dispose(self) -> None:
         """End the session: the agent's whole process group is killed. Idempotent; returns at once."""
-        if self._close_task is not None or (self._disposed and self._connection is None):
+        if self._close_task is not None or self._disposed:
             return
+        self._begin_dispose()
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
-            self._dispose_now()
+            if self._connection is not None:
+                self._connection.kill_now()
+            self._release_journal()
             return
         self._close_task = loop.create_task(self._close(), name=f"silo_nb dispose {self.id}")
 
     async def aclose(self) -> None:
         """Awaitable :meth:`dispose`: returns once the process is gone and the journal is flushed."""
         if self._close_task is None:
+            if self._disposed:
+                return
+            self._begin_dispose()
             self._close_task = asyncio.get_running_loop().create_task(self._close())
         await asyncio.shield(self._close_task)
 
@@ -395,28 +413,11 @@ class AgentSessionHandle:
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
 
-    async def _close(self) -> None:
+    def _begin_dispose(self) -> None:
+        """The synchronous half: nothing is delivered any more and the status entry goes away."""
         self._disposed = True
         for request in list(self._pending_permissions.values()):
             request._settle(None)
-        connection = self._connection
-        if connection is not None and connection.is_open and self.can_close and self._session_id:
-            with anyio.move_on_after(SESSION_CLOSE_TIMEOUT_SECONDS), contextlib.suppress(Exception):
-                await connection.rpc.request("session/close", {"sessionId": self.session_id})
-        if connection is not None:
-            await connection.aclose()
-        self._finish_dispose()
-
-    def _dispose_now(self) -> None:
-        self._disposed = True
-        if self._connection is not None:
-            self._connection.kill_now()
-        self._finish_dispose()
-
-    def _finish_dispose(self) -> None:
-        if self._writer is not None:
-            self._writer.flush()
-            self._service.sessions._release_writer(self._writer)
         self._service._unregister(self.id)
         for listeners in (
             self._update_listeners,
@@ -425,6 +426,22 @@ class AgentSessionHandle:
             self._command_listeners,
         ):
             listeners.clear()
+
+    async def _close(self) -> None:
+        connection = self._connection
+        try:
+            if connection is not None and connection.is_open and self.can_close and self._session_id:
+                with anyio.move_on_after(SESSION_CLOSE_TIMEOUT_SECONDS), contextlib.suppress(Exception):
+                    await connection.rpc.request("session/close", {"sessionId": self.session_id})
+            if connection is not None:
+                await connection.aclose()
+        finally:
+            self._release_journal()
+
+    def _release_journal(self) -> None:
+        if self._writer is not None:
+            self._writer.flush()
+            self._service.sessions._release_writer(self._writer)
 
     # -- agent → client ---------------------------------------------------------------------------
 
@@ -458,13 +475,18 @@ class AgentSessionHandle:
             self._command_listeners.emit()
         elif update.kind == "current_mode_update":
             mode = next(
-                (v for key in ("currentModeId", "currentValue", "modeId") if isinstance(v := raw.get(key), str) and v),
+                (
+                    v
+                    for key in ("currentModeId", "currentValue", "modeId")
+                    if isinstance(v := raw.get(key), str) and v
+                ),
                 None,
             )
             option = next((o for o in self._config_options if o.category == "mode"), None)
             if mode is not None and option is not None and option.current_value != mode:
                 self._config_options = tuple(
-                    o.model_copy(update={"current_value": mode}) if o is option else o for o in self._config_options
+                    o.model_copy(update={"current_value": mode}) if o is option else o
+                    for o in self._config_options
                 )
                 self._config_listeners.emit()
         elif update.kind == "config_option_update":
@@ -486,7 +508,9 @@ class AgentSessionHandle:
         assert isinstance(tool_call_raw, Mapping)
         request = AgentPermissionRequest(
             tool_call_id=str(tool_call_raw.get("toolCallId") or raw.get("toolCallId") or ""),
-            title=str(tool_call_raw.get("title") or raw.get("title") or "The agent is requesting permission."),
+            title=str(
+                tool_call_raw.get("title") or raw.get("title") or "The agent is requesting permission."
+            ),
             options=parse_permission_options(raw.get("options")),
             tool_call=parse_tool_call(tool_call_raw),
             raw=raw,

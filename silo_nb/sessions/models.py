@@ -115,6 +115,8 @@ class AgentContentBlock(_Model):
 
 
 class AgentToolCallLocation(_Model):
+    """A file the tool call touches (absolute path, 1-based line)."""
+
     path: str
     line: int | None = None
 
@@ -144,21 +146,25 @@ class AgentToolCall(_Model):
 
 
 class AgentPlanEntry(_Model):
+    """One step of the agent's plan (``status``: pending, in_progress, completed…)."""
+
     content: str
     status: str | None = None
     priority: str | None = None
 
 
 class AgentSessionCost(_Model):
-    amount: float
+    """Money spent so far in the session (ISO 4217 currency)."""
+
+    amount: int | float
     currency: str
 
 
 class AgentSessionUsage(_Model):
     """Context used / window size in tokens, and optionally the cost so far."""
 
-    used: float
-    size: float
+    used: int | float
+    size: int | float
     cost: AgentSessionCost | None = None
 
 
@@ -180,6 +186,8 @@ class AgentSessionUpdate(_Model):
 
 
 class AgentPermissionOption(_Model):
+    """One answer the agent offers (its own id, label and kind: ``allow_once``, ``reject_always``…)."""
+
     option_id: str
     name: str
     kind: str
@@ -222,6 +230,8 @@ class AgentPermissionRequest(_Model):
 
 
 class AgentSessionConfigChoice(_Model):
+    """One value of a ``select`` config option."""
+
     value: str
     name: str
     description: str | None = None
@@ -240,6 +250,8 @@ class AgentSessionConfigOption(_Model):
 
 
 class AgentCommandInput(_Model):
+    """Present when a command takes free text; ``hint`` describes it."""
+
     hint: str | None = None
 
 
@@ -252,12 +264,16 @@ class AgentCommand(_Model):
 
 
 class AgentPromptCapabilities(_Model):
+    """What a prompt may contain beyond text and resource links; fixed at ``initialize``."""
+
     image: bool = False
     audio: bool = False
     embedded_context: bool = False
 
 
 class AgentSessionSummary(_Model):
+    """One entry of ``list_sessions``; ``raw`` is the agent's own ``SessionInfo``."""
+
     session_id: str
     cwd: str | None = None
     title: str | None = None

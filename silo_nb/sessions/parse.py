@@ -60,10 +60,10 @@ def _mapping(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
-def _finite(value: Any) -> float | None:
+def _finite(value: Any) -> int | float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    return float(value) if math.isfinite(value) else None
+    return value if math.isfinite(value) else None
 
 
 def capability_enabled(value: Any) -> bool:
@@ -144,7 +144,9 @@ def parse_plan(value: Any) -> tuple[AgentPlanEntry, ...]:
         content = _str(raw.get("content"))
         if content:
             entries.append(
-                AgentPlanEntry(content=content, status=_str(raw.get("status")), priority=_str(raw.get("priority")))
+                AgentPlanEntry(
+                    content=content, status=_str(raw.get("status")), priority=_str(raw.get("priority"))
+                )
             )
     return tuple(entries)
 
@@ -218,7 +220,9 @@ def parse_commands(value: Any) -> tuple[AgentCommand, ...]:
         command_input = (
             AgentCommandInput(hint=_str(input_raw.get("hint"))) if isinstance(input_raw, Mapping) else None
         )
-        commands.append(AgentCommand(name=name, description=_str(raw.get("description")), input=command_input))
+        commands.append(
+            AgentCommand(name=name, description=_str(raw.get("description")), input=command_input)
+        )
     return tuple(commands)
 
 
@@ -270,7 +274,9 @@ def parse_config_options(value: Any) -> tuple[AgentSessionConfigOption, ...]:
         elif option_type == "boolean":
             current_bool = raw.get("currentValue")
             options.append(
-                AgentSessionConfigOption(**common, current_value=current_bool if isinstance(current_bool, bool) else False)
+                AgentSessionConfigOption(
+                    **common, current_value=current_bool if isinstance(current_bool, bool) else False
+                )
             )
         else:
             options.append(AgentSessionConfigOption(**common, current_value=raw.get("currentValue")))
@@ -369,4 +375,3 @@ def journal_line_to_update(value: Any) -> AgentSessionUpdate | None:
         # Keep what can be kept: the kind and the raw update, never the whole transcript lost.
         raw = value.get("raw")
         return AgentSessionUpdate(kind=value["kind"], raw=dict(raw) if isinstance(raw, Mapping) else {})
-

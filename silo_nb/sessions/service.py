@@ -109,7 +109,9 @@ class AgentSessionsService:
     def _journal_path(self, workspace_id: str, session_id: str) -> Path:
         return journal_path(self._agents.data_dir, workspace_id, session_id)
 
-    async def read_journal(self, session_id: str, *, workspace_id: str | None = None) -> list[AgentSessionUpdate]:
+    async def read_journal(
+        self, session_id: str, *, workspace_id: str | None = None
+    ) -> list[AgentSessionUpdate]:
         """The journal of ``session_id`` without connecting; ``[]`` when there is none."""
         if not isinstance(session_id, str) or not session_id:
             return []
@@ -148,7 +150,8 @@ class AgentSessionsService:
             raise AgentSessionError(f'No agent profile with id "{profile_id}".{hint}')
         if profile.interface != "chat":
             raise AgentSessionError(
-                f'Agent profile "{profile.display_label}" is a Terminal profile — silo_nb connects Chat profiles only.'
+                f'Agent profile "{profile.display_label}" is a Terminal profile — '
+                "silo_nb connects Chat profiles only."
             )
         return profile
 
@@ -172,10 +175,14 @@ class AgentSessionsService:
         if not work_dir.is_absolute():
             work_dir = (folder / work_dir).resolve()
         if not work_dir.is_dir():
-            raise AgentSessionInputError(f"cwd {str(work_dir)!r} is not a folder — pass an existing directory.")
+            raise AgentSessionInputError(
+                f"cwd {str(work_dir)!r} is not a folder — pass an existing directory."
+            )
         self._journal_path(workspace, "probe")  # validates workspace_id before anything starts
 
-        handle = AgentSessionHandle(service=self._agents, profile=profile, workspace_id=workspace, cwd=str(work_dir))
+        handle = AgentSessionHandle(
+            service=self._agents, profile=profile, workspace_id=workspace, cwd=str(work_dir)
+        )
         placeholder_id: str | None = None
         if restore is not None:
             placeholder_id = "chat:" + restore.session_id
@@ -204,7 +211,8 @@ class AgentSessionsService:
                 await connection.aclose("connect timed out")
                 raise AgentSessionError(
                     _with_stderr(
-                        f"Could not start {profile.display_label}: no answer within {profile.connect_timeout:g} s "
+                        f"Could not start {profile.display_label}: "
+                        f"no answer within {profile.connect_timeout:g} s "
                         "(raise connect_timeout in the profile if the agent is just slow).",
                         connection,
                     )
@@ -234,7 +242,9 @@ class AgentSessionsService:
             AgentInfo(
                 id=handle.id,
                 workspace_id=workspace,
-                title=handle._title or (title if restore is not None and title else None) or profile.display_label,
+                title=handle._title
+                or (title if restore is not None and title else None)
+                or profile.display_label,
                 activity="dead" if journal_only else "idle",
                 session_id=handle.session_id,
                 can_resume=handle.can_resume,
@@ -285,7 +295,9 @@ class AgentSessionsService:
                 },
             )
         except AcpRpcError as exc:
-            raise AgentSessionError(_with_stderr(f"Could not start {label}: {exc.agent_message()}", connection)) from exc
+            raise AgentSessionError(
+                _with_stderr(f"Could not start {label}: {exc.agent_message()}", connection)
+            ) from exc
         except AcpConnectionClosed as exc:
             raise AgentSessionError(f"Could not start {label}: {exc}") from exc
         if not isinstance(init, dict):
@@ -293,7 +305,8 @@ class AgentSessionsService:
         version = init.get("protocolVersion")
         if version != PROTOCOL_VERSION:
             raise AgentSessionError(
-                f"Could not start {label}: it speaks ACP protocol version {version!r}; silo_nb speaks version "
+                f"Could not start {label}: it speaks ACP protocol version {version!r}; "
+                "silo_nb speaks version "
                 f"{PROTOCOL_VERSION} — update the agent or its ACP adapter."
             )
         return init
@@ -333,7 +346,9 @@ class AgentSessionsService:
             raise AgentSessionError(f"{handle.label} could not start a session: {exc}") from exc
         session_id = result.get("sessionId") if isinstance(result, dict) else None
         if not isinstance(session_id, str) or not session_id:
-            raise AgentSessionError(f"{handle.label} could not start a session: session/new returned no sessionId")
+            raise AgentSessionError(
+                f"{handle.label} could not start a session: session/new returned no sessionId"
+            )
         handle._session_id = session_id
         handle.resume_outcome = "new"
         assert isinstance(result, dict)
@@ -437,7 +452,13 @@ class AgentSessionsService:
             try:
                 await handle.set_config_option(option_id, value)
             except Exception as exc:
-                log.warning("%s: could not apply session_config %s=%r: %s", profile.display_label, option_id, value, exc)
+                log.warning(
+                    "%s: could not apply session_config %s=%r: %s",
+                    profile.display_label,
+                    option_id,
+                    value,
+                    exc,
+                )
 
     async def _resume_in_place(self, handle: AgentSessionHandle) -> None:
         """``AgentsService.resume``: a new process, resume/load the current id, swap it in."""

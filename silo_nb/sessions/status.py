@@ -34,7 +34,9 @@ def begin_turn(prev: TurnPhase, now: str) -> TurnPhase:
     return TurnPhase(activity="working", working_since=now)
 
 
-def end_turn(prev: TurnPhase, *, now: str, outcome: TurnOutcome, witnessed: bool, is_agent: bool = True) -> TurnPhase:
+def end_turn(
+    prev: TurnPhase, *, now: str, outcome: TurnOutcome, witnessed: bool, is_agent: bool = True
+) -> TurnPhase:
     was_working = prev.activity == "working"
     needs_attention, attention_since = prev.needs_attention, prev.attention_since
     if was_working and outcome == "finished":

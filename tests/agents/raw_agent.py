@@ -88,13 +88,21 @@ def config_options(mode: str = "ask") -> list[dict[str, Any]]:
             "currentValue": "low",
             "options": [{"value": "low", "name": "Low"}, {"value": "high", "name": "High"}],
         },
+        {
+            "id": "speed",
+            "name": "Speed",
+            "category": "_vendor",
+            "type": "select",
+            "currentValue": "normal",
+            "options": [{"value": "normal", "name": "Normal"}, {"value": "turbo", "name": "Turbo"}],
+        },
     ]
 
 
 STATE: dict[str, Any] = {"mode": "ask"}
 
 
-def handle(message: dict[str, Any]) -> None:  # noqa: PLR0912, PLR0915 - one dispatch table for all modes
+def handle(message: dict[str, Any]) -> None:
     method = message.get("method")
     params = message.get("params") or {}
     request_id = message.get("id")
@@ -121,7 +129,10 @@ def handle(message: dict[str, Any]) -> None:  # noqa: PLR0912, PLR0915 - one dis
         if MODE == "no-session-id":
             reply(request_id, {})
         elif MODE == "new-fails":
-            reply(request_id, error={"code": -32603, "message": "Internal error", "data": "model gemini-1 is retired"})
+            reply(
+                request_id,
+                error={"code": -32603, "message": "Internal error", "data": "model gemini-1 is retired"},
+            )
         elif MODE == "legacy":
             reply(
                 request_id,
@@ -133,7 +144,10 @@ def handle(message: dict[str, Any]) -> None:  # noqa: PLR0912, PLR0915 - one dis
                     },
                     "models": {
                         "currentModelId": "small",
-                        "availableModels": [{"modelId": "small", "name": "Small"}, {"modelId": "big", "name": "Big"}],
+                        "availableModels": [
+                            {"modelId": "small", "name": "Small"},
+                            {"modelId": "big", "name": "Big"},
+                        ],
                     },
                 },
             )
@@ -145,7 +159,9 @@ def handle(message: dict[str, Any]) -> None:  # noqa: PLR0912, PLR0915 - one dis
         if MODE == "config-rejects" and params.get("configId") == "thought":
             reply(request_id, error={"code": -32602, "message": "thought level is locked on this plan"})
         else:
-            reply(request_id, error={"code": -32601, "message": "Method not found", "data": {"method": method}})
+            reply(
+                request_id, error={"code": -32601, "message": "Method not found", "data": {"method": method}}
+            )
     elif method == "session/set_mode":
         STATE["mode"] = params.get("modeId")
         reply(request_id, {})
@@ -156,7 +172,7 @@ def handle(message: dict[str, Any]) -> None:  # noqa: PLR0912, PLR0915 - one dis
     elif method == "session/prompt":
         session_id = params.get("sessionId", "raw-1")
         if MODE == "grandchild":
-            child = subprocess.Popen(["sleep", "300"])  # noqa: S603, S607 - a grandchild on purpose
+            child = subprocess.Popen(["sleep", "300"])
             chunk(session_id, f"grandchild {child.pid}")
         elif MODE == "crash-mid-turn":
             chunk(session_id, "starting")
@@ -179,7 +195,9 @@ def handle(message: dict[str, Any]) -> None:  # noqa: PLR0912, PLR0915 - one dis
 
 def main() -> None:
     if MODE == "exit-at-start":
-        sys.stderr.write("raw-fake: starting\nraw-fake: config file ~/.rawfake missing\nraw-fake: giving up\n")
+        sys.stderr.write(
+            "raw-fake: starting\nraw-fake: config file ~/.rawfake missing\nraw-fake: giving up\n"
+        )
         sys.stderr.flush()
         sys.exit(3)
     if MODE == "ignores-eof":
@@ -188,7 +206,9 @@ def main() -> None:
         sys.stderr.write(("x" * 1023 + "\n") * 2048)
         sys.stderr.flush()
         sys.stdout.write("Loading model weights... (not JSON)\n")
-        sys.stdout.write(json.dumps({"jsonrpc": "2.0", "method": "_noise", "params": {"pad": "y" * (2 << 20)}}))
+        sys.stdout.write(
+            json.dumps({"jsonrpc": "2.0", "method": "_noise", "params": {"pad": "y" * (2 << 20)}})
+        )
         sys.stdout.write("\n")
         sys.stdout.flush()
     for line in sys.stdin:
