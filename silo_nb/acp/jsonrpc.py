@@ -274,7 +274,14 @@ class JsonRpcConnection:
             buffer += chunk
             start = 0
             while (newline := buffer.find(b"\n", scan_from)) >= 0:
-                self._handle_line(bytes(buffer[start:newline]))
+                if newline - start > self._max_line_bytes:
+                    log.warning(
+                        "dropped a message of %d bytes from the agent (limit %d)",
+                        newline - start,
+                        self._max_line_bytes,
+                    )
+                else:
+                    self._handle_line(bytes(buffer[start:newline]))
                 start = newline + 1
                 scan_from = start
             if start:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -197,6 +197,16 @@ class AgentsService:
             session_id,
             TurnPhase(activity="working", working_since=phase.working_since or now_iso(), idle_since=None),
         )
+
+    def _resumed_in_place(self, entry_id: str, session_id: str) -> None:
+        entry = self._entries.get(entry_id)
+        if entry is None:
+            return
+        phase = replace(
+            entry.phase, activity="idle", needs_attention=False, attention_since=None, working_since=None
+        )
+        self._apply_phase(entry_id, phase)
+        self._patch(entry_id, session_id=session_id, chat_resume_state="resumed")
 
     def _witnessed(self, session_id: str) -> bool:
         try:

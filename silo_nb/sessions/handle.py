@@ -49,7 +49,7 @@ from silo_nb.sessions.parse import (
     parse_tool_call,
     parse_update,
 )
-from silo_nb.sessions.status import now_iso
+from silo_nb.sessions.status import TurnOutcome, now_iso
 from silo_nb.util import Disposable, ListenerSet
 
 if TYPE_CHECKING:
@@ -61,6 +61,20 @@ __all__ = ["AgentSessionHandle", "validate_prompt_blocks"]
 log = logging.getLogger("silo_nb.sessions")
 
 SESSION_CLOSE_TIMEOUT_SECONDS = 2.0
+# Updates that mean the agent is working; seeing one with no prompt in flight opens an agent turn.
+WORK_KINDS = frozenset(
+    {
+        "user_message_chunk",
+        "agent_message_chunk",
+        "agent_thought_chunk",
+        "tool_call",
+        "tool_call_update",
+        "plan",
+    }
+)
+SETTLED_TOOL_STATUSES = frozenset({"completed", "failed", "cancelled"})
+# Silo's TURN_QUIESCENCE_MS: an agent-initiated turn with no explicit end marker ends after this silence.
+TURN_QUIESCENCE_SECONDS = 15.0
 _PROMPT_BLOCKS: TypeAdapter[list[AgentPromptBlock]] = TypeAdapter(list[AgentPromptBlock])
 
 
@@ -121,6 +135,11 @@ class AgentSessionHandle:
         self._synth = MessageIdSynthesizer()
         self._user_prompts = 0
         self._prompts_in_flight = 0
+        self._agent_turn_open = False
+        self._marks_turn_ends = False
+        self._quiescence: asyncio.TimerHandle | None = None
+        self._tools_in_flight: set[str] = set()
+        self.turn_quiescence_seconds = TURN_QUIESCENCE_SECONDS
         self._pending_permissions: dict[int, AgentPermissionRequest] = {}
         self._synthesized_option_ids: set[str] = set()
         self._config_options: tuple[AgentSessionConfigOption, ...] = ()
@@ -207,8 +226,13 @@ class AgentSessionHandle:
 
     # -- prompt / cancel --------------------------------------------------------------------------
 
-    async def prompt(self, blocks: Iterable[AgentPromptBlock | Mapping[str, Any]]) -> AgentPromptResult:
-        """Send one turn and wait for it to end. Drive one turn at a time."""
+    async def prompt(
+        self, blocks: Iterable[AgentPromptBlock | Mapping[str, Any]], *, cell_id: str | None = None
+    ) -> AgentPromptResult:
+        """Send one turn and wait for it to end. Drive one turn at a time.
+
+        ``cell_id`` (the notebook cell the prompt came from) is recorded with the journaled prompt.
+        """
         parsed = validate_prompt_blocks(blocks)
         if (
             any(isinstance(b, ResourceBlock) for b in parsed)
@@ -221,11 +245,15 @@ class AgentSessionHandle:
         self._check_live()
         connection = self._connection
         assert connection is not None
+        # A prompt takes over any agent-initiated turn.
+        self._agent_turn_open = False
+        self._stop_quiescence()
+        self._tools_in_flight.clear()
         if self._prompts_in_flight == 0:
             self._service._begin_turn(self.id)
         self._prompts_in_flight += 1
-        self._journal_user_prompt(parsed)
-        outcome = "failed"
+        self._journal_user_prompt(parsed, cell_id)
+        outcome: TurnOutcome = "failed"
         try:
             call = connection.rpc.start_request(
                 "session/prompt", {"sessionId": self.session_id, "prompt": [_wire_block(b) for b in parsed]}
@@ -255,7 +283,7 @@ class AgentSessionHandle:
             if self._writer is not None:
                 self._writer.flush()
             if not self._disposed and self._prompts_in_flight == 0:
-                self._service._end_turn(self.id, outcome)  # type: ignore[arg-type]
+                self._service._end_turn(self.id, outcome)
 
     def cancel(self) -> None:
         """Cancel the running turn: ``session/cancel``; pending permissions are answered ``cancelled``."""
@@ -282,7 +310,7 @@ class AgentSessionHandle:
                 f"connect again with resume={{'session_id': '{self.session_id}'}} to continue."
             )
 
-    def _journal_user_prompt(self, blocks: Sequence[AgentPromptBlock]) -> None:
+    def _journal_user_prompt(self, blocks: Sequence[AgentPromptBlock], cell_id: str | None) -> None:
         text = "".join(b.text for b in blocks if isinstance(b, TextBlock))
         if not any(isinstance(b, TextBlock) for b in blocks) or self._writer is None:
             return
@@ -294,7 +322,7 @@ class AgentSessionHandle:
                 content=AgentContentBlock(type="text", text=text),
                 message_id=f"silo-journal-user-{self._user_prompts}",
                 timestamp=now_iso(),
-                raw={"synthesized": True},
+                raw={"synthesized": True, "cellId": cell_id} if cell_id else {"synthesized": True},
             )
         )
 
@@ -416,6 +444,7 @@ class AgentSessionHandle:
     def _begin_dispose(self) -> None:
         """The synchronous half: nothing is delivered any more and the status entry goes away."""
         self._disposed = True
+        self._stop_quiescence()
         for request in list(self._pending_permissions.values()):
             request._settle(None)
         self._service._unregister(self.id)
@@ -466,7 +495,65 @@ class AgentSessionHandle:
             self._early_updates.append(update)
         if self._disposed:
             return
+        self._track_agent_turn(update)
         self._update_listeners.emit(update)
+
+    # -- agent-initiated turns (Silo §4.3) ----------------------------------------------------------
+
+    def _track_agent_turn(self, update: AgentSessionUpdate) -> None:
+        call = update.tool_call
+        if call is not None:
+            if call.status in SETTLED_TOOL_STATUSES:
+                self._tools_in_flight.discard(call.tool_call_id)
+            elif call.status is not None or update.kind == "tool_call":
+                self._tools_in_flight.add(call.tool_call_id)
+        marker = _is_turn_end_marker(update)
+        if marker:
+            self._marks_turn_ends = True
+            self._stop_quiescence()
+        if self._handshaking or self._prompts_in_flight:
+            return
+        if marker:
+            if self._agent_turn_open:
+                self._end_agent_turn("finished")
+            return
+        if update.kind in WORK_KINDS:
+            self._open_agent_turn()
+
+    def _open_agent_turn(self) -> None:
+        if not self._agent_turn_open:
+            self._agent_turn_open = True
+            self._service._begin_turn(self.id)
+        if not self._marks_turn_ends:
+            self._arm_quiescence()
+
+    def _arm_quiescence(self) -> None:
+        self._stop_quiescence()
+        self._quiescence = asyncio.get_running_loop().call_later(
+            self.turn_quiescence_seconds, self._quiescence_fired
+        )
+
+    def _stop_quiescence(self) -> None:
+        if self._quiescence is not None:
+            self._quiescence.cancel()
+            self._quiescence = None
+
+    def _quiescence_fired(self) -> None:
+        self._quiescence = None
+        if not self._agent_turn_open or self._disposed:
+            return
+        if self._tools_in_flight:
+            self._arm_quiescence()
+            return
+        self._end_agent_turn("finished")
+
+    def _end_agent_turn(self, outcome: TurnOutcome) -> None:
+        self._stop_quiescence()
+        self._agent_turn_open = False
+        self._tools_in_flight.clear()
+        if self._writer is not None:
+            self._writer.flush()
+        self._service._end_turn(self.id, outcome)
 
     def _apply_side_effects(self, update: AgentSessionUpdate) -> None:
         raw = update.raw
@@ -530,6 +617,8 @@ class AgentSessionHandle:
             request._settle(None)
             if not self._disposed:
                 self._service._unblocked(self.id)
+                if not self._prompts_in_flight and not self._handshaking:
+                    self._open_agent_turn()
         choice = request.answer
         if choice is None:
             return {"outcome": {"outcome": "cancelled"}}
@@ -543,6 +632,8 @@ class AgentSessionHandle:
             request._settle(None)
         if self._writer is not None:
             self._writer.flush()
+        self._stop_quiescence()
+        self._agent_turn_open = False
         if not self._handshaking and self._prompts_in_flight == 0:
             self._service._end_turn(self.id, "failed")
 
@@ -562,6 +653,15 @@ class AgentSessionHandle:
 
     async def _resume_in_place(self) -> None:
         await self._service.sessions._resume_in_place(self)
+
+
+def _is_turn_end_marker(update: AgentSessionUpdate) -> bool:
+    """Claude's explicit turn end: a ``usage_update`` whose ``_meta["_claude/origin"].kind`` is a string."""
+    if update.kind != "usage_update":
+        return False
+    meta = update.raw.get("_meta")
+    origin = meta.get("_claude/origin") if isinstance(meta, Mapping) else None
+    return isinstance(origin, Mapping) and isinstance(origin.get("kind"), str)
 
 
 def _first_title(raw: Mapping[str, Any]) -> str | None:

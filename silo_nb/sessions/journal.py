@@ -117,8 +117,8 @@ class JournalWriter:
             try:
                 if not self._checked_tail:
                     payload = self._torn_tail_prefix() + payload
-                    self._checked_tail = True
                 os.write(fd, payload.encode("utf-8"))
+                self._checked_tail = True
             finally:
                 os.close(fd)
         except OSError as exc:

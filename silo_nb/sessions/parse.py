@@ -60,6 +60,10 @@ def _mapping(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
 
 
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
 def _finite(value: Any) -> int | float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
@@ -291,7 +295,7 @@ def synthesize_legacy_options(result: Mapping[str, Any]) -> tuple[AgentSessionCo
         AgentSessionConfigChoice(
             value=mode_id, name=_str(raw.get("name")) or mode_id, description=_str(raw.get("description"))
         )
-        for raw in map(_mapping, modes.get("availableModes") or [])
+        for raw in map(_mapping, _list(modes.get("availableModes")))
         if (mode_id := _str(raw.get("id")))
     ]
     if mode_choices:
@@ -309,7 +313,7 @@ def synthesize_legacy_options(result: Mapping[str, Any]) -> tuple[AgentSessionCo
         AgentSessionConfigChoice(
             value=model_id, name=_str(raw.get("name")) or model_id, description=_str(raw.get("description"))
         )
-        for raw in map(_mapping, models.get("availableModels") or [])
+        for raw in map(_mapping, _list(models.get("availableModels")))
         if (model_id := _str(raw.get("modelId")))
     ]
     if model_choices:

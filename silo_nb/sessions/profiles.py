@@ -125,6 +125,8 @@ def load_profiles(files: Iterable[Path]) -> tuple[dict[str, AgentProfile], list[
                 ident = entry.get("id") if isinstance(entry, dict) else None
                 problems.append(f"{path}: profile {ident or f'#{index + 1}'}: {_first_error(exc)}")
                 continue
+            # Re-insert so dict order follows precedence: the default then comes from the most specific file.
+            profiles.pop(profile.id, None)
             profiles[profile.id] = profile
     for problem in problems:
         log.warning("ignored agent profile: %s", problem)

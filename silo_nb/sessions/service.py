@@ -498,11 +498,7 @@ class AgentSessionsService:
             handle._config_listeners.emit()
         finally:
             handle._handshaking = False
-        self._agents._patch(
-            handle.id,
-            activity="idle",
-            needs_attention=False,
-            attention_since=None,
-            session_id=handle.session_id,
-            chat_resume_state="resumed",
-        )
+        handle._agent_turn_open = False
+        handle._stop_quiescence()
+        handle._tools_in_flight.clear()
+        self._agents._resumed_in_place(handle.id, handle.session_id)

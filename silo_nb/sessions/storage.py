@@ -46,14 +46,15 @@ def workspace_folder() -> Path:
 
 
 def workspace_id_for(folder: Path) -> str:
-    resolved = str(folder.expanduser().resolve())
-    name = _SAFE_WORKSPACE.sub("-", folder.name.lower()).strip("-")[:40] or "root"
+    resolved_path = folder.expanduser().resolve()
+    resolved = str(resolved_path)
+    name = _SAFE_WORKSPACE.sub("-", resolved_path.name.lower()).strip("-")[:40] or "root"
     digest = hashlib.sha256(resolved.encode("utf-8")).hexdigest()[:12]
     return f"{name}-{digest}"
 
 
 def encode_session_id(session_id: str) -> str:
-    if _SAFE_NAME.match(session_id) and not session_id.endswith(".jsonl"):
+    if _SAFE_NAME.fullmatch(session_id) and not session_id.endswith(".jsonl"):
         return session_id
     encoded = base64.urlsafe_b64encode(session_id.encode("utf-8")).decode("ascii").rstrip("=")
     if len(encoded) > 200:
@@ -76,7 +77,7 @@ def decode_session_id(file_stem: str) -> str | None:
 
 
 def _check_workspace_id(workspace_id: str) -> str:
-    if not _SAFE_NAME.match(workspace_id) or workspace_id in (".", ".."):
+    if not _SAFE_NAME.fullmatch(workspace_id) or workspace_id in (".", ".."):
         raise ValueError(
             f"workspace_id {workspace_id!r} is not a plain name — use letters, digits, '.', '_' and '-'."
         )

@@ -16,6 +16,12 @@ Modes:
 - ``config-rejects``: advertises a ``thought`` option (category ``thought_level``) whose setter fails, and
   a mode option whose ``set_config_option`` is -32601 while ``set_mode`` works.
 - ``ignores-eof``: does not exit on stdin EOF and ignores SIGTERM (needs SIGKILL).
+- ``load-forks``: ``loadSession`` only; ``session/load`` replays a fixed transcript (the prompt "hello" and
+  its echo) and answers with a *new* ``sessionId`` ("forked-2"), as claude-agent-acp does.
+- ``self-starts``: 0.2 s after ``session/new`` it works on its own (chunks, a tool call that completes),
+  with no prompt in flight, then goes quiet.
+- ``marks-turn-end``: like ``self-starts``, then ends that turn with Claude's explicit marker (a
+  ``usage_update`` whose ``_meta["_claude/origin"].kind`` is a string).
 """
 
 from __future__ import annotations
@@ -121,7 +127,10 @@ def handle(message: dict[str, Any]) -> None:
             {
                 "protocolVersion": 99 if MODE == "bad-version" else 1,
                 "agentInfo": {"name": "raw-fake", "title": f"Raw fake ({MODE})", "version": "0"},
-                "agentCapabilities": {"loadSession": False, "promptCapabilities": {"embeddedContext": True}},
+                "agentCapabilities": {
+                    "loadSession": MODE == "load-forks",
+                    "promptCapabilities": {"embeddedContext": True},
+                },
                 "authMethods": [],
             },
         )
@@ -155,6 +164,15 @@ def handle(message: dict[str, Any]) -> None:
             reply(request_id, {"sessionId": "raw-1", "configOptions": config_options()})
         else:
             reply(request_id, {"sessionId": "raw-1"})
+            if MODE in ("self-starts", "marks-turn-end"):
+                threading.Thread(target=work_alone, daemon=True).start()
+    elif method == "session/load" and MODE == "load-forks":
+        session_id = params.get("sessionId", "raw-1")
+        update(
+            session_id, {"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": "hello"}}
+        )
+        chunk(session_id, "echo: hello (replayed)")
+        reply(request_id, {"sessionId": "forked-2"})
     elif method == "session/set_config_option":
         if MODE == "config-rejects" and params.get("configId") == "thought":
             reply(request_id, error={"code": -32602, "message": "thought level is locked on this plan"})
@@ -191,6 +209,27 @@ def handle(message: dict[str, Any]) -> None:
         reply(request_id, {"stopReason": "end_turn"})
     else:
         reply(request_id, error={"code": -32601, "message": "Method not found", "data": {"method": method}})
+
+
+def work_alone() -> None:
+    time.sleep(0.2)
+    update("raw-1", {"sessionUpdate": "agent_thought_chunk", "content": {"type": "text", "text": "woken up"}})
+    update(
+        "raw-1", {"sessionUpdate": "tool_call", "toolCallId": "bg-1", "title": "Check CI", "kind": "execute"}
+    )
+    time.sleep(0.3)
+    update("raw-1", {"sessionUpdate": "tool_call_update", "toolCallId": "bg-1", "status": "completed"})
+    chunk("raw-1", "CI is green.")
+    if MODE == "marks-turn-end":
+        update(
+            "raw-1",
+            {
+                "sessionUpdate": "usage_update",
+                "used": 10,
+                "size": 100,
+                "_meta": {"_claude/origin": {"kind": "agent"}},
+            },
+        )
 
 
 def main() -> None:

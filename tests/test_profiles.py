@@ -1,0 +1,395 @@
+"""Agent profiles: file formats, search order and problem reporting (python-api.md "Profiles")."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from silo_nb.sessions.models import AgentProfileSummary
+from silo_nb.sessions.profiles import (
+    DEMO_PROFILE_ID,
+    AgentProfile,
+    AgentProfilesService,
+    load_profiles,
+    profile_files,
+)
+
+CLAUDE_TOML = """
+[[profiles]]
+id = "claude"
+label = "Claude Code"
+agent_id = "claude"
+default = true
+interface = "chat"
+command = "npx"
+args = ["-y", "@zed-industries/claude-code-acp"]
+env = { CLAUDE_CODE_USE_BEDROCK = "0" }
+session_config = { mode = "plan", fast = true }
+connect_timeout = 12.5
+accepts_prompt = true
+"""
+
+
+@pytest.fixture(autouse=True)
+def _no_profiles_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SILO_NB_PROFILES", raising=False)
+
+
+@pytest.fixture
+def system_dir(tmp_path: Path) -> Path:
+    return tmp_path / "system"
+
+
+@pytest.fixture
+def user_dir(tmp_path: Path) -> Path:
+    return tmp_path / "user"
+
+
+def write_toml(config_dir: Path, text: str) -> Path:
+    path = config_dir / "silo" / "profiles.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def write_json(config_dir: Path, data: Any) -> Path:
+    path = config_dir / "silo" / "profiles.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def toml_profile(profile_id: str, **fields: Any) -> str:
+    fields.setdefault("command", "agent-bin")
+    lines = ["[[profiles]]", f"id = {json.dumps(profile_id)}"]
+    lines += [f"{key} = {json.dumps(value)}" for key, value in fields.items()]
+    return "\n".join(lines) + "\n"
+
+
+# -- discovery ---------------------------------------------------------------------------------------
+
+
+def test_profile_files_order_lowest_precedence_first(
+    tmp_path: Path, system_dir: Path, user_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sys_toml = write_toml(system_dir, "")
+    sys_json = write_json(system_dir, {"profiles": []})
+    user_toml = write_toml(user_dir, "")
+    user_json = write_json(user_dir, {"profiles": []})
+    env_file = tmp_path / "mine.toml"
+    monkeypatch.setenv("SILO_NB_PROFILES", str(env_file))
+    files = profile_files([user_dir, tmp_path / "absent", system_dir])
+    assert files == [sys_toml, sys_json, user_toml, user_json, env_file]
+
+
+def test_profile_files_skips_folders_without_files(tmp_path: Path) -> None:
+    (tmp_path / "empty" / "silo").mkdir(parents=True)
+    (tmp_path / "dir-named-like-file" / "silo" / "profiles.toml").mkdir(parents=True)
+    assert profile_files([tmp_path / "empty", tmp_path / "missing", tmp_path / "dir-named-like-file"]) == []
+
+
+def test_only_demo_without_files(tmp_path: Path) -> None:
+    service = AgentProfilesService(config_dirs=[tmp_path])
+    (demo,) = service.list()
+    assert demo == AgentProfileSummary(
+        id=DEMO_PROFILE_ID, label="Demo agent", is_default=False, interface="chat", agent_id="silo-demo"
+    )
+    assert service.problems == []
+    profile = service.get("demo")
+    assert profile is not None
+    assert profile.command == sys.executable
+    assert profile.args == ("-m", "silo_nb.demo_agent")
+    assert service.get("nope") is None
+
+
+# -- formats -----------------------------------------------------------------------------------------
+
+
+def test_toml_profile_fields(user_dir: Path) -> None:
+    write_toml(user_dir, CLAUDE_TOML)
+    service = AgentProfilesService(config_dirs=[user_dir])
+    profile = service.get("claude")
+    assert profile is not None
+    assert profile.label == "Claude Code"
+    assert profile.agent_id == "claude"
+    assert profile.default is True
+    assert profile.command == "npx"
+    assert profile.args == ("-y", "@zed-industries/claude-code-acp")
+    assert profile.env == {"CLAUDE_CODE_USE_BEDROCK": "0"}
+    assert profile.session_config == {"mode": "plan", "fast": True}
+    assert profile.connect_timeout == 12.5
+    assert profile.accepts_prompt is True
+    assert service.problems == []
+
+
+def test_json_profile_file(user_dir: Path) -> None:
+    write_json(
+        user_dir,
+        {
+            "profiles": [
+                {"id": "gemini", "label": "Gemini", "command": "gemini", "args": ["--experimental-acp"]}
+            ]
+        },
+    )
+    service = AgentProfilesService(config_dirs=[user_dir])
+    profile = service.get("gemini")
+    assert profile is not None
+    assert profile.args == ("--experimental-acp",)
+    assert profile.connect_timeout == 60.0
+    assert profile.interface == "chat"
+    assert [s.id for s in service.list()] == ["demo", "gemini"]
+
+
+def test_profiles_env_file_by_suffix(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    json_file = tmp_path / "p.json"
+    json_file.write_text(json.dumps({"profiles": [{"id": "from-json", "command": "x"}]}), encoding="utf-8")
+    monkeypatch.setenv("SILO_NB_PROFILES", str(json_file))
+    assert AgentProfilesService(config_dirs=[]).get("from-json") is not None
+    toml_file = tmp_path / "p.toml"
+    toml_file.write_text(toml_profile("from-toml"), encoding="utf-8")
+    monkeypatch.setenv("SILO_NB_PROFILES", str(toml_file))
+    service = AgentProfilesService(config_dirs=[])
+    assert service.get("from-toml") is not None
+    assert service.get("from-json") is None
+    assert service.problems == []
+
+
+# -- precedence --------------------------------------------------------------------------------------
+
+
+def test_later_wins_per_id(
+    tmp_path: Path, system_dir: Path, user_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_toml(system_dir, toml_profile("shared", label="System") + toml_profile("sys-only", label="S"))
+    write_toml(user_dir, toml_profile("shared", label="User") + toml_profile("user-only", label="U"))
+    service = AgentProfilesService(config_dirs=[user_dir, system_dir])
+    assert {s.id: s.label for s in service.list()} == {
+        "demo": "Demo agent",
+        "shared": "User",
+        "sys-only": "S",
+        "user-only": "U",
+    }
+    env_file = tmp_path / "env.toml"
+    env_file.write_text(toml_profile("shared", label="Env", command="env-bin"), encoding="utf-8")
+    monkeypatch.setenv("SILO_NB_PROFILES", str(env_file))
+    shared = service.get("shared")
+    assert shared is not None
+    assert shared.label == "Env"
+    assert shared.command == "env-bin"
+    # The winner replaces the whole profile, fields are not merged.
+    assert {s.id: s.label for s in service.list()}["shared"] == "Env"
+
+
+def test_json_beats_toml_in_the_same_folder(user_dir: Path) -> None:
+    write_toml(user_dir, toml_profile("p", label="toml"))
+    write_json(user_dir, {"profiles": [{"id": "p", "label": "json", "command": "x"}]})
+    profile = AgentProfilesService(config_dirs=[user_dir]).get("p")
+    assert profile is not None
+    assert profile.label == "json"
+
+
+def test_demo_profile_can_be_overridden(user_dir: Path) -> None:
+    write_toml(user_dir, toml_profile("demo", label="My demo", command="/opt/demo"))
+    service = AgentProfilesService(config_dirs=[user_dir])
+    summaries = service.list()
+    assert [s.id for s in summaries] == ["demo"]
+    assert summaries[0].label == "My demo"
+    demo = service.get("demo")
+    assert demo is not None
+    assert demo.command == "/opt/demo"
+
+
+def test_load_profiles_always_has_demo() -> None:
+    profiles, problems = load_profiles([])
+    assert list(profiles) == [DEMO_PROFILE_ID]
+    assert problems == []
+
+
+# -- what a notebook may see -------------------------------------------------------------------------
+
+
+def test_list_returns_summaries_without_command_args_or_env(user_dir: Path) -> None:
+    write_toml(user_dir, CLAUDE_TOML)
+    summaries = AgentProfilesService(config_dirs=[user_dir]).list()
+    assert isinstance(summaries, tuple)
+    assert all(isinstance(s, AgentProfileSummary) for s in summaries)
+    claude = next(s for s in summaries if s.id == "claude")
+    assert claude == AgentProfileSummary(
+        id="claude",
+        label="Claude Code",
+        is_default=True,
+        accepts_prompt=True,
+        interface="chat",
+        agent_id="claude",
+    )
+    for summary in summaries:
+        dumped = summary.model_dump()
+        assert not {"command", "args", "env", "session_config"} & set(dumped)
+        assert not hasattr(summary, "command")
+        text = repr(summary) + json.dumps(summary.to_json())
+        assert "npx" not in text and "CLAUDE_CODE_USE_BEDROCK" not in text and sys.executable not in text
+
+
+def test_label_defaults_to_id(user_dir: Path) -> None:
+    write_toml(user_dir, toml_profile("nolabel"))
+    (summary,) = [s for s in AgentProfilesService(config_dirs=[user_dir]).list() if s.id == "nolabel"]
+    assert summary.label == "nolabel"
+
+
+@pytest.mark.parametrize(
+    ("defaults", "expected"),
+    [
+        ({}, []),
+        ({"b": True}, ["b"]),
+        ({"a": True, "c": True}, ["c"]),
+        ({"a": True, "b": True, "c": True}, ["c"]),
+    ],
+)
+def test_is_default_on_at_most_one(user_dir: Path, defaults: dict[str, bool], expected: list[str]) -> None:
+    write_toml(
+        user_dir, "".join(toml_profile(pid, default=defaults.get(pid, False)) for pid in ("a", "b", "c"))
+    )
+    summaries = AgentProfilesService(config_dirs=[user_dir]).list()
+    assert [s.id for s in summaries if s.is_default] == expected
+
+
+def test_default_from_the_more_specific_file_wins(system_dir: Path, user_dir: Path) -> None:
+    write_toml(system_dir, toml_profile("mine") + toml_profile("site", default=True))
+    write_toml(user_dir, toml_profile("mine", default=True))
+    summaries = AgentProfilesService(config_dirs=[user_dir, system_dir]).list()
+    assert [s.id for s in summaries if s.is_default] == ["mine"]
+
+
+def test_terminal_interface_is_kept(user_dir: Path) -> None:
+    write_toml(user_dir, toml_profile("tui", interface="terminal"))
+    service = AgentProfilesService(config_dirs=[user_dir])
+    (summary,) = [s for s in service.list() if s.id == "tui"]
+    assert summary.interface == "terminal"
+    profile = service.get("tui")
+    assert profile is not None
+    assert profile.interface == "terminal"
+
+
+# -- problems ----------------------------------------------------------------------------------------
+
+
+def test_bad_entries_are_skipped_and_reported(user_dir: Path) -> None:
+    path = write_toml(
+        user_dir,
+        toml_profile("good")
+        + toml_profile("Bad_ID")
+        + '[[profiles]]\nid = "no-command"\n'
+        + toml_profile("unknown-key", shell="bash -c")
+        + toml_profile("zero-timeout", connect_timeout=0)
+        + toml_profile("negative-timeout", connect_timeout=-1)
+        + toml_profile("empty-command", command="")
+        + toml_profile("bad-interface", interface="gui")
+        + toml_profile("ok-timeout", connect_timeout=0.5),
+    )
+    service = AgentProfilesService(config_dirs=[user_dir])
+    ids = [s.id for s in service.list()]
+    assert ids == ["demo", "good", "ok-timeout"]
+    assert len(service.problems) == 7
+    for problem, bad_id in zip(
+        service.problems,
+        [
+            "Bad_ID",
+            "no-command",
+            "unknown-key",
+            "zero-timeout",
+            "negative-timeout",
+            "empty-command",
+            "bad-interface",
+        ],
+        strict=True,
+    ):
+        assert str(path) in problem
+        assert bad_id in problem
+    assert "command" in service.problems[1]
+    assert "shell" in service.problems[2]
+    assert "connect_timeout" in service.problems[3]
+    ok = service.get("ok-timeout")
+    assert ok is not None
+    assert ok.connect_timeout == 0.5
+
+
+@pytest.mark.parametrize("bad_id", ["", "-lead", "UPPER", "has space", "dot.ted", "under_score", "é"])
+def test_bad_id_pattern_is_rejected(user_dir: Path, bad_id: str) -> None:
+    path = write_json(
+        user_dir, {"profiles": [{"id": bad_id, "command": "x"}, {"id": "ok-1", "command": "x"}]}
+    )
+    profiles, problems = load_profiles(profile_files([user_dir]))
+    assert list(profiles) == ["demo", "ok-1"]
+    assert len(problems) == 1
+    assert problems[0].startswith(f"{path}: profile ")
+    assert "id" in problems[0]
+
+
+def test_non_table_entries_are_reported_by_position(user_dir: Path) -> None:
+    path = write_json(user_dir, {"profiles": [5, {"id": "fine", "command": "x"}, "str"]})
+    service = AgentProfilesService(config_dirs=[user_dir])
+    assert service.get("fine") is not None
+    assert len(service.problems) == 2
+    assert f"{path}: profile #1" in service.problems[0]
+    assert f"{path}: profile #3" in service.problems[1]
+
+
+@pytest.mark.parametrize(
+    ("writer", "content"),
+    [
+        (write_toml, "[[profiles]\nid = "),
+        (write_toml, 'profiles = "not a list"'),
+        (write_json, "{not json"),
+        (write_json, '{"profiles": {"id": "x"}}'),
+        (write_json, "5"),
+    ],
+    ids=["broken-toml", "toml-profiles-not-list", "broken-json", "json-profiles-not-list", "json-scalar"],
+)
+def test_broken_file_is_skipped_and_reported(
+    system_dir: Path, user_dir: Path, writer: Any, content: str
+) -> None:
+    write_toml(system_dir, toml_profile("from-system"))
+    path = writer(user_dir, "")
+    path.write_text(content, encoding="utf-8")
+    service = AgentProfilesService(config_dirs=[user_dir, system_dir])
+    assert [s.id for s in service.list()] == ["demo", "from-system"]
+    assert len(service.problems) == 1
+    assert service.problems[0].startswith(f"{path}: ")
+
+
+def test_undecodable_file_is_reported(user_dir: Path) -> None:
+    path = write_toml(user_dir, "")
+    path.write_bytes(b"\xff\xfe\x00garbage")
+    service = AgentProfilesService(config_dirs=[user_dir])
+    assert [s.id for s in service.list()] == ["demo"]
+    assert len(service.problems) == 1
+    assert str(path) in service.problems[0]
+
+
+def test_missing_profiles_env_file_is_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    missing = tmp_path / "nope.toml"
+    monkeypatch.setenv("SILO_NB_PROFILES", str(missing))
+    service = AgentProfilesService(config_dirs=[])
+    assert [s.id for s in service.list()] == ["demo"]
+    assert service.problems == [f"{missing}: file not found"]
+
+
+def test_problems_are_refreshed_on_each_load(user_dir: Path) -> None:
+    path = write_toml(user_dir, "[[profiles]\n")
+    service = AgentProfilesService(config_dirs=[user_dir])
+    service.list()
+    assert len(service.problems) == 1
+    path.write_text(toml_profile("fixed"), encoding="utf-8")
+    assert [s.id for s in service.list()] == ["demo", "fixed"]
+    assert service.problems == []
+
+
+def test_connect_timeout_must_be_positive() -> None:
+    for bad in (0, -0.1, -5):
+        with pytest.raises(ValueError, match="connect_timeout"):
+            AgentProfile(id="x", command="c", connect_timeout=bad)
+    assert AgentProfile(id="x", command="c", connect_timeout=0.01).connect_timeout == 0.01

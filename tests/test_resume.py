@@ -1,0 +1,189 @@
+"""Resume routing (silo-agents-api.md §2.1 step 11, §3.5, §3.6), with real agent subprocesses.
+
+Every branch: session/resume, session/load with replay, journal-only, a stale id, start_fresh carry and
+discard, and a load that adopts a new session id. Plus the in-place ``AgentsService.resume``.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import silo_nb
+from tests.conftest import Workspace, demo_agent, raw_agent
+
+
+def text(value: str) -> list[dict[str, str]]:
+    return [{"type": "text", "text": value}]
+
+
+async def first_session(svc: silo_nb.AgentsService, profile: str, prompt: str = "hello there") -> str:
+    async with await svc.sessions.connect(profile) as handle:
+        await handle.prompt(text(prompt))
+        return handle.session_id
+
+
+def journal_file(svc: silo_nb.AgentsService, session_id: str) -> list[dict[str, object]]:
+    path = svc.sessions._journal_path(svc.workspace_id, session_id)
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+async def test_resume_capable_agent_resumes_without_replay(workspace: Workspace) -> None:
+    svc = workspace.service()
+    session_id = await first_session(svc, "demo")
+    prior = await svc.sessions.read_journal(session_id)
+    states: list[list[silo_nb.AgentInfo]] = []
+    svc.subscribe(states.append)
+    async with await svc.sessions.connect(
+        "demo", resume={"session_id": session_id}, title="Old title"
+    ) as handle:
+        assert handle.resume_outcome == "resumed"
+        assert handle.session_id == session_id and handle.id == f"chat:{session_id}"
+        assert list(handle.journal) == prior  # resume replays nothing: the journal is the transcript
+        assert states[0][0].chat_resume_state == "resuming" and states[0][0].can_resume is False
+        assert states[0][0].title == "Old title"
+        info = svc.get_state()[0]
+        assert info.chat_resume_state == "resumed" and info.activity == "idle" and info.can_resume
+        assert info.title == "Old title"
+        await handle.prompt(text("and a second turn"))
+    journal = await svc.sessions.read_journal(session_id)
+    users = [u for u in journal if u.kind == "user_message_chunk"]
+    assert [u.text for u in users] == ["hello there", "and a second turn"]
+    assert journal[: len(prior)] == prior
+
+
+async def test_load_only_agent_replays_and_journal_is_reconciled(workspace: Workspace) -> None:
+    workspace.add_profiles(demo_agent("demo-load", "--no-resume"))
+    svc = workspace.service()
+    session_id = await first_session(svc, "demo-load")
+    prior = journal_file(svc, session_id)
+    prior_stamp = prior[0]["timestamp"]
+    async with await svc.sessions.connect("demo-load", resume={"session_id": session_id}) as handle:
+        assert handle.resume_outcome == "resumed"
+        assert svc.get_state()[0].activity == "idle"  # a replay is not a turn
+        kinds = [u.kind for u in handle.journal]
+        assert kinds.count("user_message_chunk") == 1  # the replay replaced the seed: nothing doubled
+        user = handle.journal[0]
+        assert user.kind == "user_message_chunk" and user.text == "hello there"
+        assert user.timestamp == prior_stamp  # backfilled by position from the prior journal
+    on_disk = journal_file(svc, session_id)
+    assert [line["kind"] for line in on_disk] == kinds
+    assert on_disk[0]["timestamp"] == prior_stamp
+
+
+async def test_agent_that_can_neither_resume_nor_load_is_journal_only(workspace: Workspace) -> None:
+    workspace.add_profiles(demo_agent("demo-old", "--no-resume", "--no-load"))
+    svc = workspace.service()
+    session_id = await first_session(svc, "demo-old")
+    prior = await svc.sessions.read_journal(session_id)
+    handle = await svc.sessions.connect("demo-old", resume={"session_id": session_id})
+    assert handle.resume_outcome == "journal-only"
+    assert list(handle.journal) == prior and handle.session_id == session_id
+    assert handle.can_resume is False and not handle.is_live
+    info = svc.get_state()[0]
+    assert info.activity == "dead" and info.chat_resume_state == "journal-only"
+    with pytest.raises(silo_nb.AgentSessionError) as error:
+        await handle.prompt(text("more"))
+    assert str(error.value) == (
+        f"Demo demo-old is journal-only — reconnect with resume={{'session_id': '{session_id}', "
+        "'start_fresh': True} to continue."
+    )
+    handle.cancel()  # does nothing
+    with pytest.raises(silo_nb.AgentSessionError, match="journal-only — there is no live connection to ask"):
+        await handle.list_sessions()
+    await handle.aclose()
+
+    # Continue it: start fresh, carrying the transcript into the new session's journal.
+    async with await svc.sessions.connect(
+        "demo-old", resume={"session_id": session_id, "start_fresh": True}
+    ) as fresh:
+        assert fresh.resume_outcome == "new" and fresh.session_id != session_id
+        assert list(fresh.journal) == prior
+        assert svc.get_state()[0].chat_resume_state == "live"
+        await fresh.prompt(text("carry on"))
+        carried = await svc.sessions.read_journal(fresh.session_id)
+    assert carried[: len(prior)] == prior and carried[len(prior)].text == "carry on"
+    assert await svc.sessions.read_journal(session_id) == prior  # the old file is left alone
+
+
+async def test_start_fresh_discard_deletes_the_old_journal(workspace: Workspace) -> None:
+    svc = workspace.service()
+    session_id = await first_session(svc, "demo")
+    old_path = svc.sessions._journal_path(svc.workspace_id, session_id)
+    assert old_path.exists()
+    async with await svc.sessions.connect(
+        "demo",
+        resume=silo_nb.AgentSessionRestore(session_id=session_id, start_fresh=True, transcript="discard"),
+    ) as handle:
+        assert handle.resume_outcome == "new" and handle.journal == ()
+        assert not old_path.exists()
+        assert await svc.sessions.read_journal(session_id) == []
+
+
+@pytest.mark.parametrize("journal", ["none", "metadata-only"])
+async def test_stale_id_falls_back_to_a_new_session(workspace: Workspace, journal: str) -> None:
+    svc = workspace.service()
+    stale = "demo-000000000000"
+    if journal == "metadata-only":
+        path = svc.sessions._journal_path(svc.workspace_id, stale)
+        path.parent.mkdir(parents=True)
+        path.write_text(
+            '{"kind":"session_info_update","raw":{"sessionUpdate":"session_info_update","title":"x"}}\n'
+        )
+    async with await svc.sessions.connect("demo", resume={"session_id": stale}) as handle:
+        assert handle.resume_outcome == "new"
+        assert handle.session_id != stale and handle.journal == ()
+        assert svc.get_state()[0].chat_resume_state == "live"
+        assert [i.id for i in svc.get_state()] == [handle.id]  # the placeholder is gone
+
+
+async def test_load_that_adopts_a_new_id_rekeys_the_journal(workspace: Workspace) -> None:
+    workspace.add_profiles(raw_agent("load-forks"))
+    svc = workspace.service()
+    old_id = await first_session(svc, "raw-load-forks", prompt="hello")
+    assert old_id == "raw-1"
+    prior = journal_file(svc, old_id)
+    async with await svc.sessions.connect("raw-load-forks", resume={"session_id": old_id}) as handle:
+        assert handle.resume_outcome == "resumed"
+        assert handle.session_id == "forked-2" and handle.id == "chat:forked-2"
+        assert [u.text for u in handle.journal] == ["hello", "echo: hello (replayed)"]
+        assert [i.id for i in svc.get_state()] == ["chat:forked-2"]
+        assert svc.get_state()[0].session_id == "forked-2"
+    adopted = journal_file(svc, "forked-2")
+    assert adopted[0]["timestamp"] == prior[0]["timestamp"]
+    # As in Silo the old file is reconciled in place and then left on disk (an orphan prune collects it).
+    assert journal_file(svc, old_id) == adopted
+
+
+async def test_session_config_is_not_applied_to_resumed_sessions(workspace: Workspace) -> None:
+    workspace.add_profiles(demo_agent("demo-cfg", session_config={"mode": "plan"}))
+    svc = workspace.service()
+    async with await svc.sessions.connect("demo-cfg") as handle:
+        assert {o.id: o.current_value for o in handle.config_options}["mode"] == "plan"
+        await handle.set_config_option("mode", "ask")
+        session_id = handle.session_id
+    async with await svc.sessions.connect("demo-cfg", resume={"session_id": session_id}) as resumed:
+        assert resumed.resume_outcome == "resumed"
+        assert {o.id: o.current_value for o in resumed.config_options}["mode"] == "ask"
+
+
+async def test_in_place_resume_keeps_the_handle(workspace: Workspace) -> None:
+    svc = workspace.service()
+    async with await svc.sessions.connect("demo") as handle:
+        await handle.prompt(text("first"))
+        old_pid = handle._connection.process.pid  # type: ignore[union-attr]
+        svc.acknowledge(handle.id)
+        await svc.resume(handle.id)
+        assert handle._connection.process.pid != old_pid  # type: ignore[union-attr]
+        info = svc.get_state()[0]
+        assert info.id == handle.id and info.chat_resume_state == "resumed" and info.activity == "idle"
+        assert (await handle.prompt(text("second"))).stop_reason == "end_turn"
+    await svc.resume("chat:unknown")  # unknown ids: nothing happens
+
+
+async def test_read_journal_of_unknown_or_hostile_ids(workspace: Workspace) -> None:
+    svc = workspace.service()
+    assert await svc.sessions.read_journal("never-seen") == []
+    assert await svc.sessions.read_journal("../../../etc/passwd") == []
+    assert await svc.sessions.read_journal("") == []
