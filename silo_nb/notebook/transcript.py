@@ -1,0 +1,250 @@
+"""The transcript reducer: ``fold(state, update) -> state``, pure and immutable.
+
+- One place turns ``AgentSessionUpdate`` streams into something to show. The live turn view, the static
+  HTML/Markdown bundle, ``%silo export``, ``%silo journal`` and the restore after a kernel restart all
+  fold the same updates through it, so a restored cell looks exactly like a live one.
+- Entries keep the order in which things first appeared. Text chunks join the last entry when it is the
+  same message (role + message id); tool calls are upserted by ``toolCallId`` (absent fields mean
+  unchanged, ``content``/``locations`` replace); the plan is one entry replaced in place.
+- Metadata kinds (commands, modes, config options) do not show in a transcript; unknown kinds are
+  counted in ``other`` so nothing is silently lost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+from silo_nb.sessions.models import (
+    AgentPermissionRequest,
+    AgentPlanEntry,
+    AgentSessionUpdate,
+    AgentSessionUsage,
+    AgentToolCall,
+    AgentToolCallContent,
+    AgentToolCallLocation,
+)
+
+__all__ = [
+    "Entry",
+    "MessageEntry",
+    "PermissionEntry",
+    "PlanView",
+    "ToolEntry",
+    "TranscriptState",
+    "TurnStatus",
+    "fold",
+    "fold_all",
+    "split_turns",
+    "with_permission",
+    "with_prompt",
+    "with_status",
+]
+
+TurnStatus = Literal["running", "finished", "cancelled", "failed", "restored"]
+Role = Literal["user", "agent", "thought"]
+
+_ROLES: dict[str, Role] = {
+    "user_message_chunk": "user",
+    "agent_message_chunk": "agent",
+    "agent_thought_chunk": "thought",
+}
+_METADATA_KINDS = frozenset(
+    {
+        "available_commands_update",
+        "current_mode_update",
+        "config_option_update",
+        "session_info_update",
+        "usage_update",
+    }
+)
+
+
+@dataclass(frozen=True)
+class MessageEntry:
+    role: Role
+    text: str
+    message_id: str | None = None
+    timestamp: str | None = None
+    non_text: tuple[str, ...] = ()  # content block types that are not text (an image, a resource…)
+
+
+@dataclass(frozen=True)
+class ToolEntry:
+    tool_call_id: str
+    title: str | None = None
+    kind: str | None = None
+    status: str | None = None
+    content: tuple[AgentToolCallContent, ...] = ()
+    locations: tuple[AgentToolCallLocation, ...] = ()
+    raw_input: Any = None
+    raw_output: Any = None
+
+
+@dataclass(frozen=True)
+class PlanView:
+    entries: tuple[AgentPlanEntry, ...]
+
+
+@dataclass(frozen=True)
+class PermissionEntry:
+    """A permission the agent asked for, and what was chosen (``choice`` None: cancelled/unanswered)."""
+
+    tool_call_id: str
+    title: str
+    options: tuple[tuple[str, str, str], ...]  # (option_id, name, kind)
+    choice: str | None = None
+    answered: bool = False
+
+    @property
+    def choice_name(self) -> str | None:
+        return next((name for option_id, name, _ in self.options if option_id == self.choice), None)
+
+
+Entry = MessageEntry | ToolEntry | PlanView | PermissionEntry
+
+
+@dataclass(frozen=True)
+class TranscriptState:
+    entries: tuple[Entry, ...] = ()
+    usage: AgentSessionUsage | None = None
+    title: str | None = None
+    status: TurnStatus = "running"
+    stop_reason: str | None = None
+    error: str | None = None
+    other: tuple[str, ...] = field(default=())  # kinds we do not render, in arrival order
+
+    def tool(self, tool_call_id: str) -> ToolEntry | None:
+        return next(
+            (e for e in self.entries if isinstance(e, ToolEntry) and e.tool_call_id == tool_call_id), None
+        )
+
+    @property
+    def plan(self) -> PlanView | None:
+        return next((e for e in self.entries if isinstance(e, PlanView)), None)
+
+    @property
+    def prompt_text(self) -> str:
+        return "".join(e.text for e in self.entries if isinstance(e, MessageEntry) and e.role == "user")
+
+    @property
+    def reply_text(self) -> str:
+        return "".join(e.text for e in self.entries if isinstance(e, MessageEntry) and e.role == "agent")
+
+
+def _merge_tool(entry: ToolEntry, call: AgentToolCall) -> ToolEntry:
+    return ToolEntry(
+        tool_call_id=entry.tool_call_id,
+        title=call.title if call.title is not None else entry.title,
+        kind=call.kind if call.kind is not None else entry.kind,
+        status=call.status if call.status is not None else entry.status,
+        content=call.content if call.content is not None else entry.content,
+        locations=call.locations if call.locations is not None else entry.locations,
+        raw_input=call.raw_input if call.raw_input is not None else entry.raw_input,
+        raw_output=call.raw_output if call.raw_output is not None else entry.raw_output,
+    )
+
+
+def _replace_entry(entries: tuple[Entry, ...], index: int, entry: Entry) -> tuple[Entry, ...]:
+    return (*entries[:index], entry, *entries[index + 1 :])
+
+
+def fold(state: TranscriptState, update: AgentSessionUpdate) -> TranscriptState:
+    """The transcript after ``update``. Never raises; never mutates ``state``."""
+    kind = update.kind
+    role = _ROLES.get(kind)
+    if role is not None:
+        if update.content is None:
+            return state
+        text = update.text or ""
+        non_text = () if update.content.type == "text" else (update.content.type,)
+        last = state.entries[-1] if state.entries else None
+        if isinstance(last, MessageEntry) and last.role == role and last.message_id == update.message_id:
+            merged = replace(last, text=last.text + text, non_text=last.non_text + non_text)
+            return replace(state, entries=_replace_entry(state.entries, len(state.entries) - 1, merged))
+        entry = MessageEntry(
+            role=role, text=text, message_id=update.message_id, timestamp=update.timestamp, non_text=non_text
+        )
+        return replace(state, entries=(*state.entries, entry))
+    if kind in ("tool_call", "tool_call_update"):
+        call = update.tool_call
+        if call is None:
+            return state
+        for index, existing in enumerate(state.entries):
+            if isinstance(existing, ToolEntry) and existing.tool_call_id == call.tool_call_id:
+                return replace(
+                    state, entries=_replace_entry(state.entries, index, _merge_tool(existing, call))
+                )
+        return replace(
+            state, entries=(*state.entries, _merge_tool(ToolEntry(tool_call_id=call.tool_call_id), call))
+        )
+    if kind == "plan":
+        view = PlanView(entries=update.plan or ())
+        for index, existing in enumerate(state.entries):
+            if isinstance(existing, PlanView):
+                return replace(state, entries=_replace_entry(state.entries, index, view))
+        return replace(state, entries=(*state.entries, view))
+    if kind == "usage_update":
+        return replace(state, usage=update.usage) if update.usage is not None else state
+    if kind == "session_info_update":
+        title = update.raw.get("title")
+        return replace(state, title=title.strip()) if isinstance(title, str) and title.strip() else state
+    if kind in _METADATA_KINDS:
+        return state
+    return replace(state, other=(*state.other, kind))
+
+
+def fold_all(updates: Iterable[AgentSessionUpdate], state: TranscriptState | None = None) -> TranscriptState:
+    result = state or TranscriptState()
+    for update in updates:
+        result = fold(result, update)
+    return result
+
+
+def with_prompt(state: TranscriptState, text: str, *, timestamp: str | None = None) -> TranscriptState:
+    """Add the user's own prompt (ACP never echoes it back during a live turn)."""
+    return replace(state, entries=(*state.entries, MessageEntry(role="user", text=text, timestamp=timestamp)))
+
+
+def with_permission(state: TranscriptState, request: AgentPermissionRequest) -> TranscriptState:
+    """Record a permission request (or its answer: call again once it is answered)."""
+    entry = PermissionEntry(
+        tool_call_id=request.tool_call_id,
+        title=request.title,
+        options=tuple((o.option_id, o.name, o.kind) for o in request.options),
+        choice=request.answer,
+        answered=request.answered,
+    )
+    for index, existing in enumerate(state.entries):
+        if (
+            isinstance(existing, PermissionEntry)
+            and existing.tool_call_id == entry.tool_call_id
+            and not existing.answered
+        ):
+            return replace(state, entries=_replace_entry(state.entries, index, entry))
+    return replace(state, entries=(*state.entries, entry))
+
+
+def with_status(
+    state: TranscriptState, status: TurnStatus, *, stop_reason: str | None = None, error: str | None = None
+) -> TranscriptState:
+    return replace(
+        state, status=status, stop_reason=stop_reason or state.stop_reason, error=error or state.error
+    )
+
+
+def split_turns(updates: Iterable[AgentSessionUpdate]) -> list[list[AgentSessionUpdate]]:
+    """A journal cut into turns: each starts at a user prompt silo_nb synthesized (``raw.synthesized``)
+    or, in an agent's load replay, at a user message that follows other content. Anything before the
+    first prompt (a banner, agent-initiated work) is its own leading group."""
+    turns: list[list[AgentSessionUpdate]] = [[]]
+    for update in updates:
+        starts_turn = update.kind == "user_message_chunk" and (
+            update.raw.get("synthesized") is True
+            or (turns[-1] and turns[-1][-1].kind != "user_message_chunk")
+        )
+        if starts_turn and turns[-1]:
+            turns.append([])
+        turns[-1].append(update)
+    return [turn for turn in turns if turn]
