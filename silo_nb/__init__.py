@@ -82,9 +82,30 @@ __all__ = [
     "ResourceLinkBlock",
     "TextBlock",
     "agents",
+    "wait",
 ]
 
 _default_agents: AgentsService | None = None
+
+
+async def wait() -> None:
+    """Wait for every background ``%%prompt`` turn to end, and re-publish their transcripts here."""
+    from silo_nb.notebook.turns import wait as wait_for_turns
+
+    await wait_for_turns()
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext silo_nb``: registers ``%silo`` and ``%%prompt``."""
+    from silo_nb.notebook.magics import load_ipython_extension as load
+
+    load(ipython)
+
+
+def unload_ipython_extension(ipython: Any) -> None:
+    from silo_nb.notebook.magics import unload_ipython_extension as unload
+
+    unload(ipython)
 
 
 def __getattr__(name: str) -> Any:

@@ -58,14 +58,22 @@ def has_conversation_content(lines: list[str]) -> bool:
 
 
 def backfill_user_prompt_timestamps(prior: list[str], replayed: list[str]) -> list[str]:
-    """Copy prior user-prompt timestamps onto the replay's user chunks, matched by position."""
+    """Copy prior user-prompt timestamps onto the replay's user chunks, matched by position.
+
+    silo_nb also carries the notebook cell a prompt came from (``raw.cellId``), so a restored notebook
+    still finds each cell's turn after an agent's replay replaced the journal.
+    """
     stamps: list[str | None] = []
+    cells: list[str | None] = []
     for line in prior:
         with contextlib.suppress(json.JSONDecodeError):
             value = json.loads(line)
             if isinstance(value, dict) and value.get("kind") == "user_message_chunk":
                 stamp = value.get("timestamp")
                 stamps.append(stamp if isinstance(stamp, str) else None)
+                raw = value.get("raw")
+                cell = raw.get("cellId") if isinstance(raw, dict) else None
+                cells.append(cell if isinstance(cell, str) else None)
     out: list[str] = []
     position = 0
     for line in replayed:
@@ -76,7 +84,14 @@ def backfill_user_prompt_timestamps(prior: list[str], replayed: list[str]) -> li
             continue
         if isinstance(value, dict) and value.get("kind") == "user_message_chunk":
             stamp = stamps[position] if position < len(stamps) else None
+            cell = cells[position] if position < len(cells) else None
             position += 1
+            raw = value.get("raw")
+            if cell is not None and isinstance(raw, dict) and "cellId" not in raw:
+                value["raw"] = {**raw, "cellId": cell}
+                if stamp is None or "timestamp" in value:
+                    out.append(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+                    continue
             if stamp is not None and "timestamp" not in value:
                 ordered: dict[str, Any] = {}
                 for key, item in value.items():

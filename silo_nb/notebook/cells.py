@@ -1,0 +1,97 @@
+"""Which cell and which notebook a turn belongs to, and what this notebook connected to last.
+
+- A turn is tied to its cell: the execute request's ``metadata.cellId`` (JupyterLab and Notebook 7 send
+  it), else a hash of the cell's source and its position (the how-many-th ``%%prompt`` run of this
+  kernel), which is stable under "Run All" after a restart.
+- A notebook is ``$JPY_SESSION_NAME`` (its path, set by Jupyter Server) when present, else the workspace.
+- ``ConnectionRecords``: a small JSON file in the data dir mapping (notebook, NAME) → (profile, session
+  id), so ``%silo connect NAME`` after a restart resumes the session this notebook last used.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from silo_nb.sessions.status import now_iso
+from silo_nb.sessions.storage import ensure_private_dir
+
+__all__ = ["ConnectionRecords", "execute_cell_id", "fallback_cell_key", "notebook_identity"]
+
+log = logging.getLogger("silo_nb.notebook")
+
+
+def execute_cell_id(shell: Any) -> str | None:
+    """The ``cellId`` the frontend sent with the running execute request, if any."""
+    kernel = getattr(shell, "kernel", None)
+    get_parent = getattr(kernel, "get_parent", None)
+    if get_parent is None:
+        return None
+    try:
+        parent = get_parent("shell")
+    except Exception:
+        return None
+    metadata = parent.get("metadata") if isinstance(parent, dict) else None
+    cell_id = metadata.get("cellId") if isinstance(metadata, dict) else None
+    return cell_id if isinstance(cell_id, str) and cell_id else None
+
+
+def fallback_cell_key(source: str, position: int) -> str:
+    digest = hashlib.sha256(f"{position}\0{source}".encode()).hexdigest()[:16]
+    return f"src-{position}-{digest}"
+
+
+def notebook_identity(workspace_folder: Path) -> str:
+    session_name = os.environ.get("JPY_SESSION_NAME")
+    return session_name if session_name else str(workspace_folder)
+
+
+class ConnectionRecords:
+    """(notebook, NAME) → {profile, session_id}; one 0600 JSON file per notebook."""
+
+    def __init__(self, data_dir: Path, workspace_id: str, notebook: str) -> None:
+        digest = hashlib.sha256(notebook.encode("utf-8")).hexdigest()[:20]
+        self.path = data_dir / "workspaces" / workspace_id / "notebooks" / f"{digest}.json"
+        self.notebook = notebook
+
+    def _read(self) -> dict[str, Any]:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+    def get(self, name: str) -> dict[str, Any] | None:
+        record = self._read().get("connections", {}).get(name)
+        return record if isinstance(record, dict) and isinstance(record.get("session_id"), str) else None
+
+    def put(self, name: str, *, profile_id: str, session_id: str) -> None:
+        data = self._read()
+        data["notebook"] = self.notebook
+        connections = data.setdefault("connections", {})
+        connections[name] = {"profile": profile_id, "session_id": session_id, "updated": now_iso()}
+        data["last"] = name
+        self._write(data)
+
+    def last_name(self) -> str | None:
+        last = self._read().get("last")
+        return last if isinstance(last, str) else None
+
+    def _write(self, data: dict[str, Any]) -> None:
+        try:
+            ensure_private_dir(self.path.parent)
+            fd, temp = tempfile.mkstemp(dir=self.path.parent, prefix=".record-", suffix=".tmp")
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump(data, handle, indent=1)
+            os.chmod(temp, 0o600)
+            os.replace(temp, self.path)
+        except OSError as exc:
+            log.warning("could not save the connection record %s: %s", self.path, exc)
+            with contextlib.suppress(OSError, UnboundLocalError):
+                os.unlink(temp)

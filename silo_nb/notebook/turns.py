@@ -1,0 +1,174 @@
+"""One ``%%prompt`` turn in a cell: live turn view → the agent's turn → a static bundle in its place.
+
+- The turn view is displayed synchronously while the cell runs (with a ``display_id``); streaming then
+  only mutates widget traits, which reach the frontend whenever they are sent.
+- When the turn ends (finished, cancelled or failed) the output is replaced, under the same
+  ``display_id``, by a static ``text/html`` + ``text/markdown`` + ``text/plain`` bundle with
+  ``metadata.silo``, and the turn's widgets are closed: a saved notebook shows every transcript without a
+  kernel, and stays small.
+- Background turns (``--bg``, older kernels) are remembered so ``await silo_nb.wait()`` can await them and
+  re-publish their bundles from the current cell (headless runners only keep the running cell's output).
+- A restored turn (already in the journal) is painted from the journal with no agent call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import logging
+import uuid
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from silo_nb.notebook._display import display, update_display
+from silo_nb.notebook.render import static_bundle
+from silo_nb.notebook.transcript import TranscriptState, TurnStatus, fold_all, with_status
+from silo_nb.sessions.errors import AgentSessionError
+from silo_nb.sessions.models import AgentSessionUpdate
+
+if TYPE_CHECKING:
+    from silo_nb.notebook.widgets import SessionPanel, TurnView
+    from silo_nb.sessions.handle import AgentSessionHandle
+
+__all__ = [
+    "Turn",
+    "display_restored",
+    "new_display_id",
+    "run_turn",
+    "show_error",
+    "show_placeholder",
+    "start_turn",
+    "track",
+    "wait",
+]
+
+log = logging.getLogger("silo_nb.notebook")
+
+# Background work the cell did not wait for, and the final outputs to re-publish from ``wait()``'s cell.
+_BACKGROUND_TASKS: set[asyncio.Task[Any]] = set()
+_REPUBLISH: dict[str, tuple[dict[str, str], dict[str, Any]]] = {}
+
+
+@dataclass
+class Turn:
+    handle: AgentSessionHandle
+    blocks: list[Any]
+    view: TurnView
+    display_id: str
+    metadata: dict[str, Any]
+    background: bool = False
+    bundle: tuple[dict[str, str], dict[str, Any]] | None = None
+    panel: SessionPanel | None = None
+    listeners: list[Any] = field(default_factory=list)
+
+
+def new_display_id() -> str:
+    return f"silo-turn-{uuid.uuid4().hex}"
+
+
+def show_placeholder(text: str) -> str:
+    """Display a placeholder in the running cell now; later updates replace it (background turns)."""
+    display_id = new_display_id()
+    display({"text/plain": text, "text/html": f"<i>{html.escape(text)}</i>"}, raw=True, display_id=display_id)
+    return display_id
+
+
+def show_error(display_id: str, message: str) -> None:
+    html_text = f"<span style='color:#c0392b'>✗ {html.escape(message)}</span>"
+    data = {"text/plain": f"error: {message}", "text/html": html_text}
+    _REPUBLISH[display_id] = (data, {})
+    update_display(data, raw=True, display_id=display_id)
+
+
+def track(task: asyncio.Task[Any]) -> None:
+    """Remember a background task so ``wait()`` waits for it."""
+    _BACKGROUND_TASKS.add(task)
+    task.add_done_callback(_BACKGROUND_TASKS.discard)
+
+
+def _update(data: dict[str, str], metadata: dict[str, Any], display_id: str) -> None:
+    update_display(data, raw=True, metadata=metadata, display_id=display_id)
+
+
+def start_turn(
+    handle: AgentSessionHandle,
+    blocks: list[Any],
+    *,
+    prompt_text: str,
+    metadata: dict[str, Any],
+    panel: SessionPanel | None,
+    background: bool,
+    display_id: str | None = None,
+) -> Turn:
+    """Display the live turn view in the running cell (synchronously) and return the turn to drive.
+
+    With ``display_id`` (a placeholder the cell already displayed), the view replaces that output.
+    """
+    from silo_nb.notebook.widgets import TurnView
+
+    view = TurnView(prompt_text, label=handle.agent_name, on_stop=handle.cancel)
+    if display_id is None:
+        display_id = new_display_id()
+        display(view, display_id=display_id)
+    else:
+        update_display(view, display_id=display_id)
+    return Turn(handle, blocks, view, display_id, metadata, background=background, panel=panel)
+
+
+async def run_turn(turn: Turn) -> None:
+    """Send the prompt and stream into the view; always ends with the static bundle in place."""
+    handle, view = turn.handle, turn.view
+    turn.listeners = [handle.on_update(view.apply), handle.on_permission(view.add_permission)]
+    if turn.panel is not None:
+        turn.panel.turn_active = True
+    try:
+        result = await handle.prompt(turn.blocks, cell_id=turn.metadata.get("cell_id"))
+        status: TurnStatus = "cancelled" if result.stop_reason == "cancelled" else "finished"
+        view.set_status(status, stop_reason=result.stop_reason)
+    except AgentSessionError as exc:
+        view.set_status("failed", error=str(exc))
+    except BaseException:
+        # The stop button (an interrupt) or a cancelled background task: the turn was cancelled.
+        view.set_status("cancelled", stop_reason="cancelled")
+        raise
+    finally:
+        for listener in turn.listeners:
+            listener.dispose()
+        if turn.panel is not None:
+            turn.panel.turn_active = False
+        _finish(turn)
+
+
+def _finish(turn: Turn) -> None:
+    turn.metadata["turn"] = turn.handle._user_prompts
+    turn.bundle = static_bundle(turn.view.state, metadata=dict(turn.metadata), title=None)
+    data, metadata = turn.bundle
+    if turn.background:
+        _REPUBLISH[turn.display_id] = turn.bundle
+    try:
+        _update(data, metadata, turn.display_id)
+    finally:
+        turn.view.close_all()
+
+
+def display_restored(
+    updates: list[AgentSessionUpdate], *, metadata: dict[str, Any], meta: str, display_id: str | None = None
+) -> TranscriptState:
+    """Paint a transcript from journal updates as a static bundle (no widgets, no agent)."""
+    state = with_status(fold_all(updates), "restored")
+    data, md = static_bundle(state, metadata=metadata, meta=meta)
+    if display_id is None:
+        display(data, raw=True, metadata=md, display_id=new_display_id())
+    else:
+        _REPUBLISH[display_id] = (data, md)
+        update_display(data, raw=True, metadata=md, display_id=display_id)
+    return state
+
+
+async def wait() -> None:
+    """Wait for every background turn to end, then re-publish their final outputs from this cell."""
+    while _BACKGROUND_TASKS:
+        await asyncio.gather(*list(_BACKGROUND_TASKS), return_exceptions=True)
+    for display_id, (data, metadata) in list(_REPUBLISH.items()):
+        _update(data, metadata, display_id)
+    _REPUBLISH.clear()

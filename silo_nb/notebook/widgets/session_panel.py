@@ -1,0 +1,407 @@
+"""``SessionPanel``: what ``%silo connect`` shows — one live session's status, controls and commands.
+
+- Status comes from ``AgentsService`` (the same ``AgentInfo`` Silo's own UI reads), not from guessing:
+  the panel subscribes and repaints its badge on every change; while ``working``/``blocked`` it shows the
+  time since ``working_since``, ticking once a second on the kernel loop.
+- Session controls are capability-driven: a ``Dropdown`` per ``select`` config option and a ``Checkbox``
+  per ``boolean`` one, only what the agent advertised (other types are not drawn). A change — from the
+  browser or from :meth:`select`, its Python twin — starts ``handle.set_config_option`` in an asyncio
+  task (the widget callback itself only schedules). If the agent rejects it, the control snaps back to
+  the handle's current value and the message line says why. ``on_config_options_changed`` rebuilds the
+  controls when the set of options changes, or just re-syncs their values.
+- The command palette lists ``handle.commands`` (a ``Combobox`` of ``/name``, an arguments field whose
+  placeholder is the command's input hint, their descriptions) and Run calls ``on_run("/name args")``;
+  the owner (the magics) sends it as a prompt turn. :meth:`run` is the Python twin.
+- Agents also work on their own between prompts. Updates that arrive while no prompt turn is active
+  (``turn_active`` False; the magics set it) are folded into a "background" transcript in a collapsed
+  section under the panel; during a turn the turn view shows them instead.
+- :meth:`close_all` disposes every subscription and closes every widget.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from silo_nb.notebook.render import status_badge_html, transcript_html
+from silo_nb.notebook.transcript import TranscriptState, fold, with_status
+from silo_nb.notebook.widgets._common import close_tree, esc, ipw, log, seconds_since
+from silo_nb.notebook.widgets.throttle import Throttle, Ticker
+from silo_nb.sessions.agents import AgentsService
+from silo_nb.sessions.models import (
+    AgentCommand,
+    AgentInfo,
+    AgentSessionConfigOption,
+    AgentSessionUpdate,
+)
+
+__all__ = ["PanelHandle", "SessionPanel"]
+
+RENDERED_TYPES = frozenset({"select", "boolean"})
+_TICKING = frozenset({"working", "blocked"})
+BACKGROUND_TITLE = "Background activity"
+
+
+class _Disposable(Protocol):
+    def dispose(self) -> None: ...
+
+
+class PanelHandle(Protocol):
+    """What the panel uses of an ``AgentSessionHandle`` (which satisfies it as is)."""
+
+    id: str
+    agent_name: str
+
+    @property
+    def session_id(self) -> str: ...
+
+    @property
+    def config_options(self) -> tuple[AgentSessionConfigOption, ...]: ...
+
+    @property
+    def commands(self) -> tuple[AgentCommand, ...]: ...
+
+    async def set_config_option(self, option_id: str, value: Any) -> None: ...
+
+    def on_update(self, listener: Callable[[AgentSessionUpdate], None]) -> _Disposable: ...
+
+    def on_config_options_changed(self, listener: Callable[[], None]) -> _Disposable: ...
+
+    def on_commands_changed(self, listener: Callable[[], None]) -> _Disposable: ...
+
+
+def _shape(options: tuple[AgentSessionConfigOption, ...]) -> tuple[Any, ...]:
+    """What decides the controls themselves (not their values): rebuild only when this changes."""
+    return tuple(
+        (o.id, o.type, o.name, o.description, tuple((c.name, c.value) for c in o.options))
+        for o in options
+        if o.type in RENDERED_TYPES
+    )
+
+
+def _error_html(text: str) -> str:
+    return f'<span style="color:#b00020">⚠ {esc(text)}</span>'
+
+
+class SessionPanel(ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
+    """A connected session: status badge, config controls, command palette and background activity."""
+
+    def __init__(
+        self,
+        handle: PanelHandle,
+        service: AgentsService,
+        *,
+        on_run: Callable[[str], None] | None = None,
+        throttle: float = 0.25,
+    ) -> None:
+        self.handle = handle
+        self.service = service
+        self.turn_active = False
+        self._on_run = on_run
+        self._closed = False
+        self._syncing = False
+        self._shape: tuple[Any, ...] | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._background = TranscriptState()
+        self._activity: str | None = None
+        self.option_controls: dict[str, Any] = {}
+
+        self.name_html: Any = ipw.HTML(value="")
+        self.badge: Any = ipw.HTML(value="")
+        self.session_html: Any = ipw.HTML(value="")
+        self.header: Any = ipw.HBox(
+            children=[self.name_html, self.badge, self.session_html],
+            layout=ipw.Layout(align_items="center", justify_content="space-between"),
+        )
+        self.controls: Any = ipw.HBox(children=[], layout=ipw.Layout(flex_flow="row wrap"))
+        self.message: Any = ipw.HTML(value="")
+
+        self.command_box: Any = ipw.Combobox(
+            options=(), value="", placeholder="/command", ensure_option=False, layout=ipw.Layout(width="14em")
+        )
+        self.args_text: Any = ipw.Text(value="", placeholder="arguments", layout=ipw.Layout(flex="1 1 auto"))
+        self.run_button: Any = ipw.Button(
+            description="Run",
+            icon="play",
+            tooltip="Send the command as a prompt",
+            disabled=on_run is None,
+            layout=ipw.Layout(width="auto"),
+        )
+        self.commands_html: Any = ipw.HTML(value="")
+        self.palette: Any = ipw.VBox(
+            children=[
+                ipw.HBox(children=[self.command_box, self.args_text, self.run_button]),
+                self.commands_html,
+            ]
+        )
+
+        self.background_html: Any = ipw.HTML(value="")
+        self.background: Any = ipw.Accordion(
+            children=[self.background_html], titles=(BACKGROUND_TITLE,), selected_index=None
+        )
+        super().__init__(children=[self.header, self.controls, self.message, self.palette, self.background])
+
+        self._ticker = Ticker(1.0, self._render_status)
+        self._background_throttle = Throttle(throttle, self._render_background)
+        self.command_box.observe(lambda _change: self._show_hint(), names="value")
+        self.run_button.on_click(lambda _button: self._run_clicked())
+        self.refresh_options()
+        self.refresh_commands()
+        self._render_status()
+        self._subscriptions: list[_Disposable] = [
+            service.subscribe(self._on_state),
+            handle.on_update(self._on_update),
+            handle.on_config_options_changed(self.refresh_options),
+            handle.on_commands_changed(self.refresh_commands),
+        ]
+
+    # -- read-only surface ------------------------------------------------------------------------
+
+    @property
+    def background_state(self) -> TranscriptState:
+        """What the agent did on its own, outside prompt turns."""
+        return self._background
+
+    @property
+    def info(self) -> AgentInfo | None:
+        """The session's status entry (None once the session is gone)."""
+        return self.service.get(self.handle.id)
+
+    # -- Python twins -----------------------------------------------------------------------------
+
+    def select(self, option_id: str, value: Any) -> asyncio.Task[None]:
+        """Change a config option as the user would: the control shows ``value`` and the agent is asked.
+
+        Needs a running loop. The task never raises: a rejection reverts the control and shows the reason.
+        """
+        control = self.option_controls.get(option_id)
+        if control is not None:
+            self._set_control(control, value)
+        return self._start_set(option_id, value)
+
+    def run(self, name: str, args: str = "") -> str:
+        """Run a command as the Run button would: ``on_run("/name args")``. Returns the text sent."""
+        command = name.strip().lstrip("/").strip()
+        if not command:
+            raise ValueError("no command given")
+        extra = args.strip()
+        text = f"/{command} {extra}" if extra else f"/{command}"
+        if self._on_run is not None:
+            self._on_run(text)
+        return text
+
+    def flush(self) -> None:
+        """Render the background transcript now if an update is waiting for the throttle."""
+        self._background_throttle.flush()
+
+    async def settled(self) -> None:
+        """Wait until every config change started from the panel has been answered."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    # -- refresh ----------------------------------------------------------------------------------
+
+    def refresh_options(self) -> None:
+        """Rebuild the controls if the agent's options changed shape, else re-sync their values."""
+        if self._closed:
+            return
+        options = self.handle.config_options
+        shape = _shape(options)
+        if shape != self._shape:
+            self._shape = shape
+            old = list(self.option_controls.values())
+            self.option_controls = {o.id: self._build_control(o) for o in options if o.type in RENDERED_TYPES}
+            self.controls.children = tuple(self.option_controls.values())
+            for control in old:
+                close_tree(control)
+        else:
+            self._sync_values()
+
+    def refresh_commands(self) -> None:
+        """Repaint the command palette from ``handle.commands``."""
+        if self._closed:
+            return
+        commands = self.handle.commands
+        self.command_box.options = tuple(f"/{c.name}" for c in commands)
+        lines = []
+        for command in commands:
+            line = f"<code>/{esc(command.name)}</code>"
+            if command.description:
+                line += f" — {esc(command.description)}"
+            if command.input is not None and command.input.hint:
+                line += f' <i style="color:#888">({esc(command.input.hint)})</i>'
+            lines.append(line)
+        self.commands_html.value = (
+            '<div style="font-size:smaller">' + "<br>".join(lines) + "</div>"
+            if lines
+            else '<div style="font-size:smaller;color:#888">No commands advertised.</div>'
+        )
+        self._show_hint()
+
+    def close_all(self) -> None:
+        """Dispose every subscription and listener, stop the timers and close every widget."""
+        if self._closed:
+            return
+        self._closed = True
+        for subscription in self._subscriptions:
+            subscription.dispose()
+        self._subscriptions.clear()
+        self._ticker.stop()
+        self._background_throttle.cancel()
+        close_tree(self)
+
+    # -- config options ---------------------------------------------------------------------------
+
+    def _build_control(self, option: AgentSessionConfigOption) -> Any:
+        common: dict[str, Any] = {
+            "description": option.name,
+            "tooltip": option.description or option.name,
+            "style": {"description_width": "initial"},
+        }
+        if option.type == "boolean":
+            control = ipw.Checkbox(value=bool(option.current_value), indent=False, **common)
+        else:
+            values = [c.value for c in option.options]
+            control = ipw.Dropdown(
+                options=[(c.name, c.value) for c in option.options],
+                value=option.current_value if option.current_value in values else None,
+                **common,
+            )
+        control.observe(lambda change, option_id=option.id: self._control_changed(option_id, change), "value")
+        return control
+
+    def _control_changed(self, option_id: str, change: dict[str, Any]) -> None:
+        # A user change (browser): only schedule the request; the task does the rest.
+        if self._syncing or self._closed:
+            return
+        try:
+            self._start_set(option_id, change["new"])
+        except RuntimeError:
+            log.exception("no running event loop to change %s", option_id)
+            self._sync_values()
+
+    def _start_set(self, option_id: str, value: Any) -> asyncio.Task[None]:
+        task = asyncio.get_running_loop().create_task(
+            self._set_option(option_id, value), name=f"silo_nb set_config_option {option_id}"
+        )
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    async def _set_option(self, option_id: str, value: Any) -> None:
+        try:
+            await self.handle.set_config_option(option_id, value)
+        except Exception as exc:
+            log.info("config option %s = %r was rejected: %s", option_id, value, exc)
+            if not self._closed:
+                option = next((o for o in self.handle.config_options if o.id == option_id), None)
+                what = option.name if option is not None else option_id
+                self.message.value = _error_html(f"{what} was not changed: {exc}")
+                self._sync_values()
+            return
+        if not self._closed:
+            self.message.value = ""
+            self.refresh_options()
+
+    def _set_control(self, control: Any, value: Any) -> None:
+        self._syncing = True
+        try:
+            if isinstance(control, ipw.Checkbox):
+                control.value = bool(value)
+            elif any(v == value for _label, v in control.options):
+                control.value = value
+        finally:
+            self._syncing = False
+
+    def _sync_values(self) -> None:
+        """Every control shows the handle's current value again (after a rejection or a remote change)."""
+        for option in self.handle.config_options:
+            control = self.option_controls.get(option.id)
+            if control is None:
+                continue
+            if isinstance(control, ipw.Checkbox):
+                self._set_control(control, bool(option.current_value))
+            elif any(v == option.current_value for _label, v in control.options):
+                self._set_control(control, option.current_value)
+            else:
+                self._syncing = True
+                try:
+                    control.value = None
+                finally:
+                    self._syncing = False
+
+    # -- commands ---------------------------------------------------------------------------------
+
+    def _command(self, name: str) -> AgentCommand | None:
+        wanted = name.strip().lstrip("/")
+        return next((c for c in self.handle.commands if c.name == wanted), None)
+
+    def _show_hint(self) -> None:
+        command = self._command(str(self.command_box.value or ""))
+        hint = command.input.hint if command is not None and command.input is not None else None
+        self.args_text.placeholder = hint or "arguments"
+
+    def _run_clicked(self) -> None:
+        name = str(self.command_box.value or "")
+        if not name.strip().lstrip("/"):
+            self.message.value = _error_html("Pick a command first.")
+            return
+        try:
+            self.run(name, str(self.args_text.value or ""))
+        except Exception as exc:
+            log.exception("running %s failed", name)
+            self.message.value = _error_html(f"{name} could not be run: {exc}")
+            return
+        self.message.value = ""
+        self.args_text.value = ""
+
+    # -- status and background activity -----------------------------------------------------------
+
+    def _on_state(self, _state: list[AgentInfo]) -> None:
+        self._render_status()
+
+    def _render_status(self) -> None:
+        if self._closed:
+            return
+        info = self.info
+        activity = info.activity if info is not None else "dead"
+        if activity != self._activity:
+            self._activity = activity
+            if self._background.entries:
+                self._background_throttle.poke()  # its footer says whether the agent is still at it
+        elapsed = seconds_since(info.working_since) if info is not None and activity in _TICKING else None
+        self.badge.value = status_badge_html(activity, elapsed=elapsed)
+        if activity in _TICKING:
+            self._ticker.start()
+        else:
+            self._ticker.stop()
+        name = f"<b>{esc(self.handle.agent_name)}</b>"
+        if info is not None and info.title and info.title != self.handle.agent_name:
+            name += f" · {esc(info.title)}"
+        self.name_html.value = name
+        session_id = self.handle.session_id
+        self.session_html.value = (
+            f'<span style="font-size:smaller;color:#888">session <code>{esc(session_id)}</code></span>'
+            if session_id
+            else ""
+        )
+
+    def _on_update(self, update: AgentSessionUpdate) -> None:
+        if self.turn_active or self._closed:
+            return
+        new = fold(self._background, update)
+        if new is not self._background:
+            self._background = new
+            self._background_throttle.poke()
+
+    def _render_background(self) -> None:
+        if self._closed:
+            return
+        state = self._background
+        info = self.info
+        if info is None or info.activity not in _TICKING:
+            state = with_status(state, "finished")  # between agent turns: nothing is running
+        self.background_html.value = transcript_html(state)
+        count = len(self._background.entries)
+        self.background.titles = (f"{BACKGROUND_TITLE} ({count})" if count else BACKGROUND_TITLE,)

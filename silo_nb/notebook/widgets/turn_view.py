@@ -1,0 +1,197 @@
+"""``TurnView``: one ``%%prompt`` turn, live — header, transcript, permission rows.
+
+- The transcript is not kept by the widget: every update goes through the pure reducer
+  (``transcript.fold``) and the body is re-rendered from the whole ``TranscriptState`` with
+  ``render.transcript_html``, the same renderer the static bundle uses, so the live view and what is
+  left in the saved notebook look alike.
+- Re-rendering is throttled (:class:`~silo_nb.notebook.widgets.throttle.Throttle`): a burst of chunks
+  costs at most one ``HTML.value`` message per ``throttle`` seconds; :meth:`flush` and :meth:`set_status`
+  render at once. The header's elapsed time ticks once a second on the kernel loop while running.
+- Permission requests become :class:`PermissionRow` s under the transcript; the request is folded into
+  the state when it arrives and again once answered, so the decision is part of the transcript.
+- The Stop button (and its Python twin :meth:`stop`) only calls ``on_stop`` — typically
+  ``handle.cancel`` — once; the turn really ends when its owner calls :meth:`set_status`.
+- :meth:`close_all` closes every widget of the turn (the static bundle replaces it in the notebook).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from silo_nb.notebook.render import status_badge_html, transcript_html
+from silo_nb.notebook.transcript import (
+    TranscriptState,
+    TurnStatus,
+    fold,
+    with_permission,
+    with_prompt,
+    with_status,
+)
+from silo_nb.notebook.widgets._common import close_tree, esc, ipw, log
+from silo_nb.notebook.widgets.permission_row import PermissionRow
+from silo_nb.notebook.widgets.throttle import Throttle, Ticker
+from silo_nb.sessions.models import AgentPermissionRequest, AgentSessionUpdate
+
+__all__ = ["TurnView"]
+
+# A finished turn is shown with the activity its session goes back to.
+_ENDED_ACTIVITY: dict[str, str] = {
+    "finished": "idle",
+    "cancelled": "idle",
+    "failed": "error",
+    "restored": "idle",
+}
+
+
+class TurnView(ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
+    """A live prompt turn: feed it updates with :meth:`apply`, end it with :meth:`set_status`."""
+
+    def __init__(
+        self,
+        prompt_text: str,
+        *,
+        label: str,
+        on_stop: Callable[[], None] | None = None,
+        throttle: float = 0.1,
+    ) -> None:
+        self.label = label
+        self._on_stop = on_stop
+        self._state = with_prompt(TranscriptState(), prompt_text)
+        self._started = time.monotonic()
+        self._ended: float | None = None
+        self._stop_requested = False
+        self._closed = False
+        self._rows: list[PermissionRow] = []
+        self._throttle = Throttle(throttle, self._render)
+        self._ticker = Ticker(1.0, self._render_header)
+
+        self.label_html: Any = ipw.HTML(value=f"<b>{esc(label)}</b>")
+        self.badge: Any = ipw.HTML(value=self._badge_html())
+        self.stop_button: Any = ipw.Button(
+            description="Stop",
+            icon="stop",
+            tooltip="Cancel this turn",
+            disabled=on_stop is None,
+            layout=ipw.Layout(width="auto"),
+        )
+        self.stop_button.on_click(lambda _button: self.stop())
+        self.header: Any = ipw.HBox(
+            children=[self.label_html, self.badge, self.stop_button],
+            layout=ipw.Layout(align_items="center", justify_content="space-between"),
+        )
+        self.body: Any = ipw.HTML(value=transcript_html(self._state))
+        self.permissions: Any = ipw.VBox(children=[])
+        super().__init__(children=[self.header, self.body, self.permissions])
+        self._ticker.start()
+
+    # -- read-only surface ------------------------------------------------------------------------
+
+    @property
+    def state(self) -> TranscriptState:
+        """The transcript so far (what the next render shows)."""
+        return self._state
+
+    @property
+    def rows(self) -> tuple[PermissionRow, ...]:
+        """The permission rows, in arrival order."""
+        return tuple(self._rows)
+
+    @property
+    def running(self) -> bool:
+        return self._state.status == "running"
+
+    @property
+    def elapsed(self) -> float:
+        """Seconds since the view was created (frozen once the turn ended)."""
+        return (self._ended if self._ended is not None else time.monotonic()) - self._started
+
+    # -- feeding ----------------------------------------------------------------------------------
+
+    def apply(self, update: AgentSessionUpdate) -> None:
+        """Fold one update into the transcript; the body re-renders (throttled)."""
+        new = fold(self._state, update)
+        if new is not self._state:
+            self._state = new
+            self._throttle.poke()
+
+    def add_permission(self, request: AgentPermissionRequest) -> None:
+        """Show a permission request as a row of the agent's options (and record it)."""
+        if self._closed:
+            return
+        self._state = with_permission(self._state, request)
+        row = PermissionRow(request, on_answer=self._permission_answered)
+        self._rows.append(row)
+        self.permissions.children = (*self.permissions.children, row)
+        self._render_header()
+        self._throttle.poke()
+
+    def set_status(
+        self, status: TurnStatus, *, stop_reason: str | None = None, error: str | None = None
+    ) -> None:
+        """End (or re-mark) the turn: record the status, render now, disable Stop, stop the clock."""
+        for row in self._rows:
+            row.refresh()  # requests settled by the turn ending show "cancelled" and are recorded
+        self._state = with_status(self._state, status, stop_reason=stop_reason, error=error)
+        if status != "running":
+            if self._ended is None:
+                self._ended = time.monotonic()
+            self._ticker.stop()
+            self.stop_button.disabled = True
+        self._throttle.cancel()
+        self._render()
+
+    def stop(self) -> bool:
+        """The Stop button's twin: call ``on_stop`` once (True if this call did)."""
+        if self._stop_requested or not self.running or self._on_stop is None:
+            return False
+        self._stop_requested = True
+        self.stop_button.disabled = True
+        self.stop_button.description = "Stopping…"
+        try:
+            self._on_stop()
+        except Exception:
+            log.exception("the turn's on_stop callback raised")
+        return True
+
+    def flush(self) -> None:
+        """Render now if an update is waiting for the throttle."""
+        self._throttle.flush()
+
+    def close_all(self) -> None:
+        """Close this view and every widget in it; timers are cancelled, later calls do nothing."""
+        self._closed = True
+        self._throttle.cancel()
+        self._ticker.stop()
+        close_tree(self)
+
+    # -- rendering --------------------------------------------------------------------------------
+
+    def _permission_answered(self, request: AgentPermissionRequest) -> None:
+        self._state = with_permission(self._state, request)
+        self._render_header()
+        self._throttle.poke()
+
+    def _activity(self) -> str:
+        status = self._state.status
+        if status != "running":
+            return _ENDED_ACTIVITY.get(status, "idle")
+        return "blocked" if any(not row.answered for row in self._rows) else "working"
+
+    def _badge_html(self) -> str:
+        elapsed = self.elapsed if self.running else None
+        return status_badge_html(self._activity(), elapsed=elapsed)
+
+    def _render_header(self) -> None:
+        if self._closed:
+            return
+        self.badge.value = self._badge_html()
+
+    def _render(self) -> None:
+        if self._closed:
+            return
+        for row in self._rows:
+            row.refresh()
+        self.body.value = transcript_html(self._state)
+        self._render_header()

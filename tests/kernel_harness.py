@@ -1,0 +1,109 @@
+"""A real kernel driven by jupyter_client, playing the browser: execute, watch IOPub, click, interrupt."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from jupyter_client.manager import AsyncKernelManager
+
+Message = dict[str, Any]
+
+
+class KernelHarness:
+    def __init__(self, km: AsyncKernelManager, kc: Any) -> None:
+        self.km = km
+        self.kc = kc
+        self.iopub: list[Message] = []
+        self.replies: dict[str, Message] = {}
+        self._pumps: list[asyncio.Task[None]] = []
+
+    @classmethod
+    async def start(cls, cwd: Path, env: dict[str, str]) -> KernelHarness:
+        km = AsyncKernelManager(kernel_name="python3")
+        await km.start_kernel(env={**os.environ, **env}, cwd=str(cwd))
+        kc = km.client()
+        kc.start_channels()
+        await kc.wait_for_ready(timeout=60)
+        harness = cls(km, kc)
+        harness._pumps = [
+            asyncio.create_task(harness._pump_iopub()),
+            asyncio.create_task(harness._pump_shell()),
+        ]
+        return harness
+
+    async def _pump_iopub(self) -> None:
+        while True:
+            self.iopub.append(await self.kc.get_iopub_msg())
+
+    async def _pump_shell(self) -> None:
+        while True:
+            message = await self.kc.get_shell_msg()
+            self.replies[message["parent_header"].get("msg_id")] = message
+
+    def execute(self, code: str, *, cell_id: str | None = None) -> str:
+        content = {
+            "code": code,
+            "silent": False,
+            "store_history": True,
+            "user_expressions": {},
+            "allow_stdin": False,
+            "stop_on_error": True,
+        }
+        message = self.kc.session.msg("execute_request", content)
+        if cell_id is not None:
+            message["metadata"]["cellId"] = cell_id
+        self.kc.shell_channel.send(message)
+        return str(message["header"]["msg_id"])
+
+    async def reply(self, msg_id: str, timeout: float = 60) -> Message:
+        async with asyncio.timeout(timeout):
+            while msg_id not in self.replies:
+                await asyncio.sleep(0.02)
+        return self.replies[msg_id]
+
+    async def run(self, code: str, timeout: float = 60, **kwargs: Any) -> Message:
+        msg_id = self.execute(code, **kwargs)
+        reply = await self.reply(msg_id, timeout)
+        assert reply["content"]["status"] == "ok", (code, reply["content"], self.outputs(msg_id, "stream"))
+        return reply
+
+    async def wait_for(self, predicate: Callable[[Message], bool], timeout: float = 30) -> Message:
+        async with asyncio.timeout(timeout):
+            while True:
+                for message in self.iopub:
+                    if predicate(message):
+                        return message
+                await asyncio.sleep(0.02)
+
+    def outputs(self, msg_id: str, *types: str) -> list[Message]:
+        return [
+            m
+            for m in self.iopub
+            if m["parent_header"].get("msg_id") == msg_id and (not types or m["msg_type"] in types)
+        ]
+
+    def click(self, comm_id: str) -> None:
+        content = {"comm_id": comm_id, "data": {"method": "custom", "content": {"event": "click"}}}
+        self.kc.shell_channel.send(self.kc.session.msg("comm_msg", content))
+
+    async def stop(self) -> None:
+        for task in self._pumps:
+            task.cancel()
+        self.kc.stop_channels()
+        await self.km.shutdown_kernel(now=True)
+
+
+def button_opened(label: str) -> Callable[[Message], bool]:
+    def matches(message: Message) -> bool:
+        if message["msg_type"] != "comm_open":
+            return False
+        state = message["content"].get("data", {}).get("state", {})
+        return state.get("_model_name") == "ButtonModel" and str(state.get("description", "")).startswith(
+            label
+        )
+
+    return matches

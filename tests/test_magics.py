@@ -1,0 +1,218 @@
+"""``%silo`` and ``%%prompt`` in a real ``InteractiveShell`` (widgets on a recording comm, no kernel).
+
+The blocking path is exercised exactly as in a kernel: the input transformer rewrites the cell into a
+top-level ``await`` that ``run_cell_async`` runs on this test's event loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, ClassVar
+
+import anyio
+import comm
+import pytest
+from IPython.core.interactiveshell import InteractiveShell
+from IPython.utils.capture import CapturedIO, capture_output
+
+import silo_nb
+from silo_nb.notebook.magics import NotebookSession
+from tests.conftest import Workspace, demo_agent
+
+
+class RecordingComm(comm.base_comm.BaseComm):  # type: ignore[misc]
+    sent: ClassVar[list[tuple[str, Any]]] = []
+
+    def publish_msg(
+        self, msg_type: str, data: Any = None, metadata: Any = None, buffers: Any = None, **keys: Any
+    ) -> None:
+        RecordingComm.sent.append((msg_type, data))
+
+
+@pytest.fixture
+def shell(workspace: Workspace, monkeypatch: pytest.MonkeyPatch) -> Iterator[InteractiveShell]:
+    RecordingComm.sent = []
+    monkeypatch.setattr(comm, "create_comm", RecordingComm)
+    ip = InteractiveShell.instance()
+    ip.extension_manager.load_extension("silo_nb")
+    ip._silo_nb = NotebookSession(ip, workspace.service())
+    yield ip
+    for connection in list(ip._silo_nb.connections.values()):
+        if connection.handle is not None:
+            connection.handle.dispose()
+    ip._silo_nb = None
+
+
+async def run(ip: InteractiveShell, cell: str) -> tuple[CapturedIO, Any]:
+    with capture_output() as captured:
+        result = await ip.run_cell_async(cell, transformed_cell=ip.transform_cell(cell))
+    return captured, result
+
+
+def restart(ip: InteractiveShell, workspace: Workspace) -> None:
+    """A kernel restart, as far as silo_nb can tell: fresh extension state, agents gone."""
+    for connection in list(ip._silo_nb.connections.values()):
+        if connection.handle is not None:
+            connection.handle.dispose()
+    ip._silo_nb = NotebookSession(ip, workspace.service())
+
+
+def final_bundle(captured: CapturedIO) -> Any:
+    updates = [o for o in captured.outputs if getattr(o, "update", False) or "text/markdown" in o.data]
+    assert updates, [o.data.keys() for o in captured.outputs]
+    return updates[-1]
+
+
+async def test_connect_binds_the_handle_and_shows_the_panel(shell: InteractiveShell) -> None:
+    captured, result = await run(shell, "%silo connect demo")
+    assert result.success, result.error_in_exec
+    handle = shell.user_ns["demo"]
+    assert isinstance(handle, silo_nb.AgentSessionHandle) and handle.is_live
+    widget_views = [o for o in captured.outputs if "application/vnd.jupyter.widget-view+json" in o.data]
+    assert widget_views, "the session panel is a widget"
+    await run(shell, "%silo connect demo --as second")
+    assert shell.user_ns["second"] is not handle
+
+
+async def test_prompt_blocks_until_the_turn_ends_and_leaves_a_static_bundle(shell: InteractiveShell) -> None:
+    await run(shell, "%silo connect demo")
+    shell.user_ns["topic"] = "penguins"
+    captured, result = await run(shell, "%%prompt\nTell me about {topic} and {unknown}")
+    assert result.success, result.error_in_exec
+    live = captured.outputs[0]
+    assert "application/vnd.jupyter.widget-view+json" in live.data  # the live turn view came first
+    bundle = final_bundle(captured)
+    assert set(bundle.data) >= {"text/html", "text/markdown", "text/plain"}
+    assert "Tell me about penguins and {unknown}" in bundle.data["text/markdown"]
+    assert (
+        "## Silo demo agent" in bundle.data["text/markdown"]
+        or "Silo demo agent" in bundle.data["text/markdown"]
+    )
+    silo = bundle.metadata["silo"]
+    assert silo["session_id"] == shell.user_ns["demo"].session_id and silo["profile_id"] == "demo"
+    assert silo["cell_id"].startswith("src-1-") and silo["turn"] == 1
+    closes = [m for m, _ in RecordingComm.sent if m == "comm_close"]
+    assert closes, "the turn's widgets are closed after the swap"
+
+
+async def test_permission_is_answered_from_the_turn_view(shell: InteractiveShell) -> None:
+    await run(shell, "%silo connect demo")
+
+    def click_allow(request: silo_nb.AgentPermissionRequest) -> None:
+        request.respond("allow-once")
+
+    shell.user_ns["demo"].on_permission(click_allow)
+    captured, _ = await run(shell, "%%prompt\nedit the notes")
+    markdown = final_bundle(captured).data["text/markdown"]
+    assert "Edited notes.md." in markdown
+
+
+async def test_command_cell_and_attachments(shell: InteractiveShell, workspace: Workspace) -> None:
+    await run(shell, "%silo connect demo")
+    captured, _ = await run(shell, "%%prompt\n/title Penguin study")
+    assert "Renamed." in final_bundle(captured).data["text/markdown"]
+    assert shell._silo_nb.service.get_state()[0].title == "Penguin study"
+
+    class Frame:  # duck-typed DataFrame
+        shape = (3, 2)
+
+        def head(self, n: int) -> Frame:
+            return self
+
+        def to_csv(self) -> str:
+            return "a,b\n1,2\n"
+
+    shell.user_ns["df"] = Frame()
+    shell.user_ns["note"] = "remember the ice"
+    (workspace.folder / "data.txt").write_text("x = 1\n")
+    captured, result = await run(shell, "%%prompt --attach df note --file data.txt\nlook at these")
+    assert result.success, result.error_in_exec
+    assert "3 attachment" in final_bundle(captured).data["text/markdown"]
+
+
+async def test_errors_are_one_line(shell: InteractiveShell, workspace: Workspace) -> None:
+    workspace.add_profiles(demo_agent("needs-login", "--auth-required"))
+    shell._silo_nb = NotebookSession(shell, workspace.service())
+    for cell, expected in [
+        ("%silo connect nope", 'No agent profile with id "nope".'),
+        ("%silo connect needs-login", "could not start a session (it may need you to sign in first)"),
+        ("%%prompt ghost\nhello", 'No connection named "ghost"'),
+        ("%silo frobnicate", "unknown subcommand 'frobnicate'"),
+    ]:
+        captured, result = await run(shell, cell)
+        assert not result.success
+        message = captured.stderr + captured.stdout
+        assert "UsageError" in message and expected in message, message
+        assert "Traceback" not in message
+
+
+async def test_set_cancel_commands_agents_journal_export_disconnect(
+    shell: InteractiveShell, tmp_path: Path
+) -> None:
+    await run(shell, "%silo connect demo")
+    handle = shell.user_ns["demo"]
+    captured, _ = await run(shell, "%silo set demo mode code")
+    assert "mode = code" in captured.stdout
+    captured, _ = await run(shell, "%silo set demo verbose true")
+    assert {o.id: o.current_value for o in handle.config_options}["verbose"] is True
+    captured, result = await run(shell, "%silo set demo mode yolo")
+    assert not result.success and '"yolo" is not a choice for "Mode".' in captured.stderr + captured.stdout
+    await run(shell, "%%prompt\nhello")
+    with anyio.fail_after(10):
+        while not handle.commands:  # announced a moment after the session started
+            await anyio.sleep(0.02)
+    captured, _ = await run(shell, "%silo commands")
+    assert "/explain <what to explain>" in captured.stdout
+    captured, _ = await run(shell, "%silo agents")
+    assert any("application/vnd.jupyter.widget-view+json" in o.data for o in captured.outputs)
+    captured, _ = await run(shell, f"%silo journal {handle.session_id}")
+    assert "hello" in captured.outputs[-1].data["text/markdown"]
+    await run(shell, f"%silo export demo {tmp_path / 'chat.md'}")
+    await run(shell, f"%silo export demo {tmp_path / 'chat.html'}")
+    assert "hello" in (tmp_path / "chat.md").read_text()
+    assert (tmp_path / "chat.html").read_text().startswith("<!doctype html>")
+    await run(shell, "%silo cancel demo")  # nothing running: harmless
+    captured, _ = await run(shell, "%silo disconnect demo")
+    assert "disconnected demo" in captured.stdout
+    assert handle.disposed
+
+
+async def test_restart_then_run_all_repaints_from_the_journal(
+    shell: InteractiveShell, workspace: Workspace
+) -> None:
+    await run(shell, "%silo connect demo")
+    session_id = shell.user_ns["demo"].session_id
+    first, _ = await run(shell, "%%prompt\nfirst question")
+    second, _ = await run(shell, "%%prompt\nsecond question")
+    restart(shell, workspace)
+    await run(shell, "%silo connect demo")
+    handle = shell.user_ns["demo"]
+    assert handle.session_id == session_id and handle.resume_outcome == "resumed"
+    before = [
+        u.text
+        for u in await handle._service.sessions.read_journal(session_id)
+        if u.kind == "user_message_chunk"
+    ]
+    again1, _ = await run(shell, "%%prompt\nfirst question")
+    again2, _ = await run(shell, "%%prompt\nsecond question")
+    after = [
+        u.text
+        for u in await handle._service.sessions.read_journal(session_id)
+        if u.kind == "user_message_chunk"
+    ]
+    assert after == before  # no prompt reached the agent
+    for old, new in ((first, again1), (second, again2)):
+        restored = new.outputs[-1]
+        assert restored.metadata["silo"]["restored"] is True
+        assert "application/vnd.jupyter.widget-view+json" not in restored.data
+        old_md = final_bundle(old).data["text/markdown"]
+        assert old_md.split("\n---")[0].strip()[:200] in restored.data["text/markdown"]
+    # --rerun sends it again; so does running the same cell twice in one kernel.
+    await run(shell, "%%prompt --rerun\nfirst question")
+    rerun = [
+        u.text
+        for u in await handle._service.sessions.read_journal(session_id)
+        if u.kind == "user_message_chunk"
+    ]
+    assert rerun == [*before, "first question"]
