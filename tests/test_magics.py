@@ -216,3 +216,16 @@ async def test_restart_then_run_all_repaints_from_the_journal(
         if u.kind == "user_message_chunk"
     ]
     assert rerun == [*before, "first question"]
+
+
+async def test_command_palette_runs_a_turn_under_the_panel(shell: InteractiveShell) -> None:
+    await run(shell, "%silo connect demo")
+    connection = shell._silo_nb.connections["demo"]
+    with anyio.fail_after(10):
+        while not connection.handle.commands:
+            await anyio.sleep(0.02)
+    connection.panel.run("title", "From the palette")
+    await silo_nb.wait()
+    (output,) = connection.output.outputs
+    assert "Renamed." in output["data"]["text/html"]
+    assert shell._silo_nb.service.get_state()[0].title == "From the palette"

@@ -28,10 +28,10 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 
 from silo_nb.notebook import turns
-from silo_nb.notebook._display import display, update_display
+from silo_nb.notebook._display import display, html_object, update_display
 from silo_nb.notebook.attachments import attachment_blocks, file_blocks, interpolate
 from silo_nb.notebook.cells import ConnectionRecords, execute_cell_id, fallback_cell_key, notebook_identity
-from silo_nb.notebook.render import static_bundle, transcript_html, transcript_markdown
+from silo_nb.notebook.render import transcript_html, transcript_markdown
 from silo_nb.notebook.transcript import fold_all, split_turns, with_status
 from silo_nb.sessions.errors import AgentSessionError
 from silo_nb.sessions.handle import validate_prompt_blocks
@@ -314,39 +314,29 @@ class NotebookSession:
 
     def _palette_run(self, connection: Connection, text: str) -> None:
         """A command from the panel's palette: a background turn shown under the panel."""
-        handle = connection.handle
-        if handle is None or connection.output is None:
+        handle, output = connection.handle, connection.output
+        if handle is None or output is None:
             return
         from silo_nb.notebook.widgets import TurnView
 
         view = TurnView(text, label=handle.agent_name, on_stop=handle.cancel)
-        connection.output.append_display_data(view)
+        output.append_display_data(view)
 
-        async def drive() -> None:
-            listeners = [handle.on_update(view.apply), handle.on_permission(view.add_permission)]
-            if connection.panel is not None:
-                connection.panel.turn_active = True
-            try:
-                result = await handle.prompt([{"type": "text", "text": text}])
-                view.set_status(
-                    "cancelled" if result.stop_reason == "cancelled" else "finished",
-                    stop_reason=result.stop_reason,
-                )
-            except AgentSessionError as exc:
-                view.set_status("failed", error=str(exc))
-            finally:
-                for listener in listeners:
-                    listener.dispose()
-                if connection.panel is not None:
-                    connection.panel.turn_active = False
-                data, _ = static_bundle(view.state, metadata={})
-                connection.output.outputs = ()
-                connection.output.append_display_data(
-                    {"text/html": data["text/html"]},
-                )
-                view.close_all()
+        def publish(data: dict[str, str], _metadata: dict[str, Any]) -> None:
+            output.outputs = ()
+            output.append_display_data(html_object(data["text/html"]))
 
-        asyncio.get_running_loop().create_task(drive())
+        turn = turns.Turn(
+            handle,
+            [{"type": "text", "text": text}],
+            view,
+            "",
+            {},
+            background=True,
+            panel=connection.panel,
+            publish=publish,
+        )
+        turns.track(asyncio.get_running_loop().create_task(turns.run_turn(turn)))
 
     def _drop(self, connection: Connection) -> None:
         if connection.task is not None and not connection.task.done():

@@ -17,6 +17,7 @@ import asyncio
 import html
 import logging
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -60,6 +61,8 @@ class Turn:
     bundle: tuple[dict[str, str], dict[str, Any]] | None = None
     panel: SessionPanel | None = None
     listeners: list[Any] = field(default_factory=list)
+    # Where the final bundle goes; by default it replaces the cell output under ``display_id``.
+    publish: Callable[[dict[str, str], dict[str, Any]], None] | None = None
 
 
 def new_display_id() -> str:
@@ -143,10 +146,13 @@ def _finish(turn: Turn) -> None:
     turn.metadata["turn"] = turn.handle._user_prompts
     turn.bundle = static_bundle(turn.view.state, metadata=dict(turn.metadata), title=None)
     data, metadata = turn.bundle
-    if turn.background:
-        _REPUBLISH[turn.display_id] = turn.bundle
     try:
-        _update(data, metadata, turn.display_id)
+        if turn.publish is not None:
+            turn.publish(data, metadata)
+        else:
+            if turn.background:
+                _REPUBLISH[turn.display_id] = turn.bundle
+            _update(data, metadata, turn.display_id)
     finally:
         turn.view.close_all()
 
