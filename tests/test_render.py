@@ -175,7 +175,7 @@ def test_html_thoughts_are_collapsed_and_muted() -> None:
 
 def test_html_tool_calls() -> None:
     html = transcript_html(full_state())
-    assert "✏️ edit" in html and "Edit notes.md" in html
+    assert "✎ edit" in html and "Edit notes.md" in html
     assert ">completed</span>" in html
     assert "/work/notes.md:3 · /work/other.md" in html
     # A real line diff: removed and added lines with red and green backgrounds, hunk header muted.
@@ -191,7 +191,7 @@ def test_html_tool_calls() -> None:
     assert ">failed</span>" in html
     # Raw output summarized when there is no content; a missing status shows as pending.
     assert "output: {&quot;status&quot;:200}" in html
-    assert "🌐 fetch" in html
+    assert "⇣ fetch" in html
     assert ">pending</span>" in html
 
 
@@ -317,8 +317,8 @@ def test_markdown_parts() -> None:
     assert "- [x] Read the notes _(high)_" in markdown
     assert "- [ ] Edit the notes _(in progress, medium)_" in markdown
     assert "- [ ] Report back _(low)_" in markdown
-    assert "* 🔐 Permission: Edit notes.md → **Allow always** (always)" in markdown
-    assert "* ✏️ **edit** · Edit notes.md · _completed_ · `/work/notes.md:3`, `/work/other.md`" in markdown
+    assert "* ⚑ Permission: Edit notes.md → **Allow always** (always)" in markdown
+    assert "* ✎ **edit** · Edit notes.md · _completed_ · `/work/notes.md:3`, `/work/other.md`" in markdown
     assert (
         "  ```diff\n  --- /work/notes.md\n  +++ /work/notes.md\n  @@ -1,3 +1,4 @@\n   alpha\n  -beta\n"
         in markdown
@@ -470,7 +470,7 @@ def test_unknown_kinds_render() -> None:
     html = transcript_html(state)
     assert "3 updates not shown (brand_new_kind ×2, another_kind)" in html
     assert "+ image" in html
-    assert "🔧 teleport" in html and ">warping</span>" in html
+    assert "⚙ teleport" in html and ">warping</span>" in html
     assert "[hologram]" in html and "[resource_link a file:///a]" in html and "[empty content]" in html
     assert "• Odd step" in html and "someday" in html and "☐ Plain step" in html
     assert "other" in html  # the kind of a call that never said

@@ -156,6 +156,17 @@ def test_permission_row_shows_the_agents_own_options(comms: list[Sent]) -> None:
     assert all(not b.disabled for b in row.buttons.values())
 
 
+def test_a_lasting_option_already_named_always_is_not_marked_twice(comms: list[Sent]) -> None:
+    request = AgentPermissionRequest(
+        tool_call_id="c1",
+        title="Edit",
+        options=(AgentPermissionOption(option_id="a", name="Always allow", kind="allow_always"),),
+    )
+    row = PermissionRow(request)
+    assert row.buttons["a"].description == "Always allow"
+    assert row.buttons["a"].tooltip == "Grants a lasting permission"
+
+
 def test_permission_row_click_answers_once(comms: list[Sent]) -> None:
     responses: list[str | None] = []
     answered: list[AgentPermissionRequest] = []

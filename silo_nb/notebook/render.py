@@ -62,17 +62,20 @@ _GREEN, _BLUE, _AMBER, _RED, _GREY = "46,160,67", "33,150,243", "255,152,0", "24
 _MUTED = "opacity:.7"
 _MONO = "font-family:var(--jp-code-font-family,monospace);font-size:.85em"
 
+# Plain symbols, not emoji: every text font has them (screenshots showed emoji as empty boxes).
 _KIND_ICONS = {
-    "read": "📖",
-    "edit": "✏️",
-    "delete": "🗑️",
-    "move": "📦",
-    "search": "🔍",
-    "execute": "▶️",
-    "think": "💭",
-    "fetch": "🌐",
-    "switch_mode": "🔀",
+    "read": "≡",
+    "edit": "✎",
+    "delete": "✗",
+    "move": "⇄",
+    "search": "⌕",
+    "execute": "▸",
+    "think": "…",
+    "fetch": "⇣",
+    "switch_mode": "⇆",
 }
+_TOOL_ICON = "⚙"
+_PERMISSION_ICON = "⚑"
 _TOOL_STATUS_COLOURS = {"pending": _GREY, "in_progress": _BLUE, "completed": _GREEN, "failed": _RED}
 _TURN_STATUS = {
     "running": ("● running", _BLUE),
@@ -348,7 +351,7 @@ def _tool_html(entry: ToolEntry) -> str:
     kind = entry.kind or "other"
     head = (
         '<div style="display:flex;flex-wrap:wrap;gap:.2em .6em;align-items:baseline">'
-        f'<span style="{_MUTED};white-space:nowrap">{_KIND_ICONS.get(kind, "🔧")} {_esc(kind)}</span>'
+        f'<span style="{_MUTED};white-space:nowrap">{_KIND_ICONS.get(kind, _TOOL_ICON)} {_esc(kind)}</span>'
         f'<span style="font-weight:600">{_esc(_tool_title(entry))}</span>'
         f"{_pill(_status_label(status), rgb)}</div>"
     )
@@ -394,7 +397,8 @@ def _permission_html(entry: PermissionEntry) -> str:
     always = f' <span style="{_MUTED}">(always)</span>' if lasting else ""
     return (
         f'<div class="silo-permission" style="margin:4px 0;padding:3px 8px;'
-        f'border-left:3px solid {_rgba(rgb, 0.7)}">🔐 Permission: {_esc(entry.title)} → {shown}{always}</div>'
+        f'border-left:3px solid {_rgba(rgb, 0.7)}">'
+        f"{_PERMISSION_ICON} Permission: {_esc(entry.title)} → {shown}{always}</div>"
     )
 
 
@@ -496,7 +500,7 @@ def _tool_md(entry: ToolEntry) -> str:
     """A ``*`` bullet (``-`` is the plan's: a new bullet char keeps the lists apart); one-line details
     are sub-bullets, diffs and output fenced blocks inside the item."""
     kind = entry.kind or "other"
-    head = f"* {_KIND_ICONS.get(kind, '🔧')} **{_md_escape(kind)}** · {_md_escape(_tool_title(entry))}"
+    head = f"* {_KIND_ICONS.get(kind, _TOOL_ICON)} **{_md_escape(kind)}** · {_md_escape(_tool_title(entry))}"
     head += f" · _{_md_escape(_status_label(entry.status or 'pending'))}_"
     locations = _locations(entry)
     if locations:
@@ -536,7 +540,8 @@ def _plan_md(plan: PlanView) -> str:
 def _permission_md(entry: PermissionEntry) -> str:
     outcome, lasting = _permission_outcome(entry)
     shown = f"_{_md_escape(outcome)}_" if entry.choice is None else f"**{_md_escape(outcome)}**"
-    return f"* 🔐 Permission: {_md_escape(entry.title)} → {shown}{' (always)' if lasting else ''}"
+    suffix = " (always)" if lasting else ""
+    return f"* {_PERMISSION_ICON} Permission: {_md_escape(entry.title)} → {shown}{suffix}"
 
 
 def _entry_md(entry: Entry) -> str:

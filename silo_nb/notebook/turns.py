@@ -144,7 +144,8 @@ async def run_turn(turn: Turn) -> None:
 
 def _finish(turn: Turn) -> None:
     turn.metadata["turn"] = turn.handle._user_prompts
-    turn.bundle = static_bundle(turn.view.state, metadata=dict(turn.metadata), title=None)
+    # title="": a turn's output needs no session title above its own prompt.
+    turn.bundle = static_bundle(turn.view.state, metadata=dict(turn.metadata), title="")
     data, metadata = turn.bundle
     try:
         if turn.publish is not None:
@@ -162,7 +163,7 @@ def display_restored(
 ) -> TranscriptState:
     """Paint a transcript from journal updates as a static bundle (no widgets, no agent)."""
     state = with_status(fold_all(updates), "restored")
-    data, md = static_bundle(state, metadata=metadata, meta=meta)
+    data, md = static_bundle(state, metadata=metadata, meta=meta, title="")
     if display_id is None:
         display(data, raw=True, metadata=md, display_id=new_display_id())
     else:

@@ -76,7 +76,8 @@ class PermissionRow(ipw.HBox):  # type: ignore[misc]  # ipywidgets is untyped
         self.buttons: dict[str, Any] = {}
         for option in request.options:
             button = ipw.Button(
-                description=option.name + (LASTING_MARKER if is_lasting(option) else ""),
+                description=option.name
+                + (LASTING_MARKER if is_lasting(option) and "always" not in option.name.lower() else ""),
                 button_style=_style(option),
                 tooltip=_tooltip(option),
                 layout=ipw.Layout(width="auto"),

@@ -1,0 +1,170 @@
+"""A throw-away JupyterLab server for the browser test: isolated dirs, a token, 127.0.0.1, a free port.
+
+The server runs in its own process group and is always stopped (its kernels first, through the REST
+API, then SIGTERM to the group, then SIGKILL). Nothing here reaches the network beyond 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+CHROMIUM = Path("/usr/bin/chromium")
+# Flags this closed network needs: without the background-networking ones chromium keeps dialling out.
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+# No news pop-up, no update check.
+LAB_OVERRIDES = {
+    "@jupyterlab/apputils-extension:notification": {"fetchNews": "false", "checkForUpdates": False}
+}
+SETUP_HINT = "run `bash .ci/setup` (it installs the `browser` extra and Debian's chromium)"
+
+
+def require_browser_stack() -> None:
+    """Fail (never skip) with the fix when chromium, playwright or jupyterlab is missing."""
+    missing = []
+    if not os.access(CHROMIUM, os.X_OK):
+        missing.append(f"{CHROMIUM} (Debian package chromium)")
+    for module in ("playwright", "jupyterlab"):
+        try:
+            __import__(module)
+        except ImportError:
+            missing.append(f"the Python package {module}")
+    if missing:
+        pytest.fail(f"the browser test needs {', '.join(missing)}: {SETUP_HINT}", pytrace=False)
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class LabServer:
+    root: Path
+    port: int
+    token: str
+    process: subprocess.Popen[bytes]
+    log: Path
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def url(self, path: str) -> str:
+        separator = "&" if "?" in path else "?"
+        return f"{self.base}/{path.lstrip('/')}{separator}token={self.token}"
+
+    def api(self, method: str, path: str, timeout: float = 10) -> Any:
+        request = urllib.request.Request(
+            f"{self.base}/api/{path.lstrip('/')}",
+            method=method,
+            headers={"Authorization": f"token {self.token}"},
+        )
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            body = response.read()
+        return json.loads(body) if body else None
+
+    def log_tail(self, lines: int = 40) -> str:
+        try:
+            return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return "(no server log)"
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            with contextlib.suppress(Exception):
+                for kernel in self.api("GET", "kernels", timeout=5):
+                    self.api("DELETE", f"kernels/{kernel['id']}", timeout=10)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGTERM)
+        try:
+            self.process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait(timeout=10)
+
+
+@contextlib.contextmanager
+def lab_server(root: Path, state: Path, env: dict[str, str], timeout: float = 60) -> Iterator[LabServer]:
+    """Start ``jupyter lab`` serving ``root`` (private config/data/runtime/settings dirs under ``state``)."""
+    dirs = {name: state / name for name in ("config", "data", "runtime", "ipython", "settings", "user", "ws")}
+    for folder in dirs.values():
+        folder.mkdir(parents=True, exist_ok=True)
+    (dirs["settings"] / "overrides.json").write_text(json.dumps(LAB_OVERRIDES))
+    server_env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("SILO_NB_", "JUPYTER_"))},
+        "JUPYTER_CONFIG_DIR": str(dirs["config"]),
+        "JUPYTER_DATA_DIR": str(dirs["data"]),
+        "JUPYTER_RUNTIME_DIR": str(dirs["runtime"]),
+        "IPYTHONDIR": str(dirs["ipython"]),
+        **env,
+    }
+    port, token = free_port(), secrets.token_hex(16)
+    log = state / "jupyter-lab.log"
+    argv = [
+        str(Path(sys.executable).parent / "jupyter"),
+        "lab",
+        "--no-browser",
+        "--ip=127.0.0.1",
+        f"--port={port}",
+        "--port-retries=0",
+        f"--IdentityProvider.token={token}",
+        f"--ServerApp.root_dir={root}",
+        "--ServerApp.allow_root=True",
+        "--ServerApp.terminals_enabled=False",
+        "--LabApp.news_url=None",
+        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        f"--LabApp.app_settings_dir={dirs['settings']}",
+        f"--LabApp.user_settings_dir={dirs['user']}",
+        f"--LabApp.workspaces_dir={dirs['ws']}",
+    ]
+    if not Path(argv[0]).is_file():
+        pytest.fail(f"{argv[0]} is missing: {SETUP_HINT}", pytrace=False)
+    with log.open("wb") as sink:
+        process = subprocess.Popen(
+            argv, cwd=root, env=server_env, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True
+        )
+    server = LabServer(root=root, port=port, token=token, process=process, log=log)
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            if process.poll() is not None:
+                pytest.fail(f"jupyter lab exited with {process.returncode}:\n{server.log_tail()}")
+            try:
+                server.api("GET", "status", timeout=2)
+                break
+            except (urllib.error.URLError, ConnectionError, TimeoutError):
+                if time.monotonic() > deadline:
+                    pytest.fail(
+                        f"jupyter lab did not answer /api/status in {timeout:.0f} s:\n{server.log_tail()}"
+                    )
+                time.sleep(0.2)
+        yield server
+    finally:
+        server.stop()
