@@ -187,3 +187,14 @@ async def test_read_journal_of_unknown_or_hostile_ids(workspace: Workspace) -> N
     assert await svc.sessions.read_journal("never-seen") == []
     assert await svc.sessions.read_journal("../../../etc/passwd") == []
     assert await svc.sessions.read_journal("") == []
+
+
+async def test_resumed_session_keeps_the_title_from_its_journal(workspace: Workspace) -> None:
+    svc = workspace.service()
+    async with await svc.sessions.connect("demo") as handle:
+        await handle.prompt(text("/title Penguin clean-up"))
+        session_id = handle.session_id
+    async with await svc.sessions.connect("demo", resume={"session_id": session_id}):
+        assert svc.get_state()[0].title == "Penguin clean-up"
+    async with await svc.sessions.connect("demo", resume={"session_id": session_id}, title="Given title"):
+        assert svc.get_state()[0].title == "Given title"

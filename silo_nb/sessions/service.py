@@ -105,6 +105,16 @@ def backfill_user_prompt_timestamps(prior: list[str], replayed: list[str]) -> li
     return out
 
 
+def _last_title(lines: list[str]) -> str | None:
+    """The most recent title an agent volunteered (``session_info_update``) in a journal."""
+    for update in reversed(parse_lines(lines)):
+        if update.kind == "session_info_update":
+            title = update.raw.get("title")
+            if isinstance(title, str) and title.strip():
+                return title.strip()
+    return None
+
+
 def _with_stderr(message: str, connection: AgentConnection | None) -> str:
     tail = connection.stderr_tail() if connection is not None else []
     if not tail or any(line in message for line in tail):
@@ -200,6 +210,8 @@ class AgentSessionsService:
         )
         placeholder_id: str | None = None
         if restore is not None:
+            # Silo restores the last title from its persisted status; here the journal is that record.
+            title = title or _last_title(read_lines(self._journal_path(workspace, restore.session_id)))
             placeholder_id = "chat:" + restore.session_id
             self._agents._register(
                 AgentInfo(
