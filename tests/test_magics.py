@@ -229,3 +229,14 @@ async def test_command_palette_runs_a_turn_under_the_panel(shell: InteractiveShe
     (output,) = connection.output.outputs
     assert "Renamed." in output["data"]["text/html"]
     assert shell._silo_nb.service.get_state()[0].title == "From the palette"
+
+
+async def test_a_blocking_turn_is_witnessed_a_background_one_is_not(shell: InteractiveShell) -> None:
+    await run(shell, "%silo connect demo")
+    service = shell._silo_nb.service
+    await run(shell, "%%prompt\nlooked at while it ran")
+    assert service.get_state()[0].needs_attention is False  # its own cell was running when it ended
+    await run(shell, "%%prompt --bg\nnobody watching")
+    await silo_nb.wait()
+    info = service.get_state()[0]
+    assert info.needs_attention is True and info.attention_since is not None
