@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from _results import write_section
 
 import silo_nb
 
@@ -94,12 +95,7 @@ async def main(count: int, rounds: int) -> None:
         f"ratio silo_nb / SDK: {silo_median / sdk_median:.2f}",
     ]
     print("\n".join(lines))
-    results = HERE / "RESULTS.md"
-    text = results.read_text() if results.exists() else "# Benchmark results\n"
-    section = "## throughput\n\n```\n" + "\n".join(lines) + "\n```\n"
-    head, sep, tail = text.partition("## throughput\n")
-    rest = tail.split("\n## ", 1)[1] if sep and "\n## " in tail else ""
-    results.write_text(head.rstrip() + "\n\n" + section + ("\n## " + rest if rest else ""))
+    write_section("throughput", lines)
 
 
 if __name__ == "__main__":

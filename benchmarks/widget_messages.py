@@ -17,6 +17,7 @@ from typing import Any
 
 import anyio
 import comm
+from _results import write_section
 
 from silo_nb.notebook.widgets import TurnView
 from silo_nb.sessions.parse import parse_update
@@ -69,12 +70,7 @@ async def main(chunks: int, seconds: float) -> None:
         f"ratio throttled / unthrottled: {throttled / max(unthrottled, 1):.4f}",
     ]
     print("\n".join(lines))
-    results = HERE / "RESULTS.md"
-    text = results.read_text() if results.exists() else "# Benchmark results\n"
-    section = "## widget messages\n\n```\n" + "\n".join(lines) + "\n```\n"
-    head, sep, tail = text.partition("## widget messages\n")
-    rest = tail.split("\n## ", 1)[1] if sep and "\n## " in tail else ""
-    results.write_text(head.rstrip() + "\n\n" + section + ("\n## " + rest if rest else ""))
+    write_section("widget messages", lines)
 
 
 if __name__ == "__main__":

@@ -241,7 +241,10 @@ class NotebookSession:
             self.last_name = name
             return
         if existing is not None:
+            # Let the old agent go before the same session is resumed in a new one.
             self._drop(existing)
+            if existing.handle is not None:
+                await existing.handle.aclose()
         resume: dict[str, Any] | None = None
         session_id = resume_id
         if session_id is None and not new:
