@@ -45,7 +45,7 @@ def shell(workspace: Workspace, monkeypatch: pytest.MonkeyPatch) -> Iterator[Int
 
 
 async def run(ip: InteractiveShell, cell: str) -> tuple[CapturedIO, Any]:
-    with capture_output() as captured:
+    with capture_output() as captured, anyio.fail_after(60):
         result = await ip.run_cell_async(cell, transformed_cell=ip.transform_cell(cell))
     return captured, result
 
@@ -240,3 +240,19 @@ async def test_a_blocking_turn_is_witnessed_a_background_one_is_not(shell: Inter
     await silo_nb.wait()
     info = service.get_state()[0]
     assert info.needs_attention is True and info.attention_since is not None
+
+
+async def test_a_restored_turn_shows_the_permission_decision(
+    shell: InteractiveShell, workspace: Workspace
+) -> None:
+    await run(shell, "%silo connect demo")
+    shell.user_ns["demo"].on_permission(lambda request: request.respond("allow-once"))
+    live, _ = await run(shell, "%%prompt\nedit the notes")
+    restart(shell, workspace)
+    await run(shell, "%silo connect demo")
+    repainted, _ = await run(shell, "%%prompt\nedit the notes")  # same cell, same position: from the journal
+    assert repainted.outputs[-1].metadata["silo"]["restored"] is True
+    for captured in (live, repainted):
+        markdown = captured.outputs[-1].data["text/markdown"]
+        assert "Permission: Edit notes.md → **Allow once**" in markdown, markdown
+        assert "Edited notes.md." in markdown

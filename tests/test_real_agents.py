@@ -91,7 +91,14 @@ async def test_ts_example_agent_turn_with_permission(
         journal = await svc.sessions.read_journal(handle.session_id)
         assert journal[0].kind == "user_message_chunk" and journal[0].text == "please edit the config"
         assert journal[0].raw == {"synthesized": True} and journal[0].timestamp
-        assert [u.kind for u in journal[1:]] == recorder.kinds()
+        agent_sent = [u for u in journal[1:] if not u.raw.get("synthesized")]
+        assert [u.kind for u in agent_sent] == recorder.kinds()
+        # The answer is journaled too, right after the tool call it was about (before the agent went on).
+        kinds = [u.kind for u in journal]
+        decision = journal[kinds.index("permission_decision")]
+        assert kinds[kinds.index("permission_decision") - 1] == "tool_call"
+        assert decision.raw["toolCallId"] == "call_2"
+        assert decision.raw["optionId"] == request.options[0 if choose == "allow_once" else 1].option_id
         (info,) = svc.get_state()
         assert info.activity == "idle" and info.needs_attention is True and info.idle_since
     finally:

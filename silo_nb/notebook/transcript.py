@@ -25,6 +25,7 @@ from silo_nb.sessions.models import (
     AgentToolCallContent,
     AgentToolCallLocation,
 )
+from silo_nb.sessions.parse import parse_permission_options
 
 __all__ = [
     "Entry",
@@ -190,9 +191,25 @@ def fold(state: TranscriptState, update: AgentSessionUpdate) -> TranscriptState:
     if kind == "session_info_update":
         title = update.raw.get("title")
         return replace(state, title=title.strip()) if isinstance(title, str) and title.strip() else state
+    if kind == "permission_decision":
+        return _fold_decision(state, update)
     if kind in _METADATA_KINDS:
         return state
     return replace(state, other=(*state.other, kind))
+
+
+def _fold_decision(state: TranscriptState, update: AgentSessionUpdate) -> TranscriptState:
+    """A permission decision silo_nb journaled: the same entry ``with_permission`` makes live."""
+    raw = update.raw
+    choice = raw.get("optionId")
+    entry = PermissionEntry(
+        tool_call_id=str(raw.get("toolCallId") or ""),
+        title=str(raw.get("title") or ""),
+        options=tuple((o.option_id, o.name, o.kind) for o in parse_permission_options(raw.get("options"))),
+        choice=choice if isinstance(choice, str) else None,
+        answered=True,
+    )
+    return replace(state, entries=(*state.entries, entry))
 
 
 def fold_all(updates: Iterable[AgentSessionUpdate], state: TranscriptState | None = None) -> TranscriptState:

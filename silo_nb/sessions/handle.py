@@ -73,6 +73,8 @@ WORK_KINDS = frozenset(
     }
 )
 SETTLED_TOOL_STATUSES = frozenset({"completed", "failed", "cancelled"})
+# The journal line that records a permission decision (a silo_nb kind; see _journal_decision).
+PERMISSION_DECISION_KIND = "permission_decision"
 # Silo's TURN_QUIESCENCE_MS: an agent-initiated turn with no explicit end marker ends after this silence.
 TURN_QUIESCENCE_SECONDS = 15.0
 _PROMPT_BLOCKS: TypeAdapter[list[AgentPromptBlock]] = TypeAdapter(list[AgentPromptBlock])
@@ -615,6 +617,7 @@ class AgentSessionHandle:
         finally:
             self._pending_permissions.pop(id(request), None)
             request._settle(None)
+            self._journal_decision(request)
             if not self._disposed:
                 self._service._unblocked(self.id)
                 if not self._prompts_in_flight and not self._handshaking:
@@ -623,6 +626,26 @@ class AgentSessionHandle:
         if choice is None:
             return {"outcome": {"outcome": "cancelled"}}
         return {"outcome": {"outcome": "selected", "optionId": choice}}
+
+    def _journal_decision(self, request: AgentPermissionRequest) -> None:
+        """Journal what was answered (improvement: Silo keeps no record), so a transcript painted from
+        the journal shows the decision as the live one did. Like the synthesized prompt, it is not an
+        ``on_update`` event, and readers that do not know the kind skip it."""
+        if self._writer is None:
+            return
+        self._writer.append(
+            AgentSessionUpdate(
+                kind=PERMISSION_DECISION_KIND,
+                tool_call=request.tool_call,
+                raw={
+                    "synthesized": True,
+                    "toolCallId": request.tool_call_id,
+                    "title": request.title,
+                    "options": [option.to_json() for option in request.options],
+                    "optionId": request.answer,
+                },
+            )
+        )
 
     def _on_connection_closed(self, reason: str) -> None:
         if self._disposed:
