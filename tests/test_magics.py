@@ -172,6 +172,9 @@ async def test_set_cancel_commands_agents_journal_export_disconnect(
     await run(shell, f"%silo export demo {tmp_path / 'chat.html'}")
     assert "hello" in (tmp_path / "chat.md").read_text()
     assert (tmp_path / "chat.html").read_text().startswith("<!doctype html>")
+    captured, result = await run(shell, f"%silo export demo {tmp_path / 'missing' / 'chat.md'}")
+    assert not result.success and "No such file or directory" in captured.stderr + captured.stdout
+    assert "Traceback" not in captured.stderr + captured.stdout
     await run(shell, "%silo cancel demo")  # nothing running: harmless
     captured, _ = await run(shell, "%silo disconnect demo")
     assert "disconnected demo" in captured.stdout

@@ -76,12 +76,7 @@ class ConnectionRecords:
         data["notebook"] = self.notebook
         connections = data.setdefault("connections", {})
         connections[name] = {"profile": profile_id, "session_id": session_id, "updated": now_iso()}
-        data["last"] = name
         self._write(data)
-
-    def last_name(self) -> str | None:
-        last = self._read().get("last")
-        return last if isinstance(last, str) else None
 
     def _write(self, data: dict[str, Any]) -> None:
         try:

@@ -142,7 +142,7 @@ class NotebookSession:
             await handler(rest)
         except AgentSessionError as exc:
             raise UsageError(_one_line(exc)) from None
-        except ValueError as exc:
+        except (ValueError, OSError) as exc:
             raise UsageError(_one_line(exc)) from None
 
     def _connection(self, name: str | None) -> Connection:

@@ -169,6 +169,3 @@ class JournalWriter:
             self._timer = None
         self._abandoned = True
         self._unwritten.clear()
-
-    def close(self) -> None:
-        self.flush()
