@@ -34,8 +34,6 @@ from silo_nb.notebook.cells import ConnectionRecords, execute_cell_id, fallback_
 from silo_nb.notebook.render import transcript_html, transcript_markdown
 from silo_nb.notebook.transcript import fold_all, split_turns, with_status
 from silo_nb.sessions.errors import AgentSessionError
-from silo_nb.sessions.handle import validate_prompt_blocks
-from silo_nb.sessions.models import ResourceBlock
 
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
@@ -493,16 +491,8 @@ class NotebookSession:
                 f"{handle.label} is journal-only — run %silo connect {connection.profile_id} --as "
                 f"{connection.name} --fresh to continue in a new session."
             )
+        # Attachments were already shaped for this agent (embedded only when it accepts embedded context).
         blocks: list[Any] = ([{"type": "text", "text": text}] if text.strip() else []) + extra
-        try:
-            parsed = validate_prompt_blocks(blocks)
-        except ValueError as exc:
-            raise UsageError(_one_line(exc)) from None
-        if (
-            any(isinstance(b, ResourceBlock) for b in parsed)
-            and not handle.prompt_capabilities.embedded_context
-        ):
-            raise UsageError(f"{handle.label} does not accept embedded context.")
         self.sent_cells.add(cell_id)
         background = args.bg or not blocking
         turn = turns.start_turn(
