@@ -682,26 +682,27 @@ class DemoAgent:
         self._touch(session)
         return {"configOptions": self._config_options(session)}
 
-    async def _set_mode(self, params: JsonObject) -> JsonObject:
+    def _set_legacy(
+        self, params: JsonObject, key: str, param: str, choices: tuple[tuple[str, str, str], ...]
+    ) -> Session:
+        """``session/set_mode`` / ``session/set_model``: the legacy setters of one config value."""
         session = self._session(params)
-        mode_id = params.get("modeId")
-        values = [v for v, _, _ in MODES]
-        if mode_id not in values:
-            raise RpcError(INVALID_PARAMS, f"Unknown mode {mode_id!r}: expected one of {', '.join(values)}")
-        session.config["mode"] = mode_id
+        value = params.get(param)
+        values = [v for v, _, _ in choices]
+        if value not in values:
+            raise RpcError(INVALID_PARAMS, f"Unknown {key} {value!r}: expected one of {', '.join(values)}")
+        session.config[key] = value
         self._touch(session)
-        update = {"sessionUpdate": "current_mode_update", "currentModeId": mode_id}
+        return session
+
+    async def _set_mode(self, params: JsonObject) -> JsonObject:
+        session = self._set_legacy(params, "mode", "modeId", MODES)
+        update = {"sessionUpdate": "current_mode_update", "currentModeId": session.config["mode"]}
         await self.notify("session/update", {"sessionId": session.session_id, "update": update})
         return {}
 
     async def _set_model(self, params: JsonObject) -> JsonObject:
-        session = self._session(params)
-        model_id = params.get("modelId")
-        values = [v for v, _, _ in MODELS]
-        if model_id not in values:
-            raise RpcError(INVALID_PARAMS, f"Unknown model {model_id!r}: expected one of {', '.join(values)}")
-        session.config["model"] = model_id
-        self._touch(session)
+        self._set_legacy(params, "model", "modelId", MODELS)
         return {}
 
     # ----------------------------------------------------------------- prompt turns
