@@ -23,6 +23,7 @@ from widget_utils import (
 import silo_nb
 from silo_nb.notebook.transcript import PermissionEntry
 from silo_nb.notebook.widgets import AgentsList, PermissionRow, SessionPanel, Throttle, Ticker, TurnView
+from silo_nb.sessions._permissions import PermissionDesk
 from silo_nb.sessions.errors import AgentSessionError
 from silo_nb.sessions.models import (
     AgentCommand,
@@ -63,9 +64,52 @@ def permission_request(responses: list[str | None] | None = None) -> AgentPermis
         ),
         tool_call=AgentToolCall(tool_call_id="call-1", title="Edit notes.md", kind="edit"),
     )
-    if responses is not None:
-        request._responder = responses.append
-    return request
+    return request._bind(RecordingAnswers(responses))
+
+
+class RecordingAnswers:
+    """A stand-in for a session's permission desk: keeps the first answer per request."""
+
+    def __init__(self, responses: list[str | None] | None = None) -> None:
+        self.responses = responses if responses is not None else []
+        self._outcomes: dict[str, str | None] = {}
+
+    def settle(self, request_id: str, option_id: str | None) -> None:
+        if request_id not in self._outcomes:
+            self._outcomes[request_id] = option_id
+            self.responses.append(option_id)
+
+    def outcome(self, request_id: str) -> tuple[bool, str | None]:
+        return request_id in self._outcomes, self._outcomes.get(request_id)
+
+
+def prompt_update(text: str) -> AgentSessionUpdate:
+    """The synthesized user prompt a handle records before sending a turn."""
+    return AgentSessionUpdate(
+        kind="user_message_chunk",
+        text=text,
+        content=AgentContentBlock(type="text", text=text),
+        message_id="silo-journal-user-1",
+        raw={"synthesized": True},
+    )
+
+
+def desk_feeding(view: TurnView) -> PermissionDesk:
+    """A real permission desk wired to a view as a handle wires it (transcript lines + buttons)."""
+    desk = PermissionDesk(record=view.apply, on_blocked=lambda: None, on_answered=lambda: None)
+    desk.listeners.add(view.add_permission)
+    return desk
+
+
+EDIT_PERMISSION = {
+    "sessionId": "s1",
+    "toolCall": {"toolCallId": "call-1", "title": "Edit notes.md", "kind": "edit"},
+    "options": [
+        {"optionId": "yes", "name": "Allow", "kind": "allow_once"},
+        {"optionId": "yes-all", "name": "Allow all edits", "kind": "allow_always"},
+        {"optionId": "no", "name": "Reject", "kind": "reject_once"},
+    ],
+}
 
 
 # -- Throttle / Ticker -----------------------------------------------------------------------------
@@ -229,7 +273,9 @@ def test_permission_row_for_an_already_answered_request(comms: list[Sent]) -> No
 
 
 async def test_turn_view_throttles_a_burst_of_chunks(comms: list[Sent]) -> None:
-    view = TurnView("please summarise", label="Demo", throttle=0.05)
+    view = TurnView(label="Demo", throttle=0.05)
+    view.apply(prompt_update("please summarise"))
+    view.flush()
     assert "please summarise" in view.body.value
     for i in range(500):
         view.apply(chunk(f"word{i} "))
@@ -245,7 +291,7 @@ async def test_turn_view_throttles_a_burst_of_chunks(comms: list[Sent]) -> None:
 
 async def test_turn_view_paces_a_steady_stream(comms: list[Sent]) -> None:
     loop = asyncio.get_running_loop()
-    view = TurnView("go", label="Demo", throttle=0.05)
+    view = TurnView(label="Demo", throttle=0.05)
     started = loop.time()
     for i in range(100):
         view.apply(chunk(f"w{i} "))
@@ -259,7 +305,7 @@ async def test_turn_view_paces_a_steady_stream(comms: list[Sent]) -> None:
 
 
 async def test_turn_view_renders_with_no_flush_once_the_interval_passes(comms: list[Sent]) -> None:
-    view = TurnView("hi", label="Demo", throttle=0.02)
+    view = TurnView(label="Demo", throttle=0.02)
     view.apply(chunk("hello"))
     view.apply(chunk(" there"))
     await asyncio.sleep(0.05)
@@ -269,7 +315,7 @@ async def test_turn_view_renders_with_no_flush_once_the_interval_passes(comms: l
 
 async def test_turn_view_status_and_stop(comms: list[Sent]) -> None:
     stops: list[int] = []
-    view = TurnView("do it", label="Demo agent", on_stop=lambda: stops.append(1))
+    view = TurnView(label="Demo agent", on_stop=lambda: stops.append(1))
     assert view.running and not view.stop_button.disabled
     badge_running = view.badge.value
     assert "Demo agent" in view.label_html.value
@@ -291,7 +337,7 @@ async def test_turn_view_status_and_stop(comms: list[Sent]) -> None:
 
 async def test_turn_view_stop_twin_and_failed_status(comms: list[Sent]) -> None:
     stops: list[int] = []
-    view = TurnView("do it", label="Demo", on_stop=lambda: stops.append(1))
+    view = TurnView(label="Demo", on_stop=lambda: stops.append(1))
     assert view.stop() is True and view.stop() is False and stops == [1]
     view.set_status("failed", error="the agent crashed")
     assert view.state.error == "the agent crashed"
@@ -300,7 +346,7 @@ async def test_turn_view_stop_twin_and_failed_status(comms: list[Sent]) -> None:
 
 
 def test_turn_view_without_on_stop(comms: list[Sent]) -> None:
-    view = TurnView("x", label="Demo")
+    view = TurnView(label="Demo")
     assert view.stop_button.disabled and view.stop() is False
     view.set_status("finished", stop_reason="end_turn")
     assert view.elapsed >= 0 and view.state.status == "finished"
@@ -308,18 +354,18 @@ def test_turn_view_without_on_stop(comms: list[Sent]) -> None:
 
 
 async def test_turn_view_permission_is_recorded_in_the_transcript(comms: list[Sent]) -> None:
-    view = TurnView("edit notes", label="Demo")
-    responses: list[str | None] = []
-    request = permission_request(responses)
-    view.add_permission(request)
+    view = TurnView(label="Demo")
+    desk = desk_feeding(view)
+    asked = asyncio.create_task(desk.ask(EDIT_PERMISSION, open_=True))
+    await asyncio.sleep(0)
     assert len(view.rows) == 1 and view.rows[0] in view.permissions.children
     entry = view.state.entries[-1]
     assert isinstance(entry, PermissionEntry) and not entry.answered
     assert "blocked" in view.badge.value
 
     frontend_click(view.rows[0].buttons["yes"])
+    assert await asked == {"outcome": {"outcome": "selected", "optionId": "yes"}}
     view.flush()
-    assert responses == ["yes"]
     entries = [e for e in view.state.entries if isinstance(e, PermissionEntry)]
     assert len(entries) == 1 and entries[0].answered and entries[0].choice_name == "Allow"
     assert "working" in view.badge.value and "Edit notes.md" in view.body.value
@@ -327,11 +373,29 @@ async def test_turn_view_permission_is_recorded_in_the_transcript(comms: list[Se
     view.close_all()
 
 
+async def test_turn_view_permission_answered_by_a_listener_shows_once(comms: list[Sent]) -> None:
+    """Regression (issue 7): a request answered by an ``on_permission`` listener registered before the
+    view's showed twice in the live transcript."""
+    view = TurnView(label="Demo")
+    desk = PermissionDesk(record=view.apply, on_blocked=lambda: None, on_answered=lambda: None)
+    desk.listeners.add(lambda request: request.respond("yes"))
+    desk.listeners.add(view.add_permission)
+    assert await desk.ask(EDIT_PERMISSION, open_=True) == {"outcome": {"outcome": "selected", "optionId": "yes"}}
+    view.flush()
+    entries = [e for e in view.state.entries if isinstance(e, PermissionEntry)]
+    assert len(entries) == 1 and entries[0].choice == "yes"
+    assert view.rows == ()  # nothing left to click
+    assert view.body.value.count("Permission:") == 1
+    view.close_all()
+
+
 async def test_turn_view_pending_permission_shows_cancelled_when_the_turn_ends(comms: list[Sent]) -> None:
-    view = TurnView("edit notes", label="Demo")
-    request = permission_request()
-    view.add_permission(request)
-    request.respond("cancel-it")  # the handle settles pending requests when the turn is cancelled
+    view = TurnView(label="Demo")
+    desk = desk_feeding(view)
+    asked = asyncio.create_task(desk.ask(EDIT_PERMISSION, open_=True))
+    await asyncio.sleep(0)
+    desk.cancel_all()  # the handle settles pending requests when the turn is cancelled
+    assert await asked == {"outcome": {"outcome": "cancelled"}}
     view.set_status("cancelled", stop_reason="cancelled")
     row = view.rows[0]
     assert all(b.disabled for b in row.buttons.values()) and "cancelled" in row.status_html.value
@@ -341,8 +405,8 @@ async def test_turn_view_pending_permission_shows_cancelled_when_the_turn_ends(c
 
 
 async def test_turn_view_close_all_closes_every_comm(comms: list[Sent]) -> None:
-    view = TurnView("edit", label="Demo", on_stop=lambda: None)
-    view.add_permission(permission_request())
+    view = TurnView(label="Demo", on_stop=lambda: None)
+    view.add_permission(permission_request())  # a request the view was handed directly still gets a row
     view.apply(chunk("text"))
     ids = tree_ids(view)
     assert len(ids) > 10
@@ -403,7 +467,7 @@ class FakeHandle:
         self.disposables.append(disposable)
         return disposable
 
-    def on_update(self, listener: Callable[[AgentSessionUpdate], None]) -> FakeDisposable:
+    def on_transcript(self, listener: Callable[[AgentSessionUpdate], None]) -> FakeDisposable:
         return self._add(self.update_listeners, listener)
 
     def on_config_options_changed(self, listener: Callable[[], None]) -> FakeDisposable:

@@ -6,8 +6,13 @@
 - Entries keep the order in which things first appeared. Text chunks join the last entry when it is the
   same message (role + message id); tool calls are upserted by ``toolCallId`` (absent fields mean
   unchanged, ``content``/``locations`` replace); the plan is one entry replaced in place.
-- Metadata kinds (commands, modes, config options) do not show in a transcript; unknown kinds are
-  counted in ``other`` so nothing is silently lost.
+- One way in: everything a transcript shows arrives as an update — the agent's, and the lines silo_nb
+  synthesizes (the user prompt, ``permission_request`` / ``permission_decision``), live from
+  ``handle.on_transcript`` and from the journal alike. Permission entries are upserted by ``requestId``,
+  so a request answered before anyone displayed it still shows once.
+- The session's metadata kinds (``parse.METADATA_KINDS``: commands, modes, config options, titles,
+  usage) do not show as entries; the title follows ``parse.session_title`` (the rule the session uses)
+  and usage is kept. Unknown kinds are counted in ``other`` so nothing is silently lost.
 """
 
 from __future__ import annotations
@@ -17,7 +22,6 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from silo_nb.sessions.models import (
-    AgentPermissionRequest,
     AgentPlanEntry,
     AgentSessionUpdate,
     AgentSessionUsage,
@@ -25,7 +29,7 @@ from silo_nb.sessions.models import (
     AgentToolCallContent,
     AgentToolCallLocation,
 )
-from silo_nb.sessions.parse import parse_permission_options
+from silo_nb.sessions.parse import METADATA_KINDS, parse_permission_options, session_title
 
 __all__ = [
     "Entry",
@@ -38,8 +42,6 @@ __all__ = [
     "fold",
     "fold_all",
     "split_turns",
-    "with_permission",
-    "with_prompt",
     "with_status",
 ]
 
@@ -51,15 +53,7 @@ _ROLES: dict[str, Role] = {
     "agent_message_chunk": "agent",
     "agent_thought_chunk": "thought",
 }
-_METADATA_KINDS = frozenset(
-    {
-        "available_commands_update",
-        "current_mode_update",
-        "config_option_update",
-        "session_info_update",
-        "usage_update",
-    }
-)
+_PERMISSION_KINDS = frozenset({"permission_request", "permission_decision"})
 
 
 @dataclass(frozen=True)
@@ -97,6 +91,7 @@ class PermissionEntry:
     options: tuple[tuple[str, str, str], ...]  # (option_id, name, kind)
     choice: str | None = None
     answered: bool = False
+    request_id: str | None = None
 
     @property
     def choice_name(self) -> str | None:
@@ -189,26 +184,43 @@ def fold(state: TranscriptState, update: AgentSessionUpdate) -> TranscriptState:
     if kind == "usage_update":
         return replace(state, usage=update.usage) if update.usage is not None else state
     if kind == "session_info_update":
-        title = update.raw.get("title")
-        return replace(state, title=title.strip()) if isinstance(title, str) and title.strip() else state
-    if kind == "permission_decision":
-        return _fold_decision(state, update)
-    if kind in _METADATA_KINDS:
+        title = session_title(update)
+        return replace(state, title=title) if title is not None else state
+    if kind in _PERMISSION_KINDS:
+        return _fold_permission(state, update)
+    if kind in METADATA_KINDS:
         return state
     return replace(state, other=(*state.other, kind))
 
 
-def _fold_decision(state: TranscriptState, update: AgentSessionUpdate) -> TranscriptState:
-    """A permission decision silo_nb journaled: the same entry ``with_permission`` makes live."""
+def _fold_permission(state: TranscriptState, update: AgentSessionUpdate) -> TranscriptState:
+    """A permission request, or its decision: one entry per request, upserted by ``requestId``.
+
+    Decision lines journaled before request lines existed carry no ``requestId``; they match the last
+    unanswered entry of the same tool call, or stand alone."""
     raw = update.raw
-    choice = raw.get("optionId")
+    decided = update.kind == "permission_decision"
+    request_id = raw.get("requestId") if isinstance(raw.get("requestId"), str) else None
+    choice = raw.get("optionId") if decided else None
     entry = PermissionEntry(
         tool_call_id=str(raw.get("toolCallId") or ""),
         title=str(raw.get("title") or ""),
         options=tuple((o.option_id, o.name, o.kind) for o in parse_permission_options(raw.get("options"))),
         choice=choice if isinstance(choice, str) else None,
-        answered=True,
+        answered=decided,
+        request_id=request_id,
     )
+    for index in range(len(state.entries) - 1, -1, -1):
+        existing = state.entries[index]
+        if not isinstance(existing, PermissionEntry) or existing.answered:
+            continue
+        same = (
+            existing.request_id == request_id
+            if request_id is not None
+            else existing.tool_call_id == entry.tool_call_id
+        )
+        if same:
+            return replace(state, entries=_replace_entry(state.entries, index, entry))
     return replace(state, entries=(*state.entries, entry))
 
 
@@ -217,30 +229,6 @@ def fold_all(updates: Iterable[AgentSessionUpdate], state: TranscriptState | Non
     for update in updates:
         result = fold(result, update)
     return result
-
-
-def with_prompt(state: TranscriptState, text: str, *, timestamp: str | None = None) -> TranscriptState:
-    """Add the user's own prompt (ACP never echoes it back during a live turn)."""
-    return replace(state, entries=(*state.entries, MessageEntry(role="user", text=text, timestamp=timestamp)))
-
-
-def with_permission(state: TranscriptState, request: AgentPermissionRequest) -> TranscriptState:
-    """Record a permission request (or its answer: call again once it is answered)."""
-    entry = PermissionEntry(
-        tool_call_id=request.tool_call_id,
-        title=request.title,
-        options=tuple((o.option_id, o.name, o.kind) for o in request.options),
-        choice=request.answer,
-        answered=request.answered,
-    )
-    for index, existing in enumerate(state.entries):
-        if (
-            isinstance(existing, PermissionEntry)
-            and existing.tool_call_id == entry.tool_call_id
-            and not existing.answered
-        ):
-            return replace(state, entries=_replace_entry(state.entries, index, entry))
-    return replace(state, entries=(*state.entries, entry))
 
 
 def with_status(

@@ -109,7 +109,7 @@ def start_turn(
     """
     from silo_nb.notebook.widgets import TurnView
 
-    view = TurnView(prompt_text, label=handle.agent_name, on_stop=handle.cancel)
+    view = TurnView(label=handle.agent_name, on_stop=handle.cancel)
     if display_id is None:
         display_id = new_display_id()
         display(view, display_id=display_id)
@@ -121,7 +121,7 @@ def start_turn(
 async def run_turn(turn: Turn) -> None:
     """Send the prompt and stream into the view; always ends with the static bundle in place."""
     handle, view = turn.handle, turn.view
-    turn.listeners = [handle.on_update(view.apply), handle.on_permission(view.add_permission)]
+    turn.listeners = [handle.on_transcript(view.apply), handle.on_permission(view.add_permission)]
     if turn.panel is not None:
         turn.panel.turn_active = True
     try:
@@ -143,7 +143,7 @@ async def run_turn(turn: Turn) -> None:
 
 
 def _finish(turn: Turn) -> None:
-    turn.metadata["turn"] = turn.handle._user_prompts
+    turn.metadata["turn"] = turn.handle.prompts_sent
     # title="": a turn's output needs no session title above its own prompt.
     turn.bundle = static_bundle(turn.view.state, metadata=dict(turn.metadata), title="")
     data, metadata = turn.bundle

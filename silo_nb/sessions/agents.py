@@ -18,16 +18,18 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from silo_nb.sessions.journal import JournalFiles
 from silo_nb.sessions.models import AgentInfo
 from silo_nb.sessions.profiles import AgentProfilesService
+from silo_nb.sessions.service import AgentSessionsService
 from silo_nb.sessions.status import TurnOutcome, TurnPhase, begin_turn, end_turn, now_iso, witness_turn
 from silo_nb.sessions.storage import data_dir as default_data_dir
 from silo_nb.sessions.storage import workspace_folder, workspace_id_for
 from silo_nb.util import Disposable, ListenerSet
 
 if TYPE_CHECKING:
+    from silo_nb.sessions._host import TransportFactory
     from silo_nb.sessions.handle import AgentSessionHandle
-    from silo_nb.sessions.service import AgentSessionsService
 
 __all__ = ["AgentsService"]
 
@@ -53,16 +55,17 @@ class AgentsService:
         workspace_dir: str | os.PathLike[str] | None = None,
         config_dirs: Iterable[str | os.PathLike[str]] | None = None,
         data_dir: str | os.PathLike[str] | None = None,
+        transport_factory: TransportFactory | None = None,
     ) -> None:
-        from silo_nb.sessions.service import AgentSessionsService
-
         self.workspace_folder = (
             Path(workspace_dir).expanduser().resolve() if workspace_dir else workspace_folder()
         )
         self.workspace_id = workspace_id_for(self.workspace_folder)
         self.data_dir = Path(data_dir).expanduser() if data_dir else default_data_dir()
         self.profiles = AgentProfilesService(config_dirs)
-        self.sessions: AgentSessionsService = AgentSessionsService(self)
+        # How agents are reached: None spawns each profile's command; tests pass in-process agents.
+        self.transport_factory = transport_factory
+        self.sessions = AgentSessionsService(self, JournalFiles(self.data_dir))
         self.is_witnessed: Callable[[str], bool] = lambda _id: False
         self._entries: dict[str, _Entry] = {}
         self._snapshot: dict[bool, list[AgentInfo]] = {}
@@ -109,7 +112,7 @@ class AgentsService:
         if entry is None or entry.handle is None or not entry.info.can_resume:
             return
         try:
-            await entry.handle._resume_in_place()
+            await self.sessions._resume_in_place(entry.handle)
         except Exception as exc:
             log.warning("could not resume %s: %s", session_id, exc)
 

@@ -1,12 +1,16 @@
 """``AgentSessionHandle``: one live chat session, with Silo's semantics.
 
+- ``connect`` (``sessions/connect.py``) builds the handle and hands it back finished; the handle itself
+  only serves the session: prompts, cancel, permissions, config options, listeners, dispose.
 - Every ``session/update`` goes, synchronously and in arrival order: parse → message id → side effects
-  (commands, config options, mode, title) → journal → status → ``on_update`` listeners. Listener errors
-  are logged, never raised.
-- ``prompt`` validates every block before anything is sent, journals a synthesized user prompt, sends
-  ``session/prompt`` and maps the result or error. The journal is flushed before it returns.
-- Permission requests run in their own task: no listener → ``cancelled`` at once; otherwise the first
-  ``respond`` wins, and the session shows ``blocked`` while nobody has answered.
+  (commands, config options, title) → *record* (journal + transcript stream) → turn tracking →
+  ``on_update`` listeners. Listener errors are logged, never raised.
+- *Recording* is the one way into the transcript: wire updates, the synthesized user prompt (§3.4) and
+  permission requests and decisions all go to the journal and to ``on_transcript`` listeners, so a
+  live view and a view repainted from the journal are fed the same updates.
+- Private parts, one job each: ``_turns.TurnTracker`` (turns and the quiet-period timer),
+  ``_permissions.PermissionDesk`` (pending permissions), ``_options.ConfigOptions`` (config options).
+  What the handle reports to its registry goes through the ``_host`` protocols.
 - ``dispose`` is synchronous (it schedules :meth:`aclose`); ``aclose`` returns once the process group is
   gone and the journal is flushed.
 """
@@ -16,18 +20,21 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 import anyio
-from pydantic import TypeAdapter
 
-from silo_nb.acp import METHOD_NOT_FOUND, AcpConnectionClosed, AcpRpcError, AgentConnection
+from silo_nb.acp import AcpConnectionClosed, AcpRpcError, AgentConnection
+from silo_nb.sessions._host import JournalHost, SessionRegistry
+from silo_nb.sessions._options import ConfigOptions
+from silo_nb.sessions._permissions import PERMISSION_DECISION_KIND, PermissionDesk
+from silo_nb.sessions._prompts import prompt_line, validate_prompt_blocks, wire_block
+from silo_nb.sessions._turns import TurnTracker
 from silo_nb.sessions.errors import AgentSessionError, AgentSessionInputError
-from silo_nb.sessions.journal import JournalWriter
+from silo_nb.sessions.journal import JournalWriter, parse_lines
 from silo_nb.sessions.models import (
     AgentCommand,
-    AgentContentBlock,
     AgentPermissionRequest,
     AgentPromptBlock,
     AgentPromptCapabilities,
@@ -36,79 +43,26 @@ from silo_nb.sessions.models import (
     AgentSessionSummary,
     AgentSessionUpdate,
     ResourceBlock,
-    ResourceLinkBlock,
     ResumeOutcome,
-    TextBlock,
 )
 from silo_nb.sessions.parse import (
+    AgentCapabilities,
     MessageIdSynthesizer,
     parse_commands,
-    parse_config_options,
-    parse_permission_options,
     parse_session_summary,
-    parse_tool_call,
     parse_update,
+    session_title,
 )
-from silo_nb.sessions.status import TurnOutcome, now_iso
+from silo_nb.sessions.profiles import AgentProfile
+from silo_nb.sessions.status import TurnOutcome
 from silo_nb.util import Disposable, ListenerSet
 
-if TYPE_CHECKING:
-    from silo_nb.sessions.agents import AgentsService
-    from silo_nb.sessions.profiles import AgentProfile
-
-__all__ = ["AgentSessionHandle", "validate_prompt_blocks"]
+__all__ = ["PERMISSION_DECISION_KIND", "AgentSessionHandle", "validate_prompt_blocks"]
 
 log = logging.getLogger("silo_nb.sessions")
 
 SESSION_CLOSE_TIMEOUT_SECONDS = 2.0
-# Updates that mean the agent is working; seeing one with no prompt in flight opens an agent turn.
-WORK_KINDS = frozenset(
-    {
-        "user_message_chunk",
-        "agent_message_chunk",
-        "agent_thought_chunk",
-        "tool_call",
-        "tool_call_update",
-        "plan",
-    }
-)
-SETTLED_TOOL_STATUSES = frozenset({"completed", "failed", "cancelled"})
-# The journal line that records a permission decision (a silo_nb kind; see _journal_decision).
-PERMISSION_DECISION_KIND = "permission_decision"
-# Silo's TURN_QUIESCENCE_MS: an agent-initiated turn with no explicit end marker ends after this silence.
-TURN_QUIESCENCE_SECONDS = 15.0
-_PROMPT_BLOCKS: TypeAdapter[list[AgentPromptBlock]] = TypeAdapter(list[AgentPromptBlock])
-
-
-def validate_prompt_blocks(blocks: Iterable[AgentPromptBlock | Mapping[str, Any]]) -> list[AgentPromptBlock]:
-    """Blocks or plain dicts → validated blocks (``mimeType`` accepted too). Raises ``ValueError``."""
-    if isinstance(blocks, (str, bytes, Mapping)):
-        raise AgentSessionInputError(
-            'prompt() takes a list of blocks, e.g. [{"type": "text", "text": "hello"}] — not a single value.'
-        )
-    items = [
-        b.model_dump(by_alias=False) if isinstance(b, (TextBlock, ResourceLinkBlock, ResourceBlock)) else b
-        for b in blocks
-    ]
-    if not items:
-        raise AgentSessionInputError(
-            'prompt() needs at least one block, e.g. [{"type": "text", "text": "hi"}].'
-        )
-    return _PROMPT_BLOCKS.validate_python(items)
-
-
-def _wire_block(block: AgentPromptBlock) -> dict[str, Any]:
-    if isinstance(block, TextBlock):
-        return {"type": "text", "text": block.text}
-    if isinstance(block, ResourceLinkBlock):
-        wire: dict[str, Any] = {"type": "resource_link", "uri": block.uri}
-        if block.name is not None:
-            wire["name"] = block.name
-        return wire
-    resource: dict[str, Any] = {"uri": block.uri, "text": block.text}
-    if block.mime_type is not None:
-        resource["mimeType"] = block.mime_type
-    return {"type": "resource", "resource": resource}
+CANCEL_GRACE_SECONDS = 3.0
 
 
 class AgentSessionHandle:
@@ -117,12 +71,14 @@ class AgentSessionHandle:
     def __init__(
         self,
         *,
-        service: AgentsService,
+        registry: SessionRegistry,
+        journals: JournalHost,
         profile: AgentProfile,
         workspace_id: str,
         cwd: str,
     ) -> None:
-        self._service = service
+        self._registry = registry
+        self._journals = journals
         self._profile = profile
         self.workspace_id = workspace_id
         self.cwd = cwd
@@ -130,37 +86,26 @@ class AgentSessionHandle:
         self._session_id: str | None = None
         self._connection: AgentConnection | None = None
         self._writer: JournalWriter | None = None
-        self._early_updates: list[AgentSessionUpdate] = []
-        self._handshaking = True
+        self._early: list[AgentSessionUpdate] = []
         self._disposed = False
         self._close_task: asyncio.Task[None] | None = None
         self._synth = MessageIdSynthesizer()
         self._user_prompts = 0
-        self._prompts_in_flight = 0
-        self._agent_turn_open = False
-        self._marks_turn_ends = False
-        self._quiescence: asyncio.TimerHandle | None = None
-        self._tools_in_flight: set[str] = set()
-        self.turn_quiescence_seconds = TURN_QUIESCENCE_SECONDS
-        self._pending_permissions: dict[int, AgentPermissionRequest] = {}
-        self._synthesized_option_ids: set[str] = set()
-        self._config_options: tuple[AgentSessionConfigOption, ...] = ()
         self._commands: tuple[AgentCommand, ...] = ()
         self._title: str | None = None
+        self._caps = AgentCapabilities(agent_name=profile.display_label)
         self.agent_id: str | None = profile.agent_id
-        self.agent_name: str = profile.display_label
-        self.can_resume = False
-        self.can_list = False
-        self.can_close = False
-        self.can_load = False
-        self._can_resume_call = False
         self.resume_outcome: ResumeOutcome = "new"
         self.journal: tuple[AgentSessionUpdate, ...] = ()
-        self.prompt_capabilities = AgentPromptCapabilities()
-        self.init_result: dict[str, Any] = {}
+        self._turns = TurnTracker(registry, lambda: self.id, self._flush)
+        self._permissions = PermissionDesk(
+            record=self._record,
+            on_blocked=lambda: self._registry._blocked(self.id),
+            on_answered=self._permission_answered,
+        )
+        self._options = ConfigOptions(lambda: self.label)
         self._update_listeners: ListenerSet[[AgentSessionUpdate]] = ListenerSet("on_update")
-        self._permission_listeners: ListenerSet[[AgentPermissionRequest]] = ListenerSet("on_permission")
-        self._config_listeners: ListenerSet[[]] = ListenerSet("on_config_options_changed")
+        self._transcript_listeners: ListenerSet[[AgentSessionUpdate]] = ListenerSet("on_transcript")
         self._command_listeners: ListenerSet[[]] = ListenerSet("on_commands_changed")
 
     # -- read-only surface ------------------------------------------------------------------------
@@ -179,16 +124,54 @@ class AgentSessionHandle:
         return self._profile.id
 
     @property
+    def agent_name(self) -> str:
+        return self._caps.agent_name
+
+    @property
+    def can_resume(self) -> bool:
+        return self._caps.can_resume
+
+    @property
+    def can_list(self) -> bool:
+        return self._caps.can_list
+
+    @property
+    def prompt_capabilities(self) -> AgentPromptCapabilities:
+        return self._caps.prompt
+
+    @property
+    def init_result(self) -> Mapping[str, Any]:
+        return self._caps.init_result
+
+    @property
     def config_options(self) -> tuple[AgentSessionConfigOption, ...]:
-        return self._config_options
+        return self._options.options
 
     @property
     def commands(self) -> tuple[AgentCommand, ...]:
         return self._commands
 
     @property
+    def prompts_sent(self) -> int:
+        """How many prompts this connection journaled (the ``n`` of ``silo-journal-user-<n>``)."""
+        return self._user_prompts
+
+    @property
+    def pending_permissions(self) -> tuple[AgentPermissionRequest, ...]:
+        """Permission requests nobody has answered yet."""
+        return self._permissions.pending
+
+    @property
+    def turn_quiescence_seconds(self) -> float:
+        return self._turns.quiescence_seconds
+
+    @turn_quiescence_seconds.setter
+    def turn_quiescence_seconds(self, seconds: float) -> None:
+        self._turns.quiescence_seconds = seconds
+
+    @property
     def title(self) -> str:
-        info = self._service.get(self.id)
+        info = self._registry.get(self.id)
         return info.title if info else (self._title or self.label)
 
     @property
@@ -217,11 +200,17 @@ class AgentSessionHandle:
     def on_update(self, listener: Callable[[AgentSessionUpdate], None]) -> Disposable:
         return self._update_listeners.add(listener)
 
+    def on_transcript(self, listener: Callable[[AgentSessionUpdate], None]) -> Disposable:
+        """Every update as it is journaled: the wire updates plus silo_nb's synthesized lines (the user
+        prompt, permission requests and decisions). A transcript view fed from here shows exactly what a
+        view repainted from the journal shows (improvement: Silo's UI appends its prompt locally)."""
+        return self._transcript_listeners.add(listener)
+
     def on_permission(self, listener: Callable[[AgentPermissionRequest], None]) -> Disposable:
-        return self._permission_listeners.add(listener)
+        return self._permissions.listeners.add(listener)
 
     def on_config_options_changed(self, listener: Callable[[], None]) -> Disposable:
-        return self._config_listeners.add(listener)
+        return self._options.listeners.add(listener)
 
     def on_commands_changed(self, listener: Callable[[], None]) -> Disposable:
         return self._command_listeners.add(listener)
@@ -247,18 +236,15 @@ class AgentSessionHandle:
         self._check_live()
         connection = self._connection
         assert connection is not None
-        # A prompt takes over any agent-initiated turn.
-        self._agent_turn_open = False
-        self._stop_quiescence()
-        self._tools_in_flight.clear()
-        if self._prompts_in_flight == 0:
-            self._service._begin_turn(self.id)
-        self._prompts_in_flight += 1
-        self._journal_user_prompt(parsed, cell_id)
+        self._turns.prompt_started()
+        line = prompt_line(parsed, self._user_prompts + 1, cell_id)
+        if line is not None:
+            self._user_prompts += 1
+            self._record(line)
         outcome: TurnOutcome = "failed"
         try:
             call = connection.rpc.start_request(
-                "session/prompt", {"sessionId": self.session_id, "prompt": [_wire_block(b) for b in parsed]}
+                "session/prompt", {"sessionId": self.session_id, "prompt": [wire_block(b) for b in parsed]}
             )
             try:
                 result = await call.wait(abandon_on_cancel=False)
@@ -271,7 +257,7 @@ class AgentSessionHandle:
                 # agent's side too, and give it a moment to answer so the transcript ends cleanly.
                 if not self._disposed:
                     self.cancel()
-                    with anyio.CancelScope(shield=True), anyio.move_on_after(3):
+                    with anyio.CancelScope(shield=True), anyio.move_on_after(CANCEL_GRACE_SECONDS):
                         await call.wait_quietly()
                 outcome = "cancelled"
                 raise
@@ -281,19 +267,14 @@ class AgentSessionHandle:
             outcome = "cancelled" if stop_reason == "cancelled" else "finished"
             return AgentPromptResult(stop_reason=stop_reason)
         finally:
-            self._prompts_in_flight -= 1
-            if self._writer is not None:
-                self._writer.flush()
-            if not self._disposed and self._prompts_in_flight == 0:
-                self._service._end_turn(self.id, outcome)
+            self._turns.prompt_ended(outcome)
 
     def cancel(self) -> None:
         """Cancel the running turn: ``session/cancel``; pending permissions are answered ``cancelled``."""
         if self.resume_outcome == "journal-only" or self._connection is None:
             return
         self._connection.rpc.notify("session/cancel", {"sessionId": self.session_id})
-        for request in list(self._pending_permissions.values()):
-            request._settle(None)
+        self._permissions.cancel_all()
 
     def _check_live(self) -> None:
         if self.resume_outcome == "journal-only":
@@ -312,89 +293,20 @@ class AgentSessionHandle:
                 f"connect again with resume={{'session_id': '{self.session_id}'}} to continue."
             )
 
-    def _journal_user_prompt(self, blocks: Sequence[AgentPromptBlock], cell_id: str | None) -> None:
-        text = "".join(b.text for b in blocks if isinstance(b, TextBlock))
-        if not any(isinstance(b, TextBlock) for b in blocks) or self._writer is None:
-            return
-        self._user_prompts += 1
-        self._writer.append(
-            AgentSessionUpdate(
-                kind="user_message_chunk",
-                text=text,
-                content=AgentContentBlock(type="text", text=text),
-                message_id=f"silo-journal-user-{self._user_prompts}",
-                timestamp=now_iso(),
-                raw={"synthesized": True, "cellId": cell_id} if cell_id else {"synthesized": True},
-            )
-        )
-
-    # -- config options ---------------------------------------------------------------------------
-
-    async def set_config_option(self, option_id: str, value: Any) -> None:
-        """Set a session control; ``on_config_options_changed`` fires before this returns."""
-        option = next((o for o in self._config_options if o.id == option_id), None)
-        if option is None:
-            raise AgentSessionInputError(f'No session config option "{option_id}".')
-        if option.type == "boolean" and not isinstance(value, bool):
-            raise AgentSessionInputError(f'"{value}" is not a choice for "{option.name}" (true or false).')
-        if option.type == "select" and (
-            not isinstance(value, str) or all(choice.value != value for choice in option.options)
-        ):
-            raise AgentSessionInputError(f'"{value}" is not a choice for "{option.name}".')
-        if value == option.current_value:
-            return
+    async def _request(self, method: str, params: dict[str, Any]) -> Any:
+        """A request on the live connection; a closed connection becomes ``AgentSessionError``."""
         self._check_live()
         assert self._connection is not None
-        rpc = self._connection.rpc
-        returned: Any = None
-        if option.id in self._synthesized_option_ids:
-            await self._set_legacy(option, value)
-        else:
-            params: dict[str, Any] = {"sessionId": self.session_id, "configId": option.id, "value": value}
-            if option.type == "boolean":
-                params["type"] = "boolean"
-            try:
-                returned = await rpc.request("session/set_config_option", params)
-            except AcpRpcError as exc:
-                if exc.code != METHOD_NOT_FOUND:
-                    raise AgentSessionError(
-                        f'{self.label} rejected "{option.name}" = "{value}": {exc.agent_message()}'
-                    ) from exc
-                await self._set_legacy(option, value)
-            except AcpConnectionClosed as exc:
-                raise AgentSessionError(f"{self.label} is no longer connected: {exc}") from exc
-        fresh = parse_config_options(returned.get("configOptions")) if isinstance(returned, Mapping) else ()
-        if not fresh:
-            fresh = tuple(
-                o.model_copy(update={"current_value": value}) if o.id == option.id else o
-                for o in self._config_options
-            )
-        # The agent may already have confirmed the change (current_mode_update) while we awaited its
-        # answer; then listeners have heard of it and the list is not replaced a second time.
-        if fresh != self._config_options:
-            self._config_options = fresh
-            self._config_listeners.emit()
-
-    async def _set_legacy(self, option: AgentSessionConfigOption, value: Any) -> None:
-        assert self._connection is not None
-        if option.category == "mode":
-            method, params = "session/set_mode", {"sessionId": self.session_id, "modeId": value}
-        elif option.category == "model":
-            method, params = "session/set_model", {"sessionId": self.session_id, "modelId": value}
-        else:
-            raise AgentSessionError(
-                f'{self.label} has no way to set "{option.name}" (category "{option.category or "(none)"}").'
-            )
         try:
-            await self._connection.rpc.request(method, params)
-        except AcpRpcError as exc:
-            raise AgentSessionError(
-                f'{self.label} rejected "{option.name}" = "{value}": {exc.agent_message()}'
-            ) from exc
+            return await self._connection.rpc.request(method, params)
         except AcpConnectionClosed as exc:
             raise AgentSessionError(f"{self.label} is no longer connected: {exc}") from exc
 
-    # -- sessions list ----------------------------------------------------------------------------
+    # -- config options and sessions list -----------------------------------------------------------
+
+    async def set_config_option(self, option_id: str, value: Any) -> None:
+        """Set a session control; ``on_config_options_changed`` fires before this returns."""
+        await self._options.set(option_id, value, self._request, self.session_id)
 
     async def list_sessions(self) -> list[AgentSessionSummary]:
         """``session/list`` on this live connection (no caching, no pagination)."""
@@ -446,14 +358,15 @@ class AgentSessionHandle:
     def _begin_dispose(self) -> None:
         """The synchronous half: nothing is delivered any more and the status entry goes away."""
         self._disposed = True
-        self._stop_quiescence()
-        for request in list(self._pending_permissions.values()):
-            request._settle(None)
-        self._service._unregister(self.id)
+        self._turns.closed = True
+        self._turns.reset()
+        self._permissions.cancel_all()
+        self._registry._unregister(self.id)
         for listeners in (
             self._update_listeners,
-            self._permission_listeners,
-            self._config_listeners,
+            self._transcript_listeners,
+            self._permissions.listeners,
+            self._options.listeners,
             self._command_listeners,
         ):
             listeners.clear()
@@ -461,7 +374,7 @@ class AgentSessionHandle:
     async def _close(self) -> None:
         connection = self._connection
         try:
-            if connection is not None and connection.is_open and self.can_close and self._session_id:
+            if connection is not None and connection.is_open and self._caps.can_close and self._session_id:
                 with anyio.move_on_after(SESSION_CLOSE_TIMEOUT_SECONDS), contextlib.suppress(Exception):
                     await connection.rpc.request("session/close", {"sessionId": self.session_id})
             if connection is not None:
@@ -472,9 +385,22 @@ class AgentSessionHandle:
     def _release_journal(self) -> None:
         if self._writer is not None:
             self._writer.flush()
-            self._service.sessions._release_writer(self._writer)
+            self._journals._release_writer(self._writer)
+
+    def _flush(self) -> None:
+        if self._writer is not None:
+            self._writer.flush()
 
     # -- agent → client ---------------------------------------------------------------------------
+
+    def _record(self, update: AgentSessionUpdate) -> None:
+        """The one way into the transcript: the journal, then ``on_transcript`` listeners."""
+        if self._writer is not None:
+            self._writer.append(update)
+        else:
+            self._early.append(update)
+        if not self._disposed:
+            self._transcript_listeners.emit(update)
 
     def _on_session_update(self, params: Any) -> None:
         if not isinstance(params, Mapping):
@@ -491,208 +417,55 @@ class AgentSessionHandle:
             return
         update = self._synth.apply(update)
         self._apply_side_effects(update)
-        if self._writer is not None:
-            self._writer.append(update)
-        else:
-            self._early_updates.append(update)
+        self._record(update)
         if self._disposed:
             return
-        self._track_agent_turn(update)
+        self._turns.observe(update)
         self._update_listeners.emit(update)
 
-    # -- agent-initiated turns (Silo §4.3) ----------------------------------------------------------
-
-    def _track_agent_turn(self, update: AgentSessionUpdate) -> None:
-        call = update.tool_call
-        if call is not None:
-            if call.status in SETTLED_TOOL_STATUSES:
-                self._tools_in_flight.discard(call.tool_call_id)
-            elif call.status is not None or update.kind == "tool_call":
-                self._tools_in_flight.add(call.tool_call_id)
-        marker = _is_turn_end_marker(update)
-        if marker:
-            self._marks_turn_ends = True
-            self._stop_quiescence()
-        if self._handshaking or self._prompts_in_flight:
-            return
-        if marker:
-            if self._agent_turn_open:
-                self._end_agent_turn("finished")
-            return
-        if update.kind in WORK_KINDS:
-            self._open_agent_turn()
-
-    def _open_agent_turn(self) -> None:
-        if not self._agent_turn_open:
-            self._agent_turn_open = True
-            self._service._begin_turn(self.id)
-        if not self._marks_turn_ends:
-            self._arm_quiescence()
-
-    def _arm_quiescence(self) -> None:
-        self._stop_quiescence()
-        self._quiescence = asyncio.get_running_loop().call_later(
-            self.turn_quiescence_seconds, self._quiescence_fired
-        )
-
-    def _stop_quiescence(self) -> None:
-        if self._quiescence is not None:
-            self._quiescence.cancel()
-            self._quiescence = None
-
-    def _quiescence_fired(self) -> None:
-        self._quiescence = None
-        if not self._agent_turn_open or self._disposed:
-            return
-        if self._tools_in_flight:
-            self._arm_quiescence()
-            return
-        self._end_agent_turn("finished")
-
-    def _end_agent_turn(self, outcome: TurnOutcome) -> None:
-        self._stop_quiescence()
-        self._agent_turn_open = False
-        self._tools_in_flight.clear()
-        if self._writer is not None:
-            self._writer.flush()
-        self._service._end_turn(self.id, outcome)
-
     def _apply_side_effects(self, update: AgentSessionUpdate) -> None:
-        raw = update.raw
         if update.kind == "available_commands_update":
-            self._commands = parse_commands(raw.get("availableCommands"))
+            self._commands = parse_commands(update.raw.get("availableCommands"))
             self._command_listeners.emit()
-        elif update.kind == "current_mode_update":
-            mode = next(
-                (
-                    v
-                    for key in ("currentModeId", "currentValue", "modeId")
-                    if isinstance(v := raw.get(key), str) and v
-                ),
-                None,
-            )
-            option = next((o for o in self._config_options if o.category == "mode"), None)
-            if mode is not None and option is not None and option.current_value != mode:
-                self._config_options = tuple(
-                    o.model_copy(update={"current_value": mode}) if o is option else o
-                    for o in self._config_options
-                )
-                self._config_listeners.emit()
-        elif update.kind == "config_option_update":
-            # Improvement over Silo (which ignores it): agent-side changes replace the list.
-            fresh = parse_config_options(raw.get("configOptions"))
-            if fresh or isinstance(raw.get("configOptions"), list):
-                self._config_options = fresh
-                self._synthesized_option_ids.clear()
-                self._config_listeners.emit()
-        elif update.kind == "session_info_update":
-            title = _first_title(raw)
-            if title is not None:
-                self._title = title
-                self._service._patch(self.id, title=title)
+        elif update.kind in ("current_mode_update", "config_option_update"):
+            self._options.apply_update(update)
+        elif (title := session_title(update)) is not None:
+            self._title = title
+            self._registry._patch(self.id, title=title)
 
     async def _on_permission_request(self, params: Any) -> dict[str, Any]:
-        raw = dict(params) if isinstance(params, Mapping) else {}
-        tool_call_raw = raw.get("toolCall") if isinstance(raw.get("toolCall"), Mapping) else {}
-        assert isinstance(tool_call_raw, Mapping)
-        request = AgentPermissionRequest(
-            tool_call_id=str(tool_call_raw.get("toolCallId") or raw.get("toolCallId") or ""),
-            title=str(
-                tool_call_raw.get("title") or raw.get("title") or "The agent is requesting permission."
-            ),
-            options=parse_permission_options(raw.get("options")),
-            tool_call=parse_tool_call(tool_call_raw),
-            raw=raw,
-        )
-        if self._disposed or not self._permission_listeners:
-            return {"outcome": {"outcome": "cancelled"}}
-        answered = anyio.Event()
-        request._responder = lambda _option: answered.set()
-        self._pending_permissions[id(request)] = request
-        try:
-            self._permission_listeners.emit(request)
-            if not request.answered:
-                self._service._blocked(self.id)
-            await answered.wait()
-        finally:
-            self._pending_permissions.pop(id(request), None)
-            request._settle(None)
-            self._journal_decision(request)
-            if not self._disposed:
-                self._service._unblocked(self.id)
-                if not self._prompts_in_flight and not self._handshaking:
-                    self._open_agent_turn()
-        choice = request.answer
-        if choice is None:
-            return {"outcome": {"outcome": "cancelled"}}
-        return {"outcome": {"outcome": "selected", "optionId": choice}}
+        return await self._permissions.ask(params, open_=not self._disposed)
 
-    def _journal_decision(self, request: AgentPermissionRequest) -> None:
-        """Journal what was answered (improvement: Silo keeps no record), so a transcript painted from
-        the journal shows the decision as the live one did. Like the synthesized prompt, it is not an
-        ``on_update`` event, and readers that do not know the kind skip it."""
-        if self._writer is None:
-            return
-        self._writer.append(
-            AgentSessionUpdate(
-                kind=PERMISSION_DECISION_KIND,
-                tool_call=request.tool_call,
-                raw={
-                    "synthesized": True,
-                    "toolCallId": request.tool_call_id,
-                    "title": request.title,
-                    "options": [option.to_json() for option in request.options],
-                    "optionId": request.answer,
-                },
-            )
-        )
+    def _permission_answered(self) -> None:
+        if not self._disposed:
+            self._registry._unblocked(self.id)
+            self._turns.permission_answered()
 
     def _on_connection_closed(self, reason: str) -> None:
         if self._disposed:
             return
         log.info("%s closed: %s", self.label, reason.splitlines()[0] if reason else "")
-        for request in list(self._pending_permissions.values()):
-            request._settle(None)
-        if self._writer is not None:
-            self._writer.flush()
-        self._stop_quiescence()
-        self._agent_turn_open = False
-        if not self._handshaking and self._prompts_in_flight == 0:
-            self._service._end_turn(self.id, "failed")
+        self._permissions.cancel_all()
+        self._turns.connection_lost()
 
-    # -- used by the sessions service ---------------------------------------------------------------
+    # -- set up by sessions/connect.py ------------------------------------------------------------
 
-    def _attach_writer(self, writer: JournalWriter) -> None:
+    def _attach_writer(self, writer: JournalWriter | None) -> None:
+        """Journal into ``writer`` from now on; updates that came before it are appended first."""
         self._writer = writer
-        for update in self._early_updates:
-            writer.append(update)
-        self._early_updates.clear()
+        if writer is not None:
+            for update in self._early:
+                writer.append(update)
+            self._early.clear()
 
-    def _set_config_options(
-        self, options: tuple[AgentSessionConfigOption, ...], synthesized: Iterable[str] = ()
-    ) -> None:
-        self._config_options = options
-        self._synthesized_option_ids = set(synthesized)
+    def _adopt(self, *, session_id: str, outcome: ResumeOutcome) -> None:
+        self._session_id = session_id
+        self.resume_outcome = outcome
 
-    async def _resume_in_place(self) -> None:
-        await self._service.sessions._resume_in_place(self)
-
-
-def _is_turn_end_marker(update: AgentSessionUpdate) -> bool:
-    """Claude's explicit turn end: a ``usage_update`` whose ``_meta["_claude/origin"].kind`` is a string."""
-    if update.kind != "usage_update":
-        return False
-    meta = update.raw.get("_meta")
-    origin = meta.get("_claude/origin") if isinstance(meta, Mapping) else None
-    return isinstance(origin, Mapping) and isinstance(origin.get("kind"), str)
-
-
-def _first_title(raw: Mapping[str, Any]) -> str | None:
-    for candidate in (
-        raw.get("title"),
-        (raw.get("info") or {}).get("title") if isinstance(raw.get("info"), Mapping) else None,
-        (raw.get("sessionInfo") or {}).get("title") if isinstance(raw.get("sessionInfo"), Mapping) else None,
-    ):
-        if isinstance(candidate, str) and candidate.strip():
-            return candidate.strip()
-    return None
+    def _finish_setup(self, result: Mapping[str, Any]) -> None:
+        """The handshake is over: final id, config options, and the journal as it stands."""
+        self._turns.handshaking = False
+        self.id = "chat:" + self.session_id
+        self._options.adopt_result(result, notify=False)
+        if self._writer is not None:
+            self.journal = tuple(parse_lines(self._writer.snapshot_lines()))

@@ -24,9 +24,9 @@ from pathlib import Path
 
 from silo_nb.sessions.models import AgentSessionUpdate
 from silo_nb.sessions.parse import journal_line_to_update
-from silo_nb.sessions.storage import ensure_private_dir
+from silo_nb.sessions.storage import ensure_private_dir, journal_path
 
-__all__ = ["FLUSH_DELAY_SECONDS", "JournalWriter", "encode_line", "parse_lines", "read_lines"]
+__all__ = ["FLUSH_DELAY_SECONDS", "JournalFiles", "JournalWriter", "encode_line", "parse_lines", "read_lines"]
 
 log = logging.getLogger("silo_nb.journal")
 
@@ -169,3 +169,44 @@ class JournalWriter:
             self._timer = None
         self._abandoned = True
         self._unwritten.clear()
+
+
+class JournalFiles:
+    """The journal files of one data dir, and the writers open on them (one per live session).
+
+    Reads go through here so a live session's buffered lines are flushed first; a handle hands its
+    writer back (``_release_writer``) when it closes.
+    """
+
+    def __init__(self, data_dir: Path) -> None:
+        self.data_dir = data_dir
+        self._live: dict[Path, JournalWriter] = {}
+
+    def path(self, workspace_id: str, session_id: str) -> Path:
+        return journal_path(self.data_dir, workspace_id, session_id)
+
+    def read(self, path: Path) -> list[str]:
+        """The file's lines, after flushing a live writer on it."""
+        live = self._live.get(path)
+        if live is not None:
+            live.flush()
+        return read_lines(path)
+
+    def writer(self, path: Path, seed: list[str], *, rewrite: bool = False) -> JournalWriter:
+        """A writer on ``path`` seeded with ``seed`` (``rewrite``: the file becomes exactly ``seed``)."""
+        writer = JournalWriter(path, seed)
+        self._live[path] = writer
+        if rewrite:
+            writer.replace_lines(seed)
+        return writer
+
+    def _release_writer(self, writer: JournalWriter) -> None:
+        if self._live.get(writer.path) is writer:
+            del self._live[writer.path]
+
+    def discard(self, path: Path) -> None:
+        live = self._live.pop(path, None)
+        if live is not None:
+            live.abandon()
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()

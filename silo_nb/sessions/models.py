@@ -10,8 +10,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 from pydantic.alias_generators import to_camel
@@ -40,6 +39,7 @@ __all__ = [
     "AgentToolCallContent",
     "AgentToolCallLocation",
     "ChatResumeState",
+    "PermissionAnswers",
     "ResourceBlock",
     "ResourceLinkBlock",
     "ResumeOutcome",
@@ -193,37 +193,48 @@ class AgentPermissionOption(_Model):
     kind: str
 
 
+class PermissionAnswers(Protocol):
+    """Where a session keeps its permission answers (``sessions/_permissions.py``); a request only points
+    at it, so the frozen request itself holds no mutable state."""
+
+    def settle(self, request_id: str, option_id: str | None) -> None: ...
+
+    def outcome(self, request_id: str) -> tuple[bool, str | None]: ...
+
+
 class AgentPermissionRequest(_Model):
-    """The agent asks before a tool call. Answer with :meth:`respond`; the first answer wins."""
+    """The agent asks before a tool call. Answer with :meth:`respond`; the first answer wins.
+
+    ``request_id`` names the request within its session (``silo-permission-<n>``); the answer itself is
+    kept by the session's permission desk, which the request refers to.
+    """
 
     tool_call_id: str
     title: str
     options: tuple[AgentPermissionOption, ...]
     tool_call: AgentToolCall | None = None
     raw: dict[str, Any] = Field(default_factory=dict)
-    _responder: Callable[[str | None], None] | None = PrivateAttr(default=None)
-    _answer: list[str | None] = PrivateAttr(default_factory=list)
+    request_id: str = ""
+    _answers: PermissionAnswers | None = PrivateAttr(default=None)
 
     def respond(self, option_id: str) -> None:
         """Answer with one of :attr:`options`. Idempotent; an unknown id answers ``cancelled``."""
         known = any(option.option_id == option_id for option in self.options)
-        self._settle(option_id if known else None)
+        if self._answers is not None:
+            self._answers.settle(self.request_id, option_id if known else None)
 
     @property
     def answered(self) -> bool:
-        return bool(self._answer)
+        return self._answers is not None and self._answers.outcome(self.request_id)[0]
 
     @property
     def answer(self) -> str | None:
         """The option id chosen, ``None`` for cancelled (or while unanswered; see :attr:`answered`)."""
-        return self._answer[0] if self._answer else None
+        return self._answers.outcome(self.request_id)[1] if self._answers is not None else None
 
-    def _settle(self, option_id: str | None) -> None:
-        if self._answer:
-            return
-        self._answer.append(option_id)
-        if self._responder is not None:
-            self._responder(option_id)
+    def _bind(self, answers: PermissionAnswers) -> AgentPermissionRequest:
+        self._answers = answers
+        return self
 
 
 # -- session controls --------------------------------------------------------------------------------

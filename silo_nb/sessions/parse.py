@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from silo_nb.sessions.models import (
@@ -31,7 +32,9 @@ from silo_nb.sessions.models import (
 )
 
 __all__ = [
+    "METADATA_KINDS",
     "TEXT_KINDS",
+    "AgentCapabilities",
     "MessageIdSynthesizer",
     "capability_enabled",
     "journal_line_to_update",
@@ -45,11 +48,73 @@ __all__ = [
     "parse_tool_call",
     "parse_update",
     "parse_usage",
+    "session_title",
     "synthesize_legacy_options",
 ]
 
 TEXT_KINDS = frozenset({"agent_message_chunk", "agent_thought_chunk", "user_message_chunk"})
 _RUN_BREAKERS = frozenset({"tool_call", "tool_call_update", "plan"})
+# Updates that describe the session rather than the conversation: a journal holding only these has no
+# transcript worth keeping, and a transcript does not show them (the title is read by ``session_title``).
+METADATA_KINDS = frozenset(
+    {
+        "available_commands_update",
+        "current_mode_update",
+        "config_option_update",
+        "session_info_update",
+        "usage_update",
+    }
+)
+
+
+def session_title(update: AgentSessionUpdate) -> str | None:
+    """The one title rule: a ``session_info_update``'s ``title``, ``info.title`` or ``sessionInfo.title``."""
+    if update.kind != "session_info_update":
+        return None
+    raw = update.raw
+    for candidate in (
+        raw.get("title"),
+        _mapping(raw.get("info")).get("title"),
+        _mapping(raw.get("sessionInfo")).get("title"),
+    ):
+        if isinstance(candidate, str) and candidate.strip():
+            return candidate.strip()
+    return None
+
+
+@dataclass(frozen=True)
+class AgentCapabilities:
+    """What ``initialize`` told us, read once."""
+
+    agent_name: str
+    can_load: bool = False
+    can_resume_call: bool = False
+    can_close: bool = False
+    can_list: bool = False
+    prompt: AgentPromptCapabilities = field(default_factory=AgentPromptCapabilities)
+    init_result: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def can_resume(self) -> bool:
+        return self.can_resume_call or self.can_load
+
+    @classmethod
+    def parse(cls, init: Mapping[str, Any], *, fallback_name: str) -> AgentCapabilities:
+        agent_caps = _mapping(init.get("agentCapabilities"))
+        session_caps = _mapping(init.get("sessionCapabilities")) or _mapping(
+            agent_caps.get("sessionCapabilities")
+        )
+        info = _mapping(init.get("agentInfo"))
+        name = info.get("title") or info.get("name")
+        return cls(
+            agent_name=name if isinstance(name, str) and name else fallback_name,
+            can_load=capability_enabled(agent_caps.get("loadSession")),
+            can_resume_call=capability_enabled(session_caps.get("resume")),
+            can_close=capability_enabled(session_caps.get("close")),
+            can_list=capability_enabled(session_caps.get("list")),
+            prompt=parse_prompt_capabilities(init),
+            init_result=init,
+        )
 
 
 def _str(value: Any) -> str | None:

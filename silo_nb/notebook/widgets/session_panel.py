@@ -51,7 +51,9 @@ class PanelHandle(Protocol):
     """What the panel uses of an ``AgentSessionHandle`` (which satisfies it as is)."""
 
     id: str
-    agent_name: str
+
+    @property
+    def agent_name(self) -> str: ...
 
     @property
     def session_id(self) -> str: ...
@@ -64,7 +66,7 @@ class PanelHandle(Protocol):
 
     async def set_config_option(self, option_id: str, value: Any) -> None: ...
 
-    def on_update(self, listener: Callable[[AgentSessionUpdate], None]) -> _Disposable: ...
+    def on_transcript(self, listener: Callable[[AgentSessionUpdate], None]) -> _Disposable: ...
 
     def on_config_options_changed(self, listener: Callable[[], None]) -> _Disposable: ...
 
@@ -151,7 +153,7 @@ class SessionPanel(ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
         self._render_status()
         self._subscriptions: list[_Disposable] = [
             service.subscribe(self._on_state),
-            handle.on_update(self._on_update),
+            handle.on_transcript(self._on_update),
             handle.on_config_options_changed(self.refresh_options),
             handle.on_commands_changed(self.refresh_commands),
         ]

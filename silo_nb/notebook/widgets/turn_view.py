@@ -1,14 +1,14 @@
 """``TurnView``: one ``%%prompt`` turn, live — header, transcript, permission rows.
 
-- The transcript is not kept by the widget: every update goes through the pure reducer
-  (``transcript.fold``) and the body is re-rendered from the whole ``TranscriptState`` with
-  ``render.transcript_html``, the same renderer the static bundle uses, so the live view and what is
-  left in the saved notebook look alike.
+- The widget only displays: every update it is fed (from ``handle.on_transcript``: the agent's updates
+  and the synthesized prompt and permission lines, exactly what the journal holds) goes through the pure
+  reducer (``transcript.fold``), and the body is re-rendered with ``render.transcript_html``, the same
+  renderer the static bundle uses, so the live view and the saved notebook look alike.
 - Re-rendering is throttled (:class:`~silo_nb.notebook.widgets.throttle.Throttle`): a burst of chunks
   costs at most one ``HTML.value`` message per ``throttle`` seconds; :meth:`flush` and :meth:`set_status`
   render at once. The header's elapsed time ticks once a second on the kernel loop while running.
-- Permission requests become :class:`PermissionRow` s under the transcript; the request is folded into
-  the state when it arrives and again once answered, so the decision is part of the transcript.
+- Permission requests still waiting for an answer become :class:`PermissionRow` s (buttons) under the
+  transcript; what was asked and decided reaches the transcript as updates, never from the rows.
 - The Stop button (and its Python twin :meth:`stop`) only calls ``on_stop`` — typically
   ``handle.cancel`` — once; the turn really ends when its owner calls :meth:`set_status`.
 - :meth:`close_all` closes every widget of the turn (the static bundle replaces it in the notebook).
@@ -21,14 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from silo_nb.notebook.render import status_badge_html, transcript_html
-from silo_nb.notebook.transcript import (
-    TranscriptState,
-    TurnStatus,
-    fold,
-    with_permission,
-    with_prompt,
-    with_status,
-)
+from silo_nb.notebook.transcript import TranscriptState, TurnStatus, fold, with_status
 from silo_nb.notebook.widgets._common import close_tree, esc, ipw, log
 from silo_nb.notebook.widgets.permission_row import PermissionRow
 from silo_nb.notebook.widgets.throttle import Throttle, Ticker
@@ -50,7 +43,6 @@ class TurnView(ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
 
     def __init__(
         self,
-        prompt_text: str,
         *,
         label: str,
         on_stop: Callable[[], None] | None = None,
@@ -58,7 +50,7 @@ class TurnView(ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
     ) -> None:
         self.label = label
         self._on_stop = on_stop
-        self._state = with_prompt(TranscriptState(), prompt_text)
+        self._state = TranscriptState()
         self._started = time.monotonic()
         self._ended: float | None = None
         self._stop_requested = False
@@ -117,10 +109,9 @@ class TurnView(ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
             self._throttle.poke()
 
     def add_permission(self, request: AgentPermissionRequest) -> None:
-        """Show a permission request as a row of the agent's options (and record it)."""
-        if self._closed:
+        """Show buttons for a permission request nobody has answered yet."""
+        if self._closed or request.answered:
             return
-        self._state = with_permission(self._state, request)
         row = PermissionRow(request, on_answer=self._permission_answered)
         self._rows.append(row)
         self.permissions.children = (*self.permissions.children, row)
@@ -168,8 +159,7 @@ class TurnView(ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
 
     # -- rendering --------------------------------------------------------------------------------
 
-    def _permission_answered(self, request: AgentPermissionRequest) -> None:
-        self._state = with_permission(self._state, request)
+    def _permission_answered(self, _request: AgentPermissionRequest) -> None:
         self._render_header()
         self._throttle.poke()
 

@@ -1,0 +1,128 @@
+"""The permission desk of one session: pending requests, their answers, and their transcript lines.
+
+- Each ``session/request_permission`` gets a session-local id (``silo-permission-<n>``). The desk keeps
+  the answer (the first one wins; kept for the session's life, so a late look still sees it) and wakes
+  the agent's request; the ``AgentPermissionRequest`` handed
+  to listeners only refers to the desk, so the frozen model carries no hidden mutable state.
+- Improvement over Silo (which keeps no record): the request and its decision are both *recorded* as
+  synthesized updates (``permission_request``, ``permission_decision``, keyed by ``requestId``), which go
+  to the journal and to the session's transcript stream alike. The transcript reducer upserts by that
+  id, so a request answered inside a listener shows once, live and after a restore. With no listener
+  the request is answered ``cancelled`` at once and nothing is recorded (Silo's rule).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+
+from silo_nb.sessions.models import AgentPermissionRequest, AgentSessionUpdate
+from silo_nb.sessions.parse import parse_permission_options, parse_tool_call
+from silo_nb.util import ListenerSet
+
+__all__ = ["PERMISSION_DECISION_KIND", "PERMISSION_REQUEST_KIND", "PermissionDesk"]
+
+PERMISSION_REQUEST_KIND = "permission_request"
+PERMISSION_DECISION_KIND = "permission_decision"
+
+
+@dataclass
+class _Pending:
+    request: AgentPermissionRequest
+    answered: anyio.Event = field(default_factory=anyio.Event)
+    settled: bool = False
+    choice: str | None = None
+
+
+class PermissionDesk:
+    """Pending permission requests of one session (see the module docstring)."""
+
+    def __init__(
+        self,
+        *,
+        record: Callable[[AgentSessionUpdate], None],
+        on_blocked: Callable[[], None],
+        on_answered: Callable[[], None],
+    ) -> None:
+        self.listeners: ListenerSet[[AgentPermissionRequest]] = ListenerSet("on_permission")
+        self._record = record
+        self._on_blocked = on_blocked
+        self._on_answered = on_answered
+        self._count = 0
+        self._requests: dict[str, _Pending] = {}
+
+    # -- PermissionAnswers (what a request asks of the desk) ----------------------------------------------
+
+    def settle(self, request_id: str, option_id: str | None) -> None:
+        pending = self._requests.get(request_id)
+        if pending is None or pending.settled:
+            return
+        pending.settled = True
+        pending.choice = option_id
+        pending.answered.set()
+
+    def outcome(self, request_id: str) -> tuple[bool, str | None]:
+        pending = self._requests.get(request_id)
+        return (pending.settled, pending.choice) if pending is not None else (False, None)
+
+    # -- the session's side ----------------------------------------------------------------------------
+
+    @property
+    def pending(self) -> tuple[AgentPermissionRequest, ...]:
+        """Requests nobody has answered yet, in arrival order."""
+        return tuple(p.request for p in self._requests.values() if not p.settled)
+
+    def cancel_all(self) -> None:
+        """Answer every pending request ``cancelled`` (a cancel, dispose or the agent going away)."""
+        for request_id in list(self._requests):
+            self.settle(request_id, None)
+
+    async def ask(self, params: Any, *, open_: bool) -> dict[str, Any]:
+        """Serve one ``session/request_permission``; ``open_`` False (disposed) answers cancelled."""
+        raw = dict(params) if isinstance(params, Mapping) else {}
+        call_raw = raw.get("toolCall") if isinstance(raw.get("toolCall"), Mapping) else {}
+        assert isinstance(call_raw, Mapping)
+        self._count += 1
+        request = AgentPermissionRequest(
+            tool_call_id=str(call_raw.get("toolCallId") or raw.get("toolCallId") or ""),
+            title=str(call_raw.get("title") or raw.get("title") or "The agent is requesting permission."),
+            options=parse_permission_options(raw.get("options")),
+            tool_call=parse_tool_call(call_raw),
+            raw=raw,
+            request_id=f"silo-permission-{self._count}",
+        )._bind(self)
+        if not open_ or not self.listeners:
+            return {"outcome": {"outcome": "cancelled"}}
+        pending = _Pending(request)
+        self._requests[request.request_id] = pending
+        self._record(_line(PERMISSION_REQUEST_KIND, request))
+        try:
+            self.listeners.emit(request)
+            if not pending.settled:
+                self._on_blocked()
+            await pending.answered.wait()
+        finally:
+            self.settle(request.request_id, None)
+            self._record(_line(PERMISSION_DECISION_KIND, request, decided=True, choice=pending.choice))
+            self._on_answered()
+        if pending.choice is None:
+            return {"outcome": {"outcome": "cancelled"}}
+        return {"outcome": {"outcome": "selected", "optionId": pending.choice}}
+
+
+def _line(
+    kind: str, request: AgentPermissionRequest, *, decided: bool = False, choice: str | None = None
+) -> AgentSessionUpdate:
+    raw: dict[str, Any] = {
+        "synthesized": True,
+        "requestId": request.request_id,
+        "toolCallId": request.tool_call_id,
+        "title": request.title,
+        "options": [option.to_json() for option in request.options],
+    }
+    if decided:
+        raw["optionId"] = choice
+    return AgentSessionUpdate(kind=kind, tool_call=request.tool_call, raw=raw)

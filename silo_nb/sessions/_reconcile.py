@@ -1,0 +1,89 @@
+"""Reading a prior journal when a session is restored: is there a conversation, what was its title, and
+how a ``session/load`` replay is reconciled with it (Silo §3.5). Written once, used by ``connect`` and
+by the in-place resume."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from typing import Any
+
+from silo_nb.sessions.journal import JournalWriter, parse_lines
+from silo_nb.sessions.parse import METADATA_KINDS, session_title
+
+__all__ = ["backfill_user_prompt_timestamps", "has_conversation_content", "last_title", "reconcile_load"]
+
+
+def has_conversation_content(lines: list[str]) -> bool:
+    """True when some line is more than metadata (commands, titles, modes, usage)."""
+    return any(update.kind not in METADATA_KINDS for update in parse_lines(lines))
+
+
+def last_title(lines: list[str]) -> str | None:
+    """The most recent title an agent volunteered in a journal (the same rule as a live session)."""
+    for update in reversed(parse_lines(lines)):
+        title = session_title(update)
+        if title is not None:
+            return title
+    return None
+
+
+def reconcile_load(writer: JournalWriter, prior: list[str]) -> None:
+    """After a ``session/load`` replay: the replay is authoritative; the prior lines only lend their
+    prompt timestamps (and silo_nb's cell ids) by position. One atomic rewrite."""
+    replayed = writer.snapshot_lines()[len(prior) :]
+    writer.replace_lines(backfill_user_prompt_timestamps(prior, replayed))
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def backfill_user_prompt_timestamps(prior: list[str], replayed: list[str]) -> list[str]:
+    """Copy prior user-prompt timestamps onto the replay's user chunks, matched by position.
+
+    silo_nb also carries the notebook cell a prompt came from (``raw.cellId``), so a restored notebook
+    still finds each cell's turn after an agent's replay replaced the journal. Lines that gain nothing
+    pass through as the exact original string.
+    """
+    stamps: list[str | None] = []
+    cells: list[str | None] = []
+    for line in prior:
+        with contextlib.suppress(json.JSONDecodeError):
+            value = json.loads(line)
+            if isinstance(value, dict) and value.get("kind") == "user_message_chunk":
+                stamp = value.get("timestamp")
+                stamps.append(stamp if isinstance(stamp, str) else None)
+                raw = value.get("raw")
+                cell = raw.get("cellId") if isinstance(raw, dict) else None
+                cells.append(cell if isinstance(cell, str) else None)
+    out: list[str] = []
+    position = 0
+    for line in replayed:
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError:
+            out.append(line)
+            continue
+        if not (isinstance(value, dict) and value.get("kind") == "user_message_chunk"):
+            out.append(line)
+            continue
+        stamp = stamps[position] if position < len(stamps) else None
+        cell = cells[position] if position < len(cells) else None
+        position += 1
+        raw = value.get("raw")
+        changed = False
+        if cell is not None and isinstance(raw, dict) and "cellId" not in raw:
+            value["raw"] = {**raw, "cellId": cell}
+            changed = True
+        if stamp is not None and "timestamp" not in value:
+            # Silo's key order: timestamp goes before toolCall/plan/usage/raw.
+            ordered: dict[str, Any] = {}
+            for key, item in value.items():
+                if key in ("toolCall", "plan", "usage", "raw") and "timestamp" not in ordered:
+                    ordered["timestamp"] = stamp
+                ordered[key] = item
+            ordered.setdefault("timestamp", stamp)
+            value, changed = ordered, True
+        out.append(_dumps(value) if changed else line)
+    return out

@@ -1,0 +1,151 @@
+"""Turn tracking for one session: prompts in flight and agent-initiated turns (Silo §4.3).
+
+- A ``prompt()`` opens a turn when none is in flight and closes it when the last one ends.
+- Work updates (chunks, tool calls, plans) with no prompt in flight open an *agent* turn. It ends at
+  Claude's explicit end marker (a ``usage_update`` whose ``_meta["_claude/origin"].kind`` is a string)
+  or, for agents that never send one, after ``quiescence_seconds`` of silence with no tool call still
+  running (Silo's ``TURN_QUIESCENCE_MS``).
+- What it decides goes to the registry through :class:`~silo_nb.sessions._host.SessionRegistry`; it
+  knows nothing else of the session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping
+
+from silo_nb.sessions._host import SessionRegistry
+from silo_nb.sessions.models import AgentSessionUpdate
+from silo_nb.sessions.status import TurnOutcome
+
+__all__ = ["TURN_QUIESCENCE_SECONDS", "TurnTracker", "is_turn_end_marker"]
+
+TURN_QUIESCENCE_SECONDS = 15.0
+# Updates that mean the agent is working; one with no prompt in flight opens an agent turn.
+WORK_KINDS = frozenset(
+    {
+        "user_message_chunk",
+        "agent_message_chunk",
+        "agent_thought_chunk",
+        "tool_call",
+        "tool_call_update",
+        "plan",
+    }
+)
+SETTLED_TOOL_STATUSES = frozenset({"completed", "failed", "cancelled"})
+
+
+def is_turn_end_marker(update: AgentSessionUpdate) -> bool:
+    """Claude's explicit turn end: a ``usage_update`` whose ``_meta["_claude/origin"].kind`` is a string."""
+    if update.kind != "usage_update":
+        return False
+    meta = update.raw.get("_meta")
+    origin = meta.get("_claude/origin") if isinstance(meta, Mapping) else None
+    return isinstance(origin, Mapping) and isinstance(origin.get("kind"), str)
+
+
+class TurnTracker:
+    """Turn state of one session; reports begin/end to the registry under ``entry_id()``."""
+
+    def __init__(
+        self, registry: SessionRegistry, entry_id: Callable[[], str], flush: Callable[[], None]
+    ) -> None:
+        self._registry = registry
+        self._entry_id = entry_id
+        self._flush = flush
+        self.handshaking = True
+        self.closed = False
+        self.quiescence_seconds = TURN_QUIESCENCE_SECONDS
+        self.prompts_in_flight = 0
+        self._agent_turn_open = False
+        self._marks_turn_ends = False
+        self._quiescence: asyncio.TimerHandle | None = None
+        self._tools_in_flight: set[str] = set()
+
+    # -- prompts ----------------------------------------------------------------------------------
+
+    def prompt_started(self) -> None:
+        """A prompt takes over any agent-initiated turn."""
+        self.reset()
+        if self.prompts_in_flight == 0:
+            self._registry._begin_turn(self._entry_id())
+        self.prompts_in_flight += 1
+
+    def prompt_ended(self, outcome: TurnOutcome) -> None:
+        self.prompts_in_flight -= 1
+        self._flush()
+        if not self.closed and self.prompts_in_flight == 0:
+            self._registry._end_turn(self._entry_id(), outcome)
+
+    # -- agent-initiated turns --------------------------------------------------------------------
+
+    def observe(self, update: AgentSessionUpdate) -> None:
+        call = update.tool_call
+        if call is not None:
+            if call.status in SETTLED_TOOL_STATUSES:
+                self._tools_in_flight.discard(call.tool_call_id)
+            elif call.status is not None or update.kind == "tool_call":
+                self._tools_in_flight.add(call.tool_call_id)
+        marker = is_turn_end_marker(update)
+        if marker:
+            self._marks_turn_ends = True
+            self._stop_quiescence()
+        if self.handshaking or self.prompts_in_flight:
+            return
+        if marker:
+            if self._agent_turn_open:
+                self._end_agent_turn("finished")
+            return
+        if update.kind in WORK_KINDS:
+            self.open_agent_turn()
+
+    def permission_answered(self) -> None:
+        """An answered permission with no prompt in flight is agent work too."""
+        if not self.closed and not self.prompts_in_flight and not self.handshaking:
+            self.open_agent_turn()
+
+    def open_agent_turn(self) -> None:
+        if not self._agent_turn_open:
+            self._agent_turn_open = True
+            self._registry._begin_turn(self._entry_id())
+        if not self._marks_turn_ends:
+            self._arm_quiescence()
+
+    def connection_lost(self) -> None:
+        """The agent went away: an open agent turn fails (a prompt in flight fails on its own)."""
+        self._flush()
+        self.reset()
+        if not self.handshaking and self.prompts_in_flight == 0:
+            self._registry._end_turn(self._entry_id(), "failed")
+
+    def reset(self) -> None:
+        self._agent_turn_open = False
+        self._stop_quiescence()
+        self._tools_in_flight.clear()
+
+    def _end_agent_turn(self, outcome: TurnOutcome) -> None:
+        self.reset()
+        self._flush()
+        self._registry._end_turn(self._entry_id(), outcome)
+
+    # -- the quiet-period timer -------------------------------------------------------------------
+
+    def _arm_quiescence(self) -> None:
+        self._stop_quiescence()
+        self._quiescence = asyncio.get_running_loop().call_later(
+            self.quiescence_seconds, self._quiescence_fired
+        )
+
+    def _stop_quiescence(self) -> None:
+        if self._quiescence is not None:
+            self._quiescence.cancel()
+            self._quiescence = None
+
+    def _quiescence_fired(self) -> None:
+        self._quiescence = None
+        if not self._agent_turn_open or self.closed:
+            return
+        if self._tools_in_flight:
+            self._arm_quiescence()
+            return
+        self._end_agent_turn("finished")
