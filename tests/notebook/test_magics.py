@@ -18,6 +18,8 @@ from IPython.utils.capture import CapturedIO, capture_output
 
 import silo_nb
 from silo_nb.notebook.magics import NotebookSession
+from silo_nb.notebook.magics import prompt as prompt_module
+from silo_nb.notebook.magics import silo as silo_module
 from tests.conftest import Workspace, demo_agent
 
 
@@ -259,3 +261,89 @@ async def test_a_restored_turn_shows_the_permission_decision(
         markdown = captured.outputs[-1].data["text/markdown"]
         assert "Permission: Edit notes.md → **Allow once**" in markdown, markdown
         assert "Edited notes.md." in markdown
+
+
+async def test_help_is_generated_from_the_declared_arguments(shell: InteractiveShell) -> None:
+    def flat(text: str) -> str:  # argparse wraps to the terminal's width
+        return " ".join(text.split())
+
+    captured, result = await run(shell, "%silo?")
+    assert result.success, result.error_in_exec
+    # argparse's usage for each subcommand (options the parser knows, in its own order), then its help.
+    help_text = flat(captured.stdout)
+    assert "%silo connect [--as NAME] [--cwd DIR] [--new] [--resume SESSION_ID]" in help_text
+    assert "--discard continue in a new agent session, dropping the transcript" in help_text
+    assert "%silo set NAME OPTION VALUE" in help_text
+    captured, _ = await run(shell, "%%prompt?\n")
+    help_text = flat(captured.stdout)
+    assert "%%prompt [--bg] [--rerun] [--attach VAR [VAR ...]]" in help_text
+    assert "--rerun send it again even if this cell's turn is in the journal" in help_text
+    assert shell.find_cell_magic("prompt").__doc__ == prompt_module.run_prompt.__doc__
+
+
+@pytest.mark.parametrize("line", ["%silo", "%silo help", "%silo --help"])
+async def test_silo_help_prints_the_usage_of_every_command(shell: InteractiveShell, line: str) -> None:
+    captured, result = await run(shell, line)
+    assert result.success, result.error_in_exec
+    usage_lines = [row for row in captured.stdout.splitlines() if row.startswith("%")]
+    commands = [row.split()[1] if row.startswith("%silo ") else row.split()[0] for row in usage_lines]
+    assert commands[:-1] == [*silo_module.SUBCOMMANDS, "%%prompt"]
+    assert "%silo journal SESSION_ID\n    Show a session's journal as a transcript" in captured.stdout
+
+
+@pytest.mark.parametrize(
+    ("cell", "expected"),
+    [
+        ("%silo connect demo --bogus", "UsageError: %silo connect: unrecognized arguments: --bogus"),
+        ("%silo connect", "UsageError: %silo connect: the following arguments are required: PROFILE"),
+        ("%silo set demo mode", "UsageError: %silo set: the following arguments are required: VALUE"),
+        ("%silo export demo 'chat.md", "UsageError: %silo: No closing quotation"),
+        ("%silo cancel -h", "UsageError: %silo cancel: unrecognized arguments: -h"),
+        (
+            "%%prompt --attach\nhello",
+            "UsageError: %%prompt: argument --attach: expected at least one argument",
+        ),
+    ],
+)
+async def test_a_bad_option_is_one_usage_error_line(
+    shell: InteractiveShell, cell: str, expected: str
+) -> None:
+    captured, result = await run(shell, cell)
+    assert not result.success
+    message = (captured.stderr + captured.stdout).strip()
+    assert message.splitlines() == [expected]
+
+
+async def test_a_bad_option_in_a_background_prompt_is_one_line_in_its_output(shell: InteractiveShell) -> None:
+    with capture_output() as captured, anyio.fail_after(10):
+        cell = "%%prompt --bg --attach\nhello"
+        result = await shell.run_cell_async(cell, transformed_cell=shell.transform_cell(cell))
+        await silo_nb.wait()  # the registered magic reports into its placeholder output
+    assert result.success  # a --bg cell returns at once
+    (error,) = {o.data["text/plain"] for o in captured.outputs if o.data["text/plain"].startswith("error")}
+    assert error == "error: %%prompt: argument --attach: expected at least one argument"
+    assert "Traceback" not in captured.stdout + captured.stderr
+
+
+async def test_the_palette_sends_through_the_same_function_as_prompt(
+    shell: InteractiveShell, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sent: list[tuple[str, Any]] = []
+    real = prompt_module.send_turn
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        sent.append((args[3], kwargs.get("output")))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(prompt_module, "send_turn", spy)
+    await run(shell, "%silo connect demo")
+    connection = shell._silo_nb.connections["demo"]
+    await run(shell, "%%prompt\nhello")
+    with anyio.fail_after(10):
+        while not connection.handle.commands:
+            await anyio.sleep(0.02)
+    connection.panel.run("title", "Via the palette")
+    await silo_nb.wait()
+    assert sent == [("hello", None), ("/title Via the palette", connection.output)]
+    (output,) = connection.output.outputs
+    assert "Renamed." in output["data"]["text/html"]

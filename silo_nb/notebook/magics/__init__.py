@@ -1,0 +1,122 @@
+"""The IPython extension: ``%silo`` and ``%%prompt``, split by job.
+
+- ``waker``: on ipykernel ≥ 7.4 an input transformer turns a ``%%prompt`` cell (and each top-level
+  ``%silo`` line) into a top-level ``await`` of :func:`prompt_cell` / :func:`silo_line`, so the cell runs
+  until the turn ends ("Run All" keeps order, clicks still arrive, the stop button cancels); a waker task
+  ticks every 0.2 s meanwhile, or the interrupt is not delivered (ipykernel #881).
+- :class:`SiloMagics`: the registered magics, used for ``--bg`` and on older kernels: the cell returns at
+  once and the turn streams in the background; ``await silo_nb.wait()`` waits for such turns.
+- ``connections``: the per-shell state (:class:`NotebookSession`): connections by name, the most recent
+  one, the restore records. ``silo``: the ``%silo`` subcommands. ``prompt``: ``%%prompt`` and the command
+  palette, which send their turns through one function (``prompt.send_turn``).
+- ``args``: options are declared with IPython's ``magic_arguments`` (``%silo?`` and ``%%prompt?`` show the
+  generated help); errors are one ``UsageError`` line (with the agent's own words), never a traceback.
+- After a kernel restart, ``%silo connect NAME`` resumes the session this notebook last used under NAME,
+  and a ``%%prompt`` cell whose turn is already in the journal is repainted from it; ``--rerun`` resends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Any
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
+
+from silo_nb.notebook import turns
+from silo_nb.notebook.magics.args import one_line
+from silo_nb.notebook.magics.connections import Connection, NotebookSession
+from silo_nb.notebook.magics.prompt import run_prompt
+from silo_nb.notebook.magics.silo import help_text, run_line
+from silo_nb.notebook.magics.waker import can_block, transform
+
+if TYPE_CHECKING:
+    from IPython.core.interactiveshell import InteractiveShell
+
+__all__ = [
+    "Connection",
+    "NotebookSession",
+    "SiloMagics",
+    "load_ipython_extension",
+    "prompt_cell",
+    "silo_line",
+    "unload_ipython_extension",
+]
+
+log = logging.getLogger("silo_nb.notebook")
+
+
+def _session() -> NotebookSession:
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    state = getattr(shell, "_silo_nb", None)
+    if state is None:
+        raise UsageError("silo_nb is not loaded — run %load_ext silo_nb first.")
+    assert isinstance(state, NotebookSession)
+    return state
+
+
+async def prompt_cell(argline: str, body: str) -> None:
+    """What a transformed ``%%prompt`` cell awaits (blocking mode)."""
+    await run_prompt(_session(), argline, body, blocking=True)
+
+
+async def silo_line(line: str) -> None:
+    """What a transformed top-level ``%silo`` line awaits (blocking mode)."""
+    await run_line(_session(), line)
+
+
+@magics_class
+class SiloMagics(Magics):
+    """Background-mode fallbacks (``--bg``, older kernels, indented lines): they return at once."""
+
+    @line_magic
+    def silo(self, line: str) -> None:
+        self._schedule(run_line(_session(), line))
+
+    @cell_magic
+    def prompt(self, line: str, cell: str) -> None:
+        session = _session()
+        # Display now, while the cell runs: output sent after the cell ends is lost to headless runners.
+        display_id = turns.show_placeholder("sending the prompt…")
+        self._schedule(run_prompt(session, line, cell, blocking=False, display_id=display_id), display_id)
+
+    # What %silo? and %%prompt? show: the help generated from the declared arguments.
+    silo.__doc__ = help_text()
+    prompt.__doc__ = run_prompt.__doc__
+
+    @staticmethod
+    def _schedule(coroutine: Any, display_id: str | None = None) -> None:
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            coroutine.close()
+            raise UsageError("silo_nb needs a running event loop: use it in a Jupyter kernel.") from None
+        task = loop.create_task(coroutine)
+        turns.track(task)
+
+        def report(done: asyncio.Task[None]) -> None:
+            error = None if done.cancelled() else done.exception()
+            if error is None:
+                return
+            if display_id is not None:
+                turns.show_error(display_id, one_line(error))
+            else:
+                log.warning("%%silo failed: %s", one_line(error))
+
+        task.add_done_callback(report)
+
+
+def load_ipython_extension(shell: InteractiveShell) -> None:
+    if getattr(shell, "_silo_nb", None) is None:
+        shell._silo_nb = NotebookSession(shell)  # type: ignore[attr-defined]
+    shell.register_magics(SiloMagics)
+    if can_block(shell) and transform not in shell.input_transformers_cleanup:
+        shell.input_transformers_cleanup.append(transform)
+
+
+def unload_ipython_extension(shell: InteractiveShell) -> None:
+    if transform in shell.input_transformers_cleanup:
+        shell.input_transformers_cleanup.remove(transform)

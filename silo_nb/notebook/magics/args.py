@@ -1,0 +1,85 @@
+"""Arguments of the magics, declared with IPython's ``magic_arguments``, and errors as one line.
+
+- Each command declares its options on its handler (``@magic_arguments(name=...)`` and ``@argument``), so
+  the handler carries an argparse parser and its docstring becomes the generated help that ``%silo?`` and
+  ``%%prompt?`` show.
+- Lines are split with :func:`shlex.split` (POSIX quoting: ``"my chat.md"`` is one argument without its
+  quotes; an unclosed quote is an error) and then handed to the handler's parser. IPython's own
+  ``parse_argstring`` splits with non-POSIX rules that keep the quotes inside the argument, which would
+  change what a quoted path means.
+- A bad option makes the parser raise ``UsageError(message)`` (``MagicArgumentParser.error``; never
+  ``SystemExit``, and there is no ``-h``): it is re-raised as ONE line that names the command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from IPython.core import magic_arguments as _ma
+from IPython.core.error import UsageError
+
+__all__ = ["argument", "command", "magic_arguments", "one_line", "parse", "split", "summary", "usage"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def magic_arguments(name: str) -> Callable[[F], F]:
+    """``IPython.core.magic_arguments.magic_arguments`` (typed): builds the parser, rewrites the doc."""
+    decorator: Callable[[F], F] = _ma.magic_arguments(name)  # type: ignore[no-untyped-call]
+    return decorator
+
+
+def argument(*args: Any, **kwargs: Any) -> Callable[[F], F]:
+    """``IPython.core.magic_arguments.argument`` (typed): one ``add_argument`` call."""
+    decorator: Callable[[F], F] = _ma.argument(*args, **kwargs)  # type: ignore[no-untyped-call]
+    return decorator
+
+
+def _parser(handler: Callable[..., Any]) -> argparse.ArgumentParser:
+    parser: argparse.ArgumentParser = getattr(handler, "parser")  # noqa: B009 - set by magic_arguments
+    return parser
+
+
+def command(handler: Callable[..., Any]) -> str:
+    """How the user types the command: ``%silo connect``, ``%%prompt``."""
+    return f"%{_parser(handler).prog}"
+
+
+def split(line: str, command_name: str) -> list[str]:
+    try:
+        return shlex.split(line)
+    except ValueError as exc:  # "No closing quotation" and the like
+        raise UsageError(f"{command_name}: {exc}") from None
+
+
+def parse(handler: Callable[..., Any], argv: list[str]) -> argparse.Namespace:
+    """Parse ``argv`` with the handler's declared arguments; a bad option is one ``UsageError`` line."""
+    try:
+        return _parser(handler).parse_args(argv)
+    except (UsageError, argparse.ArgumentError) as exc:
+        raise UsageError(f"{command(handler)}: {exc}") from None
+
+
+def usage(handler: Callable[..., Any]) -> str:
+    """The one-line usage, e.g. ``%silo cancel [NAME]`` (argparse's, without IPython's RST prefix)."""
+    text = _parser(handler).format_usage()
+    return " ".join(text.replace("::", "", 1).split())
+
+
+def summary(handler: Callable[..., Any]) -> str:
+    """The first line of the handler's own description."""
+    description = _parser(handler).description or ""
+    return next((line.strip() for line in description.splitlines() if line.strip()), "")
+
+
+def one_line(exc: BaseException) -> str:
+    """The first line of an error, plus the last line of the agent's stderr when there is one."""
+    lines = [line for line in str(exc).splitlines() if line.strip()]
+    if not lines:
+        return type(exc).__name__
+    head = lines[0]
+    tail = [line for line in lines[1:] if not line.startswith("Agent stderr")]
+    return f"{head} (agent stderr: {tail[-1].strip()})" if tail else head

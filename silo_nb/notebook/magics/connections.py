@@ -1,0 +1,107 @@
+"""The connection registry: the extension's state for one shell, and the named agent connections in it.
+
+- A :class:`Connection` is one ``%silo connect ... --as NAME``: its profile, the handle once connected
+  (or the one-line error), the connect task while a ``--bg`` connect runs, the session panel and the
+  ``Output`` under it where the palette's turns are shown.
+- NAME defaults to the profile id (see ``%silo connect``); commands given no NAME use the most recent
+  connection (``last_name``). :meth:`NotebookSession.connection` looks a name up and says, in one
+  ``UsageError`` line, what to run when there is none; :meth:`NotebookSession.handle` also waits for a
+  background connect to end.
+- :meth:`NotebookSession.drop` forgets a connection and disposes of its task, panel and handle.
+- Also here, because they live exactly as long as the shell's extension state: the (notebook, NAME) →
+  (profile, session id) records a restarted kernel resumes from, the ``%%prompt`` run count and the cells
+  already sent (the restore-from-journal decision), and the sessions whose own cell is blocking on them
+  (a turn that ends there was witnessed; see ``AgentsService.is_witnessed``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from IPython.core.error import UsageError
+
+from silo_nb.notebook.cells import ConnectionRecords, notebook_identity
+
+if TYPE_CHECKING:
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from silo_nb.notebook.widgets import SessionPanel
+    from silo_nb.sessions.agents import AgentsService
+    from silo_nb.sessions.handle import AgentSessionHandle
+
+__all__ = ["Connection", "NotebookSession"]
+
+
+@dataclass
+class Connection:
+    name: str
+    profile_id: str
+    handle: AgentSessionHandle | None = None
+    task: asyncio.Task[None] | None = None
+    panel: SessionPanel | None = None
+    box: Any = None
+    output: Any = None
+    error: str | None = None
+
+
+class NotebookSession:
+    """The extension's state for one shell: connections by name, and the cell ↔ turn bookkeeping."""
+
+    def __init__(self, shell: InteractiveShell, service: AgentsService | None = None) -> None:
+        import silo_nb
+
+        self.shell = shell
+        self.service: AgentsService = service or silo_nb.agents
+        self.connections: dict[str, Connection] = {}
+        self.last_name: str | None = None
+        self.prompt_runs = 0
+        self.sent_cells: set[str] = set()
+        self.blocking_sessions: set[str] = set()
+        self.records = ConnectionRecords(
+            self.service.data_dir, self.service.workspace_id, notebook_identity(self.service.workspace_folder)
+        )
+        # A turn is witnessed when its own cell is the one running (a blocking %%prompt).
+        self.service.is_witnessed = lambda session_id: session_id in self.blocking_sessions
+
+    def add(self, connection: Connection) -> None:
+        """Register a new connection under its name; it becomes the default one."""
+        self.connections[connection.name] = connection
+        self.last_name = connection.name
+
+    def connection(self, name: str | None) -> Connection:
+        """The connection called ``name`` (default: the most recent one), or a one-line ``UsageError``."""
+        key = name or self.last_name
+        if key is None:
+            raise UsageError("No connection yet — run %silo connect PROFILE first (try %silo profiles).")
+        connection = self.connections.get(key)
+        if connection is None:
+            known = ", ".join(self.connections) or "none"
+            raise UsageError(
+                f'No connection named "{key}" — run %silo connect PROFILE --as {key} (connected: {known}).'
+            )
+        return connection
+
+    async def handle(self, name: str | None) -> tuple[Connection, AgentSessionHandle]:
+        """The connection and its live handle, once a background connect has ended."""
+        connection = self.connection(name)
+        if connection.task is not None and not connection.task.done():
+            await asyncio.shield(connection.task)
+        if connection.handle is None:
+            raise UsageError(f'"{connection.name}" is not connected: {connection.error or "connect failed"}')
+        return connection, connection.handle
+
+    def drop(self, connection: Connection) -> None:
+        """Forget a connection and dispose of what it holds (the caller may still ``aclose`` the handle)."""
+        if connection.task is not None and not connection.task.done():
+            connection.task.cancel()
+        if connection.panel is not None:
+            with contextlib.suppress(Exception):
+                connection.panel.close_all()
+        if connection.handle is not None:
+            connection.handle.dispose()
+        self.connections.pop(connection.name, None)
+        if self.last_name == connection.name:
+            self.last_name = next(iter(self.connections), None)

@@ -1,0 +1,230 @@
+"""``%%prompt`` and the command palette: both send a turn through :func:`send_turn`.
+
+- :func:`run_prompt` reads the cell: options (declared below with ``magic_arguments``), ``{var}``
+  filled from the user namespace and ``--attach``/``--file`` shaped for this agent (attachments.py); the
+  cell id (the execute request's, else a hash of source and run count); then the restore decision: a
+  cell not sent in this kernel whose turn is already in the journal (same cell, same text) is repainted
+  from the journal with no agent call, unless ``--rerun``.
+- :func:`send_turn` is the one path that builds the prompt blocks, starts the turn (the live turn view is
+  shown synchronously, so it lands in the running cell) and returns the coroutine that drives it: a
+  blocking turn marks its session witnessed and runs the waker; a background one just runs.
+- The palette (:func:`palette_run`, the session panel's ``on_run``) sends through the same function; only
+  the destination differs: the turn view goes into the ``Output`` under the panel, and the final HTML
+  replaces it there, instead of the cell output under a ``display_id``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Coroutine, Sequence
+from typing import TYPE_CHECKING, Any
+
+from IPython.core.error import UsageError
+
+from silo_nb.notebook import turns
+from silo_nb.notebook._display import html_object
+from silo_nb.notebook.attachments import attachment_blocks, file_blocks, interpolate
+from silo_nb.notebook.cells import execute_cell_id, fallback_cell_key
+from silo_nb.notebook.magics.args import argument, magic_arguments, one_line, parse, split
+from silo_nb.notebook.magics.waker import waker
+from silo_nb.notebook.transcript import split_turns
+
+if TYPE_CHECKING:
+    from silo_nb.notebook.magics.connections import Connection, NotebookSession
+    from silo_nb.sessions.handle import AgentSessionHandle
+    from silo_nb.sessions.models import AgentSessionUpdate
+
+__all__ = ["palette_run", "run_prompt", "send_turn"]
+
+
+@magic_arguments("%prompt")  # the prog: IPython prefixes "%", so the help reads "%%prompt ..."
+@argument("name", nargs="?", metavar="NAME", help="the connection to send to (default: the most recent one)")
+@argument("--bg", action="store_true", help="return at once; the turn keeps streaming in the background")
+@argument("--rerun", action="store_true", help="send it again even if this cell's turn is in the journal")
+@argument("--attach", nargs="+", default=[], metavar="VAR", help="variables to attach (a DataFrame as CSV)")
+@argument("--file", nargs="+", default=[], metavar="PATH", help="files to attach")
+async def run_prompt(
+    session: NotebookSession, argline: str, body: str, *, blocking: bool, display_id: str | None = None
+) -> None:
+    """Send the cell as one turn and show the turn view in the cell output.
+
+    {var} in the cell is filled from your variables (unknown names are left as is); a cell that starts
+    with / runs an agent command. After a kernel restart, a cell whose turn is already in the journal
+    (same cell, same text) is repainted from the journal with no agent call, marked "restored".
+    """
+    # blocking: the cell awaits this (a transformed cell). display_id: a placeholder the (background)
+    # cell already displayed, which the turn view replaces.
+    args = parse(run_prompt, split(argline, "%%prompt"))
+    connection, handle = await session.handle(args.name)
+    shell, workspace = session.shell, session.service.workspace_folder
+    text = interpolate(body.rstrip("\n"), shell.user_ns)
+    embedded = handle.prompt_capabilities.embedded_context
+    try:
+        extra = attachment_blocks(args.attach, shell.user_ns, embedded=embedded, workspace=workspace)
+        extra += file_blocks(args.file, embedded=embedded, workspace=workspace)
+    except ValueError as exc:
+        raise UsageError(one_line(exc)) from None
+    if not text.strip() and not extra:
+        raise UsageError("%%prompt: the cell is empty — write the prompt on the lines below %%prompt.")
+    session.prompt_runs += 1
+    cell_id = execute_cell_id(shell) or fallback_cell_key(f"{argline}\n{body}", session.prompt_runs)
+    metadata: dict[str, Any] = {
+        "session_id": handle.session_id,
+        "profile_id": connection.profile_id,
+        "cell_id": cell_id,
+        "name": connection.name,
+    }
+    if not args.rerun and cell_id not in session.sent_cells:
+        earlier = await _turn_in_journal(session, handle, cell_id, text)
+        if earlier is not None:
+            turns.display_restored(
+                earlier,
+                display_id=display_id,
+                metadata={**metadata, "restored": True},
+                meta="restored from the journal — %%prompt --rerun sends it again",
+            )
+            return
+    if handle.resume_outcome == "journal-only":
+        raise UsageError(
+            f"{handle.label} is journal-only — run %silo connect {connection.profile_id} --as "
+            f"{connection.name} --fresh to continue in a new session."
+        )
+    session.sent_cells.add(cell_id)
+    background = args.bg or not blocking
+    drive = send_turn(
+        session,
+        connection,
+        handle,
+        text,
+        extra,
+        metadata=metadata,
+        background=background,
+        display_id=display_id,
+    )
+    if background and blocking:
+        # A blocking cell asked for --bg (e.g. as "--b"): the cell returns, the turn goes on.
+        turns.track(asyncio.get_running_loop().create_task(drive))
+        return
+    await drive  # blocking; or, when not blocking, this already is a background task (SiloMagics.prompt)
+
+
+def send_turn(
+    session: NotebookSession,
+    connection: Connection,
+    handle: AgentSessionHandle,
+    text: str,
+    extra: Sequence[Any] = (),
+    *,
+    metadata: dict[str, Any],
+    background: bool,
+    display_id: str | None = None,
+    output: Any = None,
+) -> Coroutine[Any, Any, None]:
+    """Build the prompt blocks and show the live turn view now; return the coroutine driving the turn.
+
+    ``extra``: blocks already shaped for this agent (attachments). The view is shown in the running cell
+    (replacing ``display_id`` if given), or, with ``output`` (an ``ipywidgets.Output``), in that widget,
+    where the final HTML then replaces it. Await the result, or schedule it and ``turns.track`` the task.
+    """
+    blocks: list[Any] = ([{"type": "text", "text": text}] if text.strip() else []) + list(extra)
+    if output is None:
+        turn = turns.start_turn(
+            handle,
+            blocks,
+            prompt_text=text,
+            metadata=metadata,
+            panel=connection.panel,
+            background=background,
+            display_id=display_id,
+        )
+    else:
+        turn = _start_in_output(
+            handle,
+            blocks,
+            text=text,
+            metadata=metadata,
+            connection=connection,
+            output=output,
+            background=background,
+        )
+    return _drive(session, turn)
+
+
+def _start_in_output(
+    handle: AgentSessionHandle,
+    blocks: list[Any],
+    *,
+    text: str,
+    metadata: dict[str, Any],
+    connection: Connection,
+    output: Any,
+    background: bool,
+) -> turns.Turn:
+    # turns.start_turn can only display in the running cell; a widget's Output is modelled on the kernel
+    # side (append_display_data / outputs), which every frontend shows, so the view is appended there.
+    from silo_nb.notebook.widgets import TurnView
+
+    view = TurnView(text, label=handle.agent_name, on_stop=handle.cancel)
+    output.append_display_data(view)
+
+    def publish(data: dict[str, str], _metadata: dict[str, Any]) -> None:
+        output.outputs = ()
+        output.append_display_data(html_object(data["text/html"]))
+
+    return turns.Turn(
+        handle,
+        blocks,
+        view,
+        "",
+        metadata,
+        background=background,
+        panel=connection.panel,
+        publish=publish,
+    )
+
+
+async def _drive(session: NotebookSession, turn: turns.Turn) -> None:
+    if turn.background:
+        await turns.run_turn(turn)
+        return
+    session.blocking_sessions.add(turn.handle.id)
+    ticking = asyncio.get_running_loop().create_task(waker())
+    try:
+        await turns.run_turn(turn)
+    finally:
+        ticking.cancel()
+        session.blocking_sessions.discard(turn.handle.id)
+
+
+def palette_run(session: NotebookSession, connection: Connection, text: str) -> None:
+    """A command from the session panel's palette: a background turn shown under the panel."""
+    handle, output = connection.handle, connection.output
+    if handle is None or output is None:
+        return
+    drive = send_turn(
+        session,
+        connection,
+        handle,
+        text,
+        metadata=_metadata(connection, handle),
+        background=True,
+        output=output,
+    )
+    turns.track(asyncio.get_running_loop().create_task(drive))
+
+
+def _metadata(connection: Connection, handle: AgentSessionHandle) -> dict[str, Any]:
+    return {"session_id": handle.session_id, "profile_id": connection.profile_id, "name": connection.name}
+
+
+async def _turn_in_journal(
+    session: NotebookSession, handle: AgentSessionHandle, cell_id: str, text: str
+) -> list[AgentSessionUpdate] | None:
+    """The last turn of this session's journal sent from ``cell_id`` with this very text, if any."""
+    journal = await session.service.sessions.read_journal(handle.session_id, workspace_id=handle.workspace_id)
+    found: list[AgentSessionUpdate] | None = None
+    for turn in split_turns(journal):
+        first = turn[0]
+        if first.kind == "user_message_chunk" and first.raw.get("cellId") == cell_id and first.text == text:
+            found = turn
+    return found

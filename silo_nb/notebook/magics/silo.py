@@ -1,0 +1,341 @@
+"""The ``%silo`` subcommands: one handler each, its arguments declared on it with ``magic_arguments``.
+
+- :func:`run_line` dispatches on the first word to :data:`SUBCOMMANDS`; ``%silo``, ``%silo help`` (and
+  ``-h``/``--help``) print :func:`usage_text`, which is generated from the handlers' parsers.
+- A handler gets the session state and the parsed arguments. Errors are one ``UsageError`` line: the
+  parser's (naming the subcommand), ours, or the agent's own message (``AgentSessionError``, and
+  ``ValueError``/``OSError`` from the service or the file system).
+- ``connect`` shows a "connecting…" line at once (so the output lands in this cell), then replaces it
+  with the session panel, or with the error. With ``--bg`` it returns at once and commands that need the
+  handle wait for it. Without ``--new``/``--resume`` it resumes the session this notebook last used under
+  NAME (the connection records), so "Run All" after a restart continues where it was.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import html
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from IPython.core.error import UsageError
+
+from silo_nb.notebook import turns
+from silo_nb.notebook._display import display, update_display
+from silo_nb.notebook.magics.args import argument, magic_arguments, one_line, parse, split, summary, usage
+from silo_nb.notebook.magics.connections import Connection, NotebookSession
+from silo_nb.notebook.magics.prompt import palette_run, run_prompt
+from silo_nb.notebook.render import transcript_html, transcript_markdown
+from silo_nb.notebook.transcript import fold_all, with_status
+from silo_nb.sessions.errors import AgentSessionError
+
+if TYPE_CHECKING:
+    from silo_nb.sessions.handle import AgentSessionHandle
+
+__all__ = ["SUBCOMMANDS", "connect", "help_text", "run_line", "usage_text"]
+
+Handler = Callable[[NotebookSession, argparse.Namespace], Awaitable[None]]
+
+
+async def run_line(session: NotebookSession, line: str) -> None:
+    """One ``%silo`` line."""
+    argv = split(line, "%silo")
+    if not argv or argv[0] in ("help", "-h", "--help"):
+        print(usage_text())
+        return
+    command, rest = argv[0], argv[1:]
+    handler = SUBCOMMANDS.get(command)
+    if handler is None:
+        raise UsageError(f"%silo: unknown subcommand {command!r} — try %silo help")
+    args = parse(handler, rest)
+    try:
+        await handler(session, args)
+    except (AgentSessionError, ValueError, OSError) as exc:
+        raise UsageError(one_line(exc)) from None
+
+
+@magic_arguments("silo profiles")
+async def _profiles(session: NotebookSession, args: argparse.Namespace) -> None:
+    """The agent profiles you can connect to (yours, plus the built-in demo)."""
+    profiles = session.service.profiles.list()
+    rows = "".join(
+        f"<tr><td><code>{html.escape(p.id)}</code></td><td>{html.escape(p.label)}</td>"
+        f"<td>{p.interface}</td><td>{'✓' if p.is_default else ''}</td></tr>"
+        for p in profiles
+    )
+    text = "\n".join(
+        f"{p.id:<16} {p.label:<24} {p.interface}{'  (default)' if p.is_default else ''}" for p in profiles
+    )
+    problems = session.service.profiles.problems
+    note = "".join(f"<div style='opacity:.7'>skipped: {html.escape(p)}</div>" for p in problems)
+    display(
+        {
+            "text/html": "<table><tr><th>id</th><th>label</th><th>interface</th><th>default</th></tr>"
+            f"{rows}</table>{note}",
+            "text/plain": text + "".join(f"\nskipped: {p}" for p in problems),
+        },
+        raw=True,
+    )
+
+
+@magic_arguments("silo connect")
+@argument("profile", metavar="PROFILE", help="a profile id (see %%silo profiles)")
+@argument("--as", dest="name", metavar="NAME", help="the variable the handle is bound to (default: PROFILE)")
+@argument("--cwd", metavar="DIR", help="the agent's working directory")
+@argument("--new", action="store_true", help="start a new session instead of resuming the last one")
+@argument("--resume", dest="resume_id", metavar="SESSION_ID", help="resume this session")
+@argument("--fresh", action="store_true", help="continue in a new agent session, carrying the transcript")
+@argument("--discard", action="store_true", help="continue in a new agent session, dropping the transcript")
+@argument("--bg", action="store_true", help="return at once; the connection is made in the background")
+async def _connect(session: NotebookSession, args: argparse.Namespace) -> None:
+    """Connect to an agent and show the session panel; the handle is bound to NAME in your namespace.
+
+    Without --new or --resume it resumes the session this notebook last used under NAME, if there is one.
+    """
+    name = args.name or args.profile.replace("-", "_")  # profile ids may hold "-"; variables may not
+    if not name.isidentifier():
+        raise UsageError(f"%silo connect: --as {name!r} must be a Python identifier (it becomes a variable).")
+    await connect(
+        session,
+        name,
+        args.profile,
+        cwd=args.cwd,
+        new=args.new,
+        resume_id=args.resume_id,
+        fresh=args.fresh,
+        discard=args.discard,
+        background=args.bg,
+    )
+
+
+async def connect(
+    session: NotebookSession,
+    name: str,
+    profile_id: str,
+    *,
+    cwd: str | None = None,
+    new: bool = False,
+    resume_id: str | None = None,
+    fresh: bool = False,
+    discard: bool = False,
+    background: bool = False,
+) -> None:
+    """Open (or re-show) the connection ``name`` to ``profile_id`` and display its panel."""
+    existing = session.connections.get(name)
+    plain = not (new or resume_id or fresh or discard or cwd)
+    if (
+        existing is not None
+        and plain
+        and existing.profile_id == profile_id
+        and existing.handle is not None
+        and existing.handle.is_live
+    ):
+        display(existing.box)
+        session.last_name = name
+        return
+    if existing is not None:
+        # Let the old agent go before the same session is resumed in a new one.
+        session.drop(existing)
+        if existing.handle is not None:
+            await existing.handle.aclose()
+    resume: dict[str, Any] | None = None
+    session_id = resume_id
+    if session_id is None and not new:
+        record = session.records.get(name)
+        if record is not None and record.get("profile") == profile_id:
+            session_id = record["session_id"]
+    if session_id is not None:
+        resume = {
+            "session_id": session_id,
+            "start_fresh": fresh or discard,
+            "transcript": "discard" if discard else "carry",
+        }
+    connection = Connection(name=name, profile_id=profile_id)
+    session.add(connection)
+    status_id = f"silo-connect-{id(connection)}"
+    display(
+        {
+            "text/plain": f"connecting to {profile_id}…",
+            "text/html": f"<i>connecting to {html.escape(profile_id)}…</i>",
+        },
+        raw=True,
+        display_id=status_id,
+    )
+    coroutine = _open(session, connection, status_id, cwd=cwd, resume=resume)
+    if background:
+        connection.task = asyncio.get_running_loop().create_task(coroutine)
+        return
+    await coroutine
+    if connection.handle is None:
+        raise UsageError(connection.error or "connect failed")
+
+
+async def _open(
+    session: NotebookSession,
+    connection: Connection,
+    status_id: str,
+    *,
+    cwd: str | None,
+    resume: dict[str, Any] | None,
+) -> None:
+    try:
+        handle = await session.service.sessions.connect(connection.profile_id, cwd=cwd, resume=resume)
+    except (AgentSessionError, ValueError) as exc:
+        connection.error = one_line(exc)
+        update_display(
+            {
+                "text/plain": f"error: {connection.error}",
+                "text/html": f"<span style='color:#c0392b'>✗ {html.escape(connection.error)}</span>",
+            },
+            raw=True,
+            display_id=status_id,
+        )
+        return
+    connection.handle = handle
+    session.shell.user_ns[connection.name] = handle
+    if handle.session_id:
+        session.records.put(connection.name, profile_id=connection.profile_id, session_id=handle.session_id)
+    connection.box = _panel(session, connection, handle)
+    update_display(connection.box, display_id=status_id)
+    if handle.resume_outcome == "journal-only":
+        print(
+            f"{handle.label} can neither resume nor load session {handle.session_id}: "
+            "its transcript comes from the journal only. "
+            f"Continue with %silo connect {connection.profile_id} --as {connection.name} --fresh"
+        )
+
+
+def _panel(session: NotebookSession, connection: Connection, handle: AgentSessionHandle) -> Any:
+    from silo_nb.notebook.widgets import SessionPanel
+    from silo_nb.notebook.widgets._common import ipw
+
+    panel = SessionPanel(handle, session.service, on_run=lambda text: palette_run(session, connection, text))
+    connection.panel = panel
+    connection.output = ipw.Output()
+    return ipw.VBox([panel, connection.output])
+
+
+@magic_arguments("silo disconnect")
+@argument("name", metavar="NAME", help="the connection")
+async def _disconnect(session: NotebookSession, args: argparse.Namespace) -> None:
+    """Disconnect and dispose of the session (its journal stays)."""
+    connection = session.connection(args.name)
+    handle = connection.handle
+    session.drop(connection)
+    if handle is not None:
+        await handle.aclose()
+    print(f"disconnected {args.name}")
+
+
+@magic_arguments("silo cancel")
+@argument("name", nargs="?", metavar="NAME", help="the connection (default: the most recent one)")
+async def _cancel(session: NotebookSession, args: argparse.Namespace) -> None:
+    """Cancel the running turn."""
+    _, handle = await session.handle(args.name)
+    handle.cancel()
+
+
+@magic_arguments("silo set")
+@argument("name", metavar="NAME", help="the connection")
+@argument("option", metavar="OPTION", help="a config option id (see the session panel)")
+@argument("value", metavar="VALUE", help="one of its values, or true/false")
+async def _set(session: NotebookSession, args: argparse.Namespace) -> None:
+    """Set one of the session's config options."""
+    _, handle = await session.handle(args.name)
+    option = next((o for o in handle.config_options if o.id == args.option), None)
+    value: Any = args.value
+    if option is not None and option.type == "boolean":
+        lowered = args.value.lower()
+        if lowered not in ("true", "false", "1", "0", "yes", "no", "on", "off"):
+            raise UsageError(f'%silo set: "{args.value}" is not true or false for "{option.name}".')
+        value = lowered in ("true", "1", "yes", "on")
+    await handle.set_config_option(args.option, value)
+    current = {o.id: o.current_value for o in handle.config_options}
+    print(f"{args.name}: {args.option} = {current.get(args.option)}")
+
+
+@magic_arguments("silo commands")
+@argument("name", nargs="?", metavar="NAME", help="the connection (default: the most recent one)")
+async def _commands(session: NotebookSession, args: argparse.Namespace) -> None:
+    """List the commands the agent announced (a %%prompt cell starting with /name runs one)."""
+    _, handle = await session.handle(args.name)
+    if not handle.commands:
+        print(f"{handle.agent_name} has not announced any commands (yet).")
+        return
+    for command in handle.commands:
+        hint = f" <{command.input.hint}>" if command.input and command.input.hint else ""
+        print(f"/{command.name}{hint}  {command.description or ''}".rstrip())
+
+
+@magic_arguments("silo agents")
+async def _agents(session: NotebookSession, args: argparse.Namespace) -> None:
+    """A live list of the sessions: activity, needs-attention, acknowledge."""
+    from silo_nb.notebook.widgets import AgentsList
+
+    display(AgentsList(session.service))
+
+
+@magic_arguments("silo journal")
+@argument("session_id", metavar="SESSION_ID", help="a session id of this workspace")
+async def _journal(session: NotebookSession, args: argparse.Namespace) -> None:
+    """Show a session's journal as a transcript, without connecting."""
+    updates = await session.service.sessions.read_journal(args.session_id)
+    if not updates:
+        raise UsageError(f"%silo journal: no journal for session {args.session_id!r} in this workspace.")
+    turns.display_restored(
+        updates, metadata={"session_id": args.session_id}, meta=f"journal of {args.session_id}"
+    )
+
+
+@magic_arguments("silo export")
+@argument("name", metavar="NAME", help="the connection")
+@argument("path", metavar="PATH", help="where to write: .md (Markdown) or .html")
+async def _export(session: NotebookSession, args: argparse.Namespace) -> None:
+    """Write the session's transcript as Markdown or HTML (by the path's suffix)."""
+    _, handle = await session.handle(args.name)
+    path = Path(args.path).expanduser()
+    if path.suffix.lower() not in (".md", ".markdown", ".html", ".htm"):
+        raise UsageError("%silo export: the path must end in .md or .html")
+    updates = await session.service.sessions.read_journal(handle.session_id)
+    state = with_status(fold_all(updates), "restored")
+    title = handle.title
+    meta = f"session {handle.session_id} · {handle.agent_name}"
+    if path.suffix.lower() in (".html", ".htm"):
+        body = transcript_html(state, title=title, meta=meta)
+        text = f"<!doctype html><meta charset='utf-8'><title>{html.escape(title)}</title>{body}\n"
+    else:
+        text = transcript_markdown(state, title=title, meta=meta)
+    path.write_text(text, encoding="utf-8")
+    print(f"wrote {len(updates)} updates to {path}")
+
+
+SUBCOMMANDS: dict[str, Handler] = {
+    "profiles": _profiles,
+    "connect": _connect,
+    "cancel": _cancel,
+    "set": _set,
+    "commands": _commands,
+    "agents": _agents,
+    "journal": _journal,
+    "export": _export,
+    "disconnect": _disconnect,
+}
+
+
+def usage_text() -> str:
+    """What ``%silo help`` prints: each command's usage line (from its parser) and what it does."""
+    lines: list[str] = []
+    handlers: list[Callable[..., Any]] = [*SUBCOMMANDS.values(), run_prompt]
+    for handler in handlers:
+        lines += [usage(handler), f"    {summary(handler)}"]
+    lines.append("%silo? and %%prompt? show every option.")
+    return "\n".join(lines)
+
+
+def help_text() -> str:
+    """The docstring of ``%silo`` (what ``%silo?`` shows): the usage, then each subcommand's help."""
+    sections = [handler.__doc__ or "" for handler in SUBCOMMANDS.values()]
+    intro = "Silo's agents in this notebook: %silo SUBCOMMAND ..."
+    return f"{intro}\n\n{usage_text()}\n\n" + "\n".join(sections)
