@@ -380,7 +380,9 @@ async def test_turn_view_permission_answered_by_a_listener_shows_once(comms: lis
     desk = PermissionDesk(record=view.apply, on_blocked=lambda: None, on_answered=lambda: None)
     desk.listeners.add(lambda request: request.respond("yes"))
     desk.listeners.add(view.add_permission)
-    assert await desk.ask(EDIT_PERMISSION, open_=True) == {"outcome": {"outcome": "selected", "optionId": "yes"}}
+    assert await desk.ask(EDIT_PERMISSION, open_=True) == {
+        "outcome": {"outcome": "selected", "optionId": "yes"}
+    }
     view.flush()
     entries = [e for e in view.state.entries if isinstance(e, PermissionEntry)]
     assert len(entries) == 1 and entries[0].choice == "yes"

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from silo_nb.notebook._display import display, update_display
+from silo_nb.notebook._display import display, html_object, update_display
 from silo_nb.notebook.render import static_bundle
 from silo_nb.notebook.transcript import TranscriptState, TurnStatus, fold_all, with_status
 from silo_nb.sessions.errors import AgentSessionError
@@ -97,25 +97,39 @@ def start_turn(
     handle: AgentSessionHandle,
     blocks: list[Any],
     *,
-    prompt_text: str,
     metadata: dict[str, Any],
     panel: SessionPanel | None,
     background: bool,
     display_id: str | None = None,
+    output: Any = None,
 ) -> Turn:
-    """Display the live turn view in the running cell (synchronously) and return the turn to drive.
+    """Display the live turn view now (synchronously) and return the turn to drive.
 
-    With ``display_id`` (a placeholder the cell already displayed), the view replaces that output.
+    By default the view goes into the running cell (replacing the placeholder ``display_id`` when one
+    was displayed). With ``output`` (an ``ipywidgets.Output``, e.g. the session panel's) the view and
+    then the final transcript go there instead: widget outputs are modelled on the kernel side, so
+    every frontend shows them.
     """
     from silo_nb.notebook.widgets import TurnView
 
     view = TurnView(label=handle.agent_name, on_stop=handle.cancel)
-    if display_id is None:
+    publish: Callable[[dict[str, str], dict[str, Any]], None] | None = None
+    if output is not None:
+        output.append_display_data(view)
+
+        def publish(data: dict[str, str], _metadata: dict[str, Any]) -> None:
+            output.outputs = ()
+            output.append_display_data(html_object(data["text/html"]))
+
+        display_id = ""
+    elif display_id is None:
         display_id = new_display_id()
         display(view, display_id=display_id)
     else:
         update_display(view, display_id=display_id)
-    return Turn(handle, blocks, view, display_id, metadata, background=background, panel=panel)
+    return Turn(
+        handle, blocks, view, display_id, metadata, background=background, panel=panel, publish=publish
+    )
 
 
 async def run_turn(turn: Turn) -> None:

@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any
 from IPython.core.error import UsageError
 
 from silo_nb.notebook import turns
-from silo_nb.notebook._display import html_object
 from silo_nb.notebook.attachments import attachment_blocks, file_blocks, interpolate
 from silo_nb.notebook.cells import execute_cell_id, fallback_cell_key
 from silo_nb.notebook.magics.args import argument, magic_arguments, one_line, parse, split
@@ -127,60 +126,16 @@ def send_turn(
     where the final HTML then replaces it. Await the result, or schedule it and ``turns.track`` the task.
     """
     blocks: list[Any] = ([{"type": "text", "text": text}] if text.strip() else []) + list(extra)
-    if output is None:
-        turn = turns.start_turn(
-            handle,
-            blocks,
-            prompt_text=text,
-            metadata=metadata,
-            panel=connection.panel,
-            background=background,
-            display_id=display_id,
-        )
-    else:
-        turn = _start_in_output(
-            handle,
-            blocks,
-            text=text,
-            metadata=metadata,
-            connection=connection,
-            output=output,
-            background=background,
-        )
-    return _drive(session, turn)
-
-
-def _start_in_output(
-    handle: AgentSessionHandle,
-    blocks: list[Any],
-    *,
-    text: str,
-    metadata: dict[str, Any],
-    connection: Connection,
-    output: Any,
-    background: bool,
-) -> turns.Turn:
-    # turns.start_turn can only display in the running cell; a widget's Output is modelled on the kernel
-    # side (append_display_data / outputs), which every frontend shows, so the view is appended there.
-    from silo_nb.notebook.widgets import TurnView
-
-    view = TurnView(text, label=handle.agent_name, on_stop=handle.cancel)
-    output.append_display_data(view)
-
-    def publish(data: dict[str, str], _metadata: dict[str, Any]) -> None:
-        output.outputs = ()
-        output.append_display_data(html_object(data["text/html"]))
-
-    return turns.Turn(
+    turn = turns.start_turn(
         handle,
         blocks,
-        view,
-        "",
-        metadata,
-        background=background,
+        metadata=metadata,
         panel=connection.panel,
-        publish=publish,
+        background=background,
+        display_id=display_id,
+        output=output,
     )
+    return _drive(session, turn)
 
 
 async def _drive(session: NotebookSession, turn: turns.Turn) -> None:
