@@ -1,5 +1,8 @@
 """The agent subprocess: spawn, stderr ring, and a shutdown that leaves nothing behind.
 
+- ``transport.SubprocessTransport`` puts an :class:`AgentProcess` behind the connection's transport
+  seam; everything about real processes (signals, groups, exit codes) stays in this module.
+
 - No shell: the profile's command is resolved with :func:`shutil.which` (against the child's own
   ``PATH``) and exec'd with an argv list.
 - The child gets the kernel's full environment with the profile's ``env`` laid over it (agents need
