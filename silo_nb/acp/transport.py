@@ -125,7 +125,7 @@ class InProcessTransport:
         max_buffer_bytes: int = DEFAULT_PIPE_BUFFER_BYTES,
     ) -> None:
         self._agent = agent
-        label = name or getattr(agent, "__qualname__", None) or type(agent).__name__
+        label = name or getattr(agent, "__name__", None) or type(agent).__name__
         self.name = f"in-process {label}"
         self.grace = grace
         to_agent = BytePipe(max_buffer_bytes)
