@@ -132,8 +132,11 @@ class InProcessTransport:
         from_agent = BytePipe(max_buffer_bytes)
         self._agent_stdin: PipeReceiveStream = to_agent.receive_stream
         self._agent_stdout: PipeSendStream = from_agent.send_stream
-        self.send: PipeSendStream = to_agent.send_stream
-        self.receive: PipeReceiveStream = from_agent.receive_stream
+        self._our_send: PipeSendStream = to_agent.send_stream
+        self._our_receive: PipeReceiveStream = from_agent.receive_stream
+        # Typed as the protocol's (mutable, hence invariant) attributes so this class is a Transport.
+        self.send: ByteSendStream = self._our_send
+        self.receive: ByteReceiveStream = self._our_receive
         self._stderr: deque[str] = deque(maxlen=STDERR_RING_LINES)
         self._error: str | None = None  # the exception's one-line summary, if the agent raised
         self._returned = False
@@ -199,7 +202,7 @@ class InProcessTransport:
     async def aclose(self) -> None:
         """Close the agent's stdin, wait up to ``grace`` for it to return, then cancel it."""
         self._closing = True
-        self.send.close()
+        self._our_send.close()
         task = self._task
         try:
             if task is not None and not task.done():
@@ -208,12 +211,12 @@ class InProcessTransport:
             if task is not None and not task.done():
                 task.cancel()
                 await _wait_quietly(task, self.grace)
-            self.receive.close()
+            self._our_receive.close()
 
     def kill_now(self) -> None:
         self._closing = True
-        self.send.close()
-        self.receive.close()
+        self._our_send.close()
+        self._our_receive.close()
         if self._task is not None and not self._task.done():
             with contextlib.suppress(RuntimeError):  # the loop is already closed: nothing left to cancel
                 self._task.cancel()

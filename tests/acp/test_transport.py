@@ -475,3 +475,28 @@ async def test_arbitrary_chunking_both_ways_keeps_every_message_in_order() -> No
         params = {"text": "é🙂 line\nbreak", "pad": "z" * 500}
         assert await connection.rpc.request("go", params) == params
     assert seen == list(range(count))
+
+
+async def test_aclose_gives_up_on_an_agent_that_swallows_cancellation(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    release = anyio.Event()
+
+    async def swallows(stdin: ByteReceiveStream, stdout: ByteSendStream) -> None:
+        try:
+            await anyio.sleep_forever()
+        except asyncio.CancelledError:
+            await release.wait()  # refuses to stop until the test lets it
+
+    transport = InProcessTransport(swallows, grace=0.1)
+    connection = AgentConnection.open(transport)
+    await anyio.sleep(0.02)
+    started = time.monotonic()
+    with caplog.at_level(logging.WARNING, logger="silo_nb"), anyio.fail_after(TIMEOUT):
+        await connection.aclose()
+    assert time.monotonic() - started < 2
+    assert not connection.is_open
+    assert not transport.finished
+    assert any("did not stop after being cancelled" in r.getMessage() for r in caplog.records)
+    release.set()
+    await wait_task_done(transport)
