@@ -208,10 +208,13 @@ class InProcessTransport:
             if task is not None and not task.done():
                 await asyncio.wait({task}, timeout=self.grace)
         finally:
-            if task is not None and not task.done():
-                task.cancel()
-                await _wait_quietly(task, self.grace)
-            self._our_receive.close()
+            # Nested so that an aclose cancelled mid-way still cancels the agent and closes our end.
+            try:
+                if task is not None and not task.done():
+                    task.cancel()
+                    await _wait_quietly(task, self.grace)
+            finally:
+                self._our_receive.close()
 
     def kill_now(self) -> None:
         self._closing = True
@@ -226,7 +229,8 @@ async def _wait_quietly(task: asyncio.Task[None], timeout: float) -> None:
     done, _ = await asyncio.wait({task}, timeout=timeout)
     if not done:
         log.warning("in-process agent %s did not stop after being cancelled", task.get_name())
-    with contextlib.suppress(BaseException):
+        return
+    with contextlib.suppress(asyncio.CancelledError):
         task.result()  # retrieve it, so asyncio does not log "exception was never retrieved"
 
 

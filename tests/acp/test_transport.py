@@ -500,3 +500,20 @@ async def test_aclose_gives_up_on_an_agent_that_swallows_cancellation(
     assert any("did not stop after being cancelled" in r.getMessage() for r in caplog.records)
     release.set()
     await wait_task_done(transport)
+
+
+async def test_aclose_interrupted_during_the_grace_still_cancels_the_agent() -> None:
+    async def ignores_eof(stdin: ByteReceiveStream, stdout: ByteSendStream) -> None:
+        await anyio.sleep_forever()
+
+    transport = InProcessTransport(ignores_eof, grace=5)
+    connection = AgentConnection.open(transport)
+    await anyio.sleep(0.02)
+    with anyio.move_on_after(0.1) as scope:
+        await transport.aclose()
+    assert scope.cancelled_caught
+    await wait_task_done(transport)
+    assert transport.task is not None and transport.task.cancelled()
+    with pytest.raises(anyio.ClosedResourceError):
+        await transport.receive.receive()
+    await connection.aclose()
