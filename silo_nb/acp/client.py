@@ -1,9 +1,13 @@
-"""An ACP client connection: an agent process plus the JSON-RPC peer that talks to it.
+"""An ACP client connection: a transport to an agent plus the JSON-RPC peer that talks over it.
 
-- ``AgentConnection.start`` spawns the agent and starts one background task on the running loop that
-  reads stdout, writes stdin and drains stderr for the life of the connection. The task is detached
+- ``AgentConnection.open(transport)`` wires a ``JsonRpcConnection`` to the transport's byte streams and
+  starts one background task on the running loop that reads, writes and runs ``transport.run()`` (a
+  subprocess drains its stderr there) for the life of the connection. The task is detached
   (``asyncio.create_task``) on purpose: a handle must outlive the notebook cell that connected it.
-- ``on_closed`` fires once when the agent goes away on its own (not after :meth:`aclose`).
+- ``AgentConnection.start(command, args, ...)`` is ``open`` over a freshly spawned
+  ``SubprocessTransport``; tests and embedded agents use ``open(InProcessTransport(agent_fn))``.
+- ``on_closed`` fires once when the agent goes away on its own (not after :meth:`aclose`), with the
+  transport's own words for how it ended.
 - What the client advertises in ``initialize`` lives here too (``client_capabilities``): Silo's client
   is not a safety boundary, so it offers no ``fs`` and no ``terminal``; every such request gets -32601.
 """
@@ -21,6 +25,7 @@ import anyio
 
 from silo_nb.acp.jsonrpc import JsonRpcConnection, NotificationHandler, RequestHandler
 from silo_nb.acp.process import AgentProcess, kill_all_agent_groups
+from silo_nb.acp.transport import SubprocessTransport, Transport
 
 __all__ = ["PROTOCOL_VERSION", "AgentConnection", "client_capabilities", "client_info"]
 
@@ -46,14 +51,36 @@ def client_info() -> dict[str, Any]:
 
 
 class AgentConnection:
-    """A live agent process and its JSON-RPC peer."""
+    """A live agent (behind a :class:`Transport`) and its JSON-RPC peer."""
 
-    def __init__(self, process: AgentProcess, rpc: JsonRpcConnection) -> None:
-        self.process = process
+    def __init__(self, transport: Transport, rpc: JsonRpcConnection) -> None:
+        self.transport = transport
         self.rpc = rpc
         self._closing = False
         self._closed_callbacks: list[Callable[[str], None]] = []
         self._task: asyncio.Task[None] | None = None
+
+    @classmethod
+    def open(
+        cls,
+        transport: Transport,
+        *,
+        request_handlers: Mapping[str, RequestHandler] | None = None,
+        notification_handlers: Mapping[str, NotificationHandler] | None = None,
+    ) -> AgentConnection:
+        """Connect over ``transport`` and start the background task. Call inside a running event loop."""
+        rpc = JsonRpcConnection(
+            transport.receive,
+            transport.send,
+            request_handlers=request_handlers,
+            notification_handlers=notification_handlers,
+            describe_close=transport.describe_end,
+        )
+        connection = cls(transport, rpc)
+        connection._task = asyncio.get_running_loop().create_task(
+            connection._run(), name=f"silo_nb agent {transport.name}"
+        )
+        return connection
 
     @classmethod
     async def start(
@@ -66,19 +93,16 @@ class AgentConnection:
         request_handlers: Mapping[str, RequestHandler] | None = None,
         notification_handlers: Mapping[str, NotificationHandler] | None = None,
     ) -> AgentConnection:
-        process = await AgentProcess.spawn(command, args, env=env, cwd=cwd)
-        rpc = JsonRpcConnection(
-            process.stdout,
-            process.stdin,
-            request_handlers=request_handlers,
-            notification_handlers=notification_handlers,
-            describe_close=process.describe_exit,
+        """Spawn ``command args`` as a subprocess and :meth:`open` it; raises ``AgentSpawnError``."""
+        transport = await SubprocessTransport.spawn(command, args, env=env, cwd=cwd)
+        return cls.open(
+            transport, request_handlers=request_handlers, notification_handlers=notification_handlers
         )
-        connection = cls(process, rpc)
-        connection._task = asyncio.get_running_loop().create_task(
-            connection._run(), name=f"silo_nb agent {process.pid}"
-        )
-        return connection
+
+    @property
+    def process(self) -> AgentProcess | None:
+        """The agent process for a subprocess transport; ``None`` for any other transport."""
+        return self.transport.process if isinstance(self.transport, SubprocessTransport) else None
 
     def on_closed(self, callback: Callable[[str], None]) -> None:
         """Call ``callback(reason)`` if the agent goes away before :meth:`aclose`."""
@@ -89,29 +113,29 @@ class AgentConnection:
         return not self._closing and not self.rpc.is_closed
 
     def stderr_tail(self, lines: int = 5) -> list[str]:
-        return self.process.stderr_tail(lines)
+        return self.transport.stderr_tail(lines)
 
     async def _run(self) -> None:
         async with anyio.create_task_group() as tg:
-            tg.start_soon(self.process.drain_stderr)
+            tg.start_soon(self.transport.run)
             await self.rpc.run()
             tg.cancel_scope.cancel()
         if not self._closing:
             reason = self.rpc.close_message or "ACP connection closed"
-            log.info("agent %d closed: %s", self.process.pid, reason)
+            log.info("agent %s closed: %s", self.transport.name, reason)
             for callback in self._closed_callbacks:
                 try:
                     callback(reason)
                 except Exception:
                     log.exception("on_closed callback failed")
-            # Reap the group too: an agent that died may have left children behind.
-            await self.process.terminate()
+            # Reap the peer too: an agent process that died may have left children behind.
+            await self.transport.aclose()
 
     async def aclose(self, reason: str = "ACP client disposed") -> None:
-        """Fail pending requests with ``reason`` and end the whole process group."""
+        """Fail pending requests with ``reason`` and end the agent (for a process, its whole group)."""
         self._closing = True
         self.rpc.close(reason)
-        await self.process.terminate()
+        await self.transport.aclose()
         if self._task is not None and not self._task.done():
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await asyncio.wait_for(asyncio.shield(self._task), 5)
@@ -120,4 +144,4 @@ class AgentConnection:
         """Synchronous last resort when no loop can run the graceful shutdown."""
         self._closing = True
         self.rpc.close()
-        self.process.kill_now()
+        self.transport.kill_now()

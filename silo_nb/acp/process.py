@@ -1,5 +1,8 @@
 """The agent subprocess: spawn, stderr ring, and a shutdown that leaves nothing behind.
 
+- ``transport.SubprocessTransport`` puts an :class:`AgentProcess` behind the connection's transport
+  seam; everything about real processes (signals, groups, exit codes) stays in this module.
+
 - No shell: the profile's command is resolved with :func:`shutil.which` (against the child's own
   ``PATH``) and exec'd with an argv list.
 - The child gets the kernel's full environment with the profile's ``env`` laid over it (agents need
@@ -181,7 +184,11 @@ class AgentProcess:
             os.killpg(self.pid, 0)
         except (ProcessLookupError, PermissionError):
             return False
-        return True
+        # killpg also finds zombies: an orphaned grandchild we signalled stays one until init reaps it,
+        # which can take seconds. A zombie holds nothing and cannot be killed, so only running members
+        # count (where /proc tells us; elsewhere any member does).
+        running = _running_group_members(self.pid)
+        return running is None or running > 0
 
     def _signal_group(self, sig: signal.Signals) -> None:
         try:
@@ -189,6 +196,26 @@ class AgentProcess:
         except (ProcessLookupError, PermissionError):
             return
         log.debug("sent %s to agent group %d", sig.name, self.pid)
+
+
+def _running_group_members(pgid: int) -> int | None:
+    """How many processes of group ``pgid`` are not zombies, from ``/proc``; ``None`` without it."""
+    try:
+        entries = [entry.name for entry in os.scandir("/proc") if entry.name.isdigit()]
+    except OSError:
+        return None
+    running = 0
+    for name in entries:
+        try:
+            with open(f"/proc/{name}/stat", "rb") as stat_file:
+                stat = stat_file.read()
+        except OSError:
+            continue  # exited while we looked
+        # "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses, so split after the last ")".
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
+            running += 1
+    return running
 
 
 def kill_all_agent_groups() -> None:

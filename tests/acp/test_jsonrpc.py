@@ -1,14 +1,15 @@
-"""In-process tests of ``JsonRpcConnection``: the test plays the agent over anyio memory streams.
+"""In-process tests of ``JsonRpcConnection``: the test plays the agent over two in-memory byte pipes.
 
-The "agent" writes raw bytes (in whatever chunking the test wants) and reads what the client wrote,
-line by line, so framing, ordering and error shapes are checked on the wire itself.
+The "agent" writes raw bytes (in whatever chunking the test wants: ``BytePipe`` keeps write boundaries)
+and reads what the client wrote, line by line, so framing, ordering and error shapes are checked on the
+wire itself. The same connection over a whole transport is in ``test_transport.py`` (in-process agent
+functions) and ``test_subprocess.py`` (real processes).
 """
 
 from __future__ import annotations
 
 import inspect
 import json
-import math
 import random
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
@@ -17,9 +18,8 @@ from typing import Any
 
 import anyio
 import pytest
-from anyio.abc import ByteReceiveStream, ByteSendStream
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+from silo_nb.acp import PipeReceiveStream, PipeSendStream, memory_byte_pipe
 from silo_nb.acp.jsonrpc import (
     METHOD_NOT_FOUND,
     AcpConnectionClosed,
@@ -33,40 +33,10 @@ RECV_TIMEOUT = 3.0
 Message = dict[str, Any]
 
 
-class ChunkedReceive(ByteReceiveStream):
-    """The client's stdin side: hands out exactly the chunks the agent wrote (split to ``max_bytes``)."""
-
-    def __init__(self, inner: MemoryObjectReceiveStream[bytes]) -> None:
-        self._inner = inner
-        self._rest = b""
-
-    async def receive(self, max_bytes: int = 65536) -> bytes:
-        while not self._rest:
-            self._rest = await self._inner.receive()
-        data, self._rest = self._rest[:max_bytes], self._rest[max_bytes:]
-        return data
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-
-class MemorySend(ByteSendStream):
-    def __init__(self, inner: MemoryObjectSendStream[bytes]) -> None:
-        self._inner = inner
-
-    async def send(self, item: bytes) -> None:
-        await self._inner.send(item)
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-
 class Agent:
     """The far end of the connection: raw writes in, parsed lines out."""
 
-    def __init__(
-        self, to_client: MemoryObjectSendStream[bytes], from_client: MemoryObjectReceiveStream[bytes]
-    ) -> None:
+    def __init__(self, to_client: PipeSendStream, from_client: PipeReceiveStream) -> None:
         self._to_client = to_client
         self._from_client = from_client
         self._buffer = bytearray()
@@ -113,9 +83,9 @@ class Harness:
 
 @asynccontextmanager
 async def connected(**kwargs: Any) -> AsyncIterator[Harness]:
-    to_client_send, to_client_recv = anyio.create_memory_object_stream[bytes](math.inf)
-    from_client_send, from_client_recv = anyio.create_memory_object_stream[bytes](math.inf)
-    conn = JsonRpcConnection(ChunkedReceive(to_client_recv), MemorySend(from_client_send), **kwargs)
+    to_client_send, to_client_recv = memory_byte_pipe()
+    from_client_send, from_client_recv = memory_byte_pipe()
+    conn = JsonRpcConnection(to_client_recv, from_client_send, **kwargs)
     harness = Harness(conn, Agent(to_client_send, from_client_recv), anyio.Event())
 
     async def run() -> None:
