@@ -10,7 +10,7 @@ import anyio
 import pytest
 
 import silo_nb
-from silo_nb.sessions import handle as handle_module
+from silo_nb.sessions import _turns as turns_module
 from tests.conftest import Workspace, raw_agent
 
 Step = Callable[[silo_nb.AgentsService, str], None]
@@ -140,7 +140,7 @@ async def wait_for(predicate: Callable[[], Any], timeout: float = 10) -> None:
 async def test_agent_initiated_turn_ends_by_quiescence(
     workspace: Workspace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(handle_module, "TURN_QUIESCENCE_SECONDS", 0.4)
+    monkeypatch.setattr(turns_module, "TURN_QUIESCENCE_SECONDS", 0.4)
     workspace.add_profiles(raw_agent("self-starts"))
     svc = workspace.service()
     async with await svc.sessions.connect("raw-self-starts") as handle:
@@ -162,7 +162,7 @@ async def test_agent_initiated_turn_ends_by_quiescence(
 async def test_agent_initiated_turn_ends_at_the_explicit_marker(
     workspace: Workspace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(handle_module, "TURN_QUIESCENCE_SECONDS", 60)
+    monkeypatch.setattr(turns_module, "TURN_QUIESCENCE_SECONDS", 60)
     workspace.add_profiles(raw_agent("marks-turn-end"))
     svc = workspace.service()
     async with await svc.sessions.connect("raw-marks-turn-end"):

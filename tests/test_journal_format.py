@@ -91,7 +91,7 @@ async def test_project_journal_reads_through_a_silo_format_reader(workspace: Wor
     async with await svc.sessions.connect("demo") as handle:
         handle.on_permission(lambda request: request.respond(request.options[0].option_id))
         await handle.prompt([{"type": "text", "text": "make a plan and edit the notes"}])
-        path = svc.sessions._journal_path(svc.workspace_id, handle.session_id)
+        path = svc.sessions.journals.path(svc.workspace_id, handle.session_id)
     lines = [silo_reader(line) for line in path.read_text().splitlines()]
     kinds = {line["kind"] for line in lines}
     assert {
@@ -157,7 +157,7 @@ SILO_WRITTEN = [
 
 async def test_a_silo_written_journal_reads_back(workspace: Workspace) -> None:
     svc = workspace.service()
-    path = svc.sessions._journal_path(svc.workspace_id, "claude-abc")
+    path = svc.sessions.journals.path(svc.workspace_id, "claude-abc")
     path.parent.mkdir(parents=True)
     body = "\n".join(json.dumps(line, separators=(",", ":")) for line in SILO_WRITTEN) + "\n"
     path.write_text(body + '{"kind":"agent_message_chunk","text":"torn')  # a crash mid-write
@@ -180,7 +180,7 @@ async def test_a_silo_written_journal_reads_back(workspace: Workspace) -> None:
 async def test_read_journal_round_trips_any_agent_chosen_id(workspace: Workspace) -> None:
     svc = workspace.service()
     for session_id in ["plain-id", "with/slash", "../escape", "ünïcode id", ".hidden", "~tilde", "x.jsonl"]:
-        writer = svc.sessions._writer_for(svc.sessions._journal_path(svc.workspace_id, session_id), [])
+        writer = svc.sessions._writer_for(svc.sessions.journals.path(svc.workspace_id, session_id), [])
         writer.append(silo_nb.AgentSessionUpdate(kind="agent_message_chunk", text=session_id, raw={}))
         writer.flush()
         assert [u.text for u in await svc.sessions.read_journal(session_id)] == [session_id]

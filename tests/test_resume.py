@@ -25,7 +25,7 @@ async def first_session(svc: silo_nb.AgentsService, profile: str, prompt: str = 
 
 
 def journal_file(svc: silo_nb.AgentsService, session_id: str) -> list[dict[str, object]]:
-    path = svc.sessions._journal_path(svc.workspace_id, session_id)
+    path = svc.sessions.journals.path(svc.workspace_id, session_id)
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
@@ -110,7 +110,7 @@ async def test_agent_that_can_neither_resume_nor_load_is_journal_only(workspace:
 async def test_start_fresh_discard_deletes_the_old_journal(workspace: Workspace) -> None:
     svc = workspace.service()
     session_id = await first_session(svc, "demo")
-    old_path = svc.sessions._journal_path(svc.workspace_id, session_id)
+    old_path = svc.sessions.journals.path(svc.workspace_id, session_id)
     assert old_path.exists()
     async with await svc.sessions.connect(
         "demo",
@@ -126,7 +126,7 @@ async def test_stale_id_falls_back_to_a_new_session(workspace: Workspace, journa
     svc = workspace.service()
     stale = "demo-000000000000"
     if journal == "metadata-only":
-        path = svc.sessions._journal_path(svc.workspace_id, stale)
+        path = svc.sessions.journals.path(svc.workspace_id, stale)
         path.parent.mkdir(parents=True)
         path.write_text(
             '{"kind":"session_info_update","raw":{"sessionUpdate":"session_info_update","title":"x"}}\n'

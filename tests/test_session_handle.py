@@ -51,7 +51,7 @@ async def test_demo_turn_streams_markdown_thoughts_usage_and_title(workspace: Wo
         (info,) = svc.get_state()
         assert info.title == "Summarise the data please"
         # Every turn is on disk before prompt() returns (no waiting for the flush timer).
-        path = svc.sessions._journal_path(svc.workspace_id, handle.session_id)
+        path = svc.sessions.journals.path(svc.workspace_id, handle.session_id)
         lines = [json.loads(line) for line in path.read_text().splitlines()]
         assert lines[0]["kind"] == "user_message_chunk" and lines[0]["messageId"] == "silo-journal-user-1"
         assert [line["kind"] for line in lines[1:]] == kinds
@@ -180,7 +180,7 @@ async def test_unknown_option_id_answers_cancelled(workspace: Workspace) -> None
 async def test_invalid_blocks_raise_before_anything_is_sent(workspace: Workspace, blocks: Any) -> None:
     svc = workspace.service()
     async with await svc.sessions.connect("demo") as handle:
-        path = svc.sessions._journal_path(svc.workspace_id, handle.session_id)
+        path = svc.sessions.journals.path(svc.workspace_id, handle.session_id)
         before = path.read_text() if path.exists() else ""
         with pytest.raises(ValueError):
             await handle.prompt(blocks)

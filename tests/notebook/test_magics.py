@@ -196,14 +196,14 @@ async def test_restart_then_run_all_repaints_from_the_journal(
     assert handle.session_id == session_id and handle.resume_outcome == "resumed"
     before = [
         u.text
-        for u in await handle._service.sessions.read_journal(session_id)
+        for u in await shell._silo_nb.service.sessions.read_journal(session_id)
         if u.kind == "user_message_chunk"
     ]
     again1, _ = await run(shell, "%%prompt\nfirst question")
     again2, _ = await run(shell, "%%prompt\nsecond question")
     after = [
         u.text
-        for u in await handle._service.sessions.read_journal(session_id)
+        for u in await shell._silo_nb.service.sessions.read_journal(session_id)
         if u.kind == "user_message_chunk"
     ]
     assert after == before  # no prompt reached the agent
@@ -217,7 +217,7 @@ async def test_restart_then_run_all_repaints_from_the_journal(
     await run(shell, "%%prompt --rerun\nfirst question")
     rerun = [
         u.text
-        for u in await handle._service.sessions.read_journal(session_id)
+        for u in await shell._silo_nb.service.sessions.read_journal(session_id)
         if u.kind == "user_message_chunk"
     ]
     assert rerun == [*before, "first question"]
