@@ -180,7 +180,7 @@ async def test_a_silo_written_journal_reads_back(workspace: Workspace) -> None:
 async def test_read_journal_round_trips_any_agent_chosen_id(workspace: Workspace) -> None:
     svc = workspace.service()
     for session_id in ["plain-id", "with/slash", "../escape", "ünïcode id", ".hidden", "~tilde", "x.jsonl"]:
-        writer = svc.sessions._writer_for(svc.sessions.journals.path(svc.workspace_id, session_id), [])
+        writer = svc.sessions.journals.writer(svc.sessions.journals.path(svc.workspace_id, session_id), [])
         writer.append(silo_nb.AgentSessionUpdate(kind="agent_message_chunk", text=session_id, raw={}))
         writer.flush()
         assert [u.text for u in await svc.sessions.read_journal(session_id)] == [session_id]

@@ -93,10 +93,13 @@ async def test_ts_example_agent_turn_with_permission(
         assert journal[0].raw == {"synthesized": True} and journal[0].timestamp
         agent_sent = [u for u in journal[1:] if not u.raw.get("synthesized")]
         assert [u.kind for u in agent_sent] == recorder.kinds()
-        # The answer is journaled too, right after the tool call it was about (before the agent went on).
+        # The request and its answer are journaled too, right after the tool call they are about (before
+        # the agent went on), under one request id.
         kinds = [u.kind for u in journal]
-        decision = journal[kinds.index("permission_decision")]
-        assert kinds[kinds.index("permission_decision") - 1] == "tool_call"
+        at = kinds.index("permission_request")
+        assert kinds[at - 1 : at + 2] == ["tool_call", "permission_request", "permission_decision"]
+        asked, decision = journal[at], journal[at + 1]
+        assert asked.raw["requestId"] == decision.raw["requestId"] == request.request_id
         assert decision.raw["toolCallId"] == "call_2"
         assert decision.raw["optionId"] == request.options[0 if choose == "allow_once" else 1].option_id
         (info,) = svc.get_state()
