@@ -1,0 +1,99 @@
+"""A minimal in-process ACP agent for tests: an ``AgentFn`` whose turns are scripted by the test.
+
+``scripted_agent(turn)`` answers ``initialize`` and ``session/new``; on each ``session/prompt`` it calls
+``await turn(peer, prompt_text)``, where ``peer.update(dict)`` sends a ``session/update`` and
+``await peer.ask_permission(params)`` sends ``session/request_permission`` and returns the client's
+answer; then it answers ``{"stopReason": "end_turn"}`` (or what ``turn`` returned).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio
+from anyio.abc import ByteReceiveStream, ByteSendStream
+
+from silo_nb.acp import AgentFn
+
+
+class Peer:
+    def __init__(self, send: ByteSendStream, session_id: str) -> None:
+        self._send = send
+        self.session_id = session_id
+        self._ids = itertools.count(1000)
+        self._waiting: dict[int, anyio.Event] = {}
+        self._answers: dict[int, Any] = {}
+
+    async def write(self, message: dict[str, Any]) -> None:
+        await self._send.send((json.dumps({"jsonrpc": "2.0", **message}) + "\n").encode())
+
+    async def update(self, update: dict[str, Any]) -> None:
+        await self.write(
+            {"method": "session/update", "params": {"sessionId": self.session_id, "update": update}}
+        )
+
+    async def ask_permission(self, params: dict[str, Any]) -> Any:
+        request_id = next(self._ids)
+        self._waiting[request_id] = anyio.Event()
+        await self.write(
+            {
+                "id": request_id,
+                "method": "session/request_permission",
+                "params": {"sessionId": self.session_id, **params},
+            }
+        )
+        await self._waiting[request_id].wait()
+        return self._answers.pop(request_id)
+
+    def answered(self, message: dict[str, Any]) -> None:
+        event = self._waiting.pop(message["id"], None)
+        if event is not None:
+            self._answers[message["id"]] = message.get("result")
+            event.set()
+
+
+Turn = Callable[[Peer, str], Awaitable[str | None]]
+
+
+def scripted_agent(turn: Turn, *, session_id: str = "scripted-1") -> AgentFn:
+    async def agent(receive: ByteReceiveStream, send: ByteSendStream) -> None:
+        peer = Peer(send, session_id)
+        buffer = b""
+        async with anyio.create_task_group() as tg:
+
+            async def prompt(message: dict[str, Any]) -> None:
+                blocks = message["params"].get("prompt", [])
+                text = "".join(b.get("text", "") for b in blocks if b.get("type") == "text")
+                stop = await turn(peer, text)
+                await peer.write({"id": message["id"], "result": {"stopReason": stop or "end_turn"}})
+
+            while True:
+                try:
+                    buffer += await receive.receive()
+                except (anyio.EndOfStream, anyio.ClosedResourceError):
+                    break
+                *lines, buffer = buffer.split(b"\n")
+                for line in lines:
+                    if not line.strip():
+                        continue
+                    message = json.loads(line)
+                    method = message.get("method")
+                    if method is None:
+                        peer.answered(message)
+                    elif method == "initialize":
+                        result = {"protocolVersion": 1, "agentCapabilities": {}, "agentInfo": {"name": "scripted"}}
+                        await peer.write({"id": message["id"], "result": result})
+                    elif method == "session/new":
+                        await peer.write({"id": message["id"], "result": {"sessionId": session_id}})
+                    elif method == "session/prompt":
+                        tg.start_soon(prompt, message)
+                    elif "id" in message:
+                        await peer.write(
+                            {"id": message["id"], "error": {"code": -32601, "message": "Method not found"}}
+                        )
+            tg.cancel_scope.cancel()
+
+    return agent

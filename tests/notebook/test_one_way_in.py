@@ -1,0 +1,128 @@
+"""Regressions of issue 7: what a transcript shows reaches the reducer one way, live and restored alike.
+
+- A permission answered by an ``on_permission`` listener showed twice in the live transcript.
+- A title sent as ``sessionInfo.title`` showed live but was lost on restore.
+- Live and static views disagreed (headings, the header row), so a cell jumped when its turn ended.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from IPython.core.interactiveshell import InteractiveShell
+
+import silo_nb
+from silo_nb.acp import InProcessTransport
+from silo_nb.notebook.render import static_bundle, transcript_html
+from silo_nb.notebook.transcript import PermissionEntry, fold_all, with_status
+from silo_nb.notebook.widgets import TurnView
+from silo_nb.sessions.profiles import AgentProfile
+from tests.agents.scripted import Peer, scripted_agent
+from tests.conftest import Workspace
+from tests.notebook.test_magics import final_bundle, run, shell  # noqa: F401 - the shell fixture
+
+EDIT = {
+    "toolCall": {"toolCallId": "call-1", "title": "Edit notes.md", "kind": "edit", "status": "pending"},
+    "options": [
+        {"optionId": "allow-once", "name": "Allow once", "kind": "allow_once"},
+        {"optionId": "reject-once", "name": "Reject", "kind": "reject_once"},
+    ],
+}
+
+
+async def titled_turn(peer: Peer, text: str) -> None:
+    await peer.update({"sessionUpdate": "session_info_update", "sessionInfo": {"title": "Penguin cleanup"}})
+    await peer.update(
+        {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": f"# Done\n{text}"}}
+    )
+    answer = await peer.ask_permission(EDIT)
+    outcome = answer["outcome"]
+    status = "completed" if outcome.get("optionId") == "allow-once" else "failed"
+    await peer.update({"sessionUpdate": "tool_call_update", "toolCallId": "call-1", "status": status})
+
+
+def in_process(workspace: Workspace) -> silo_nb.AgentsService:
+    workspace.add_profiles({"id": "scripted", "label": "Scripted", "command": "true"})
+
+    async def factory(_profile: AgentProfile, _cwd: str) -> InProcessTransport:
+        return InProcessTransport(scripted_agent(titled_turn))
+
+    return silo_nb.AgentsService(
+        workspace_dir=workspace.folder,
+        config_dirs=[workspace.config],
+        data_dir=workspace.data,
+        transport_factory=factory,
+    )
+
+
+async def live_and_restored(workspace: Workspace, answer: Any) -> tuple[TurnView, list[Any], str]:
+    svc = in_process(workspace)
+    async with await svc.sessions.connect("scripted") as handle:
+        if answer is not None:
+            handle.on_permission(answer)  # registered before the view's own listener
+        view = TurnView(label=handle.agent_name)
+        handle.on_transcript(view.apply)
+        handle.on_permission(view.add_permission)
+        await handle.prompt([{"type": "text", "text": "tidy the notes"}])
+        view.set_status("finished", stop_reason="end_turn")
+        journal = await svc.sessions.read_journal(handle.session_id)
+        title = handle.title
+    return view, journal, title
+
+
+async def test_a_permission_answered_by_a_listener_shows_once(workspace: Workspace) -> None:
+    view, journal, _ = await live_and_restored(workspace, lambda request: request.respond("allow-once"))
+    live = [e for e in view.state.entries if isinstance(e, PermissionEntry)]
+    assert len(live) == 1 and live[0].choice == "allow-once" and live[0].answered
+    assert view.body.value.count("Permission:") == 1
+    restored = [e for e in fold_all(journal).entries if isinstance(e, PermissionEntry)]
+    assert restored == live
+    view.close_all()
+
+
+async def test_the_live_and_the_restored_transcript_are_the_same_entries(workspace: Workspace) -> None:
+    async def later(request: silo_nb.AgentPermissionRequest) -> None:
+        request.respond("reject-once")
+
+    view, journal, _ = await live_and_restored(workspace, later)
+    assert fold_all(journal).entries == view.state.entries
+    assert view.state.prompt_text == "tidy the notes"  # the prompt came in as an update too
+    view.close_all()
+
+
+async def test_a_session_info_title_survives_restore(workspace: Workspace) -> None:
+    view, journal, title = await live_and_restored(workspace, lambda r: r.respond("allow-once"))
+    assert title == "Penguin cleanup"
+    assert view.state.title == "Penguin cleanup"
+    assert fold_all(journal).title == "Penguin cleanup"
+    # A resumed connect takes its title from the journal by the same rule.
+    from silo_nb.sessions._reconcile import last_title
+    from silo_nb.sessions.journal import encode_line
+
+    assert last_title([encode_line(u) for u in journal]) == "Penguin cleanup"
+    view.close_all()
+
+
+async def test_the_live_view_and_the_static_bundle_render_alike(workspace: Workspace) -> None:
+    view, journal, _ = await live_and_restored(workspace, lambda r: r.respond("allow-once"))
+    live_html = view.body.value
+    static_html = static_bundle(view.state, metadata={}, title="", label=view.label)[0]["text/html"]
+    # The same entry renderers: every entry's HTML in the live body is in the static one, headings too.
+    restored = transcript_html(with_status(fold_all(journal), "finished"), label=view.label)
+    assert "<h1" in live_html and "<h1" in static_html
+    heading = live_html[live_html.index("<h1") : live_html.index("</h1>")]
+    assert heading in static_html and heading in restored
+    view.close_all()
+
+
+@pytest.mark.usefixtures("shell")
+async def test_the_notebook_path_shows_a_listener_answer_once(shell: InteractiveShell) -> None:  # noqa: F811
+    """The issue's own steps: ``%silo connect demo --new``, an ``on_permission`` listener, an edit."""
+    await run(shell, "%silo connect demo --new")
+    shell.user_ns["demo"].on_permission(lambda r: r.respond("allow-once"))
+    captured, result = await run(shell, "%%prompt\nPlease edit notes.md")
+    assert result.success, result.error_in_exec
+    bundle = final_bundle(captured)
+    assert bundle.data["text/html"].count("Permission:") == 1
+    assert bundle.data["text/plain"].count("Permission") == 1
