@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from silo_nb.notebook.markdown import markdown_to_html, unclosed_fence
+from silo_nb.notebook.render import markdown_to_html, unclosed_fence
 
 ALLOWED_TAGS = {
     "p", "br", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "code", "ul", "ol", "li", "blockquote", "hr",

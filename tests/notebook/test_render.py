@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from silo_nb.notebook.markdown import markdown_to_html, unclosed_fence
+from silo_nb.notebook.render import markdown_to_html, unclosed_fence
 from silo_nb.notebook.render import (
     DIFF_LINE_LIMIT,
     TOOL_TEXT_LIMIT,
