@@ -39,7 +39,7 @@ __all__ = [
     "turn_header_html",
 ]
 
-AGENT_MARKDOWN_LIMIT = 300_000  # longer agent text is shown as plain text: parsing it would stall the kernel
+AGENT_MARKDOWN_LIMIT = 100_000  # longer agent text is shown plain: parsing it would stall the kernel
 _COLLAPSE_LINES = 12  # tool text longer than this is collapsed in a <details>
 _COLLAPSE_CHARS = 1_500
 _OPEN_DIFF_LINES = 40  # diffs up to this long start expanded

@@ -83,7 +83,7 @@ def _render_code(self: Any, tokens: Sequence[Token], idx: int, options: Any, env
     token = tokens[idx]
     info = html.unescape(token.info).strip() if token.type == "fence" else ""
     language = _LANG_JUNK.sub("", info.split()[0])[:40] if info else ""
-    code = token.content[:-1] if token.content.endswith("\n") else token.content
+    code = token.content.rstrip("\n")
     if _styled(env):
         return code_block_html(code, lexer_for_language(language), language=language) + "\n"
     attrs = f' class="language-{html.escape(language, quote=True)}"' if language else ""
