@@ -38,7 +38,7 @@ def lexer_for_language(language: str) -> Lexer | None:
     if not name or len(name) > 40:
         return None
     try:
-        return get_lexer_by_name(name, stripnl=False, ensurenl=False)
+        return get_lexer_by_name(name, stripnl=False)
     except ClassNotFound:
         return None
 
@@ -46,7 +46,7 @@ def lexer_for_language(language: str) -> Lexer | None:
 @lru_cache(maxsize=256)
 def _lexer_for_basename(basename: str) -> Lexer | None:
     try:
-        return get_lexer_for_filename(basename, stripnl=False, ensurenl=False)
+        return get_lexer_for_filename(basename, stripnl=False)
     except ClassNotFound:
         return None
 
@@ -71,25 +71,29 @@ def _style_for(token_type: _TokenType) -> str:
 
 
 def highlight(code: str, lexer: Lexer | None) -> str:
-    """``code`` as escaped HTML with coloured ``<span>`` s (no wrapper); plain when no lexer."""
+    """``code`` as escaped HTML with coloured ``<span>`` s (no wrapper); plain when no lexer.
+
+    Lexers see the code with a final newline (some drop an unterminated last line otherwise); if the
+    tokens do not give back exactly the code, the plain text is shown instead: nothing is ever lost.
+    """
     if lexer is None or len(code) > HIGHLIGHT_LIMIT:
         return html.escape(code, quote=False)
-    parts: list[str] = []
-    run_style, run_text = "", ""
+    runs: list[tuple[str, str]] = []
     try:
-        for token_type, value in lexer.get_tokens(code):
+        for token_type, value in lexer.get_tokens(code if code.endswith("\n") else code + "\n"):
             style = _style_for(token_type)
-            if style != run_style and run_text:
-                parts.append(_span(run_style, run_text))
-                run_text = ""
-            run_style = style
-            run_text += value
+            if runs and runs[-1][0] == style:
+                runs[-1] = (style, runs[-1][1] + value)
+            else:
+                runs.append((style, value))
     except Exception:  # a lexer bug must not break a transcript
-        log.exception("highlighting with %s failed", lexer.name)
+        log.exception("highlighting with %s failed", getattr(lexer, "name", lexer))
         return html.escape(code, quote=False)
-    if run_text:
-        parts.append(_span(run_style, run_text))
-    return "".join(parts)
+    if runs and not code.endswith("\n") and runs[-1][1].endswith("\n"):
+        runs[-1] = (runs[-1][0], runs[-1][1][:-1])
+    if "".join(text for _, text in runs) != code:
+        return html.escape(code, quote=False)
+    return "".join(_span(style, text) for style, text in runs)
 
 
 def _span(style: str, text: str) -> str:
