@@ -12,6 +12,8 @@
   row, so a cell does not jump when the live view is replaced by the saved one.
 - A ``read`` tool call's text is the file: shown as highlighted code (language from its path), not as
   Markdown. Other tool text is Markdown when it has fences or headings, else raw output.
+- Agent text over :data:`AGENT_MARKDOWN_LIMIT` characters is shown whole but as plain text: markdown-it-py
+  needs ~2 s per MB (more on bracket-heavy text), too long for a kernel re-rendering a live turn.
 """
 
 from __future__ import annotations
