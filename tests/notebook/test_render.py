@@ -3,19 +3,24 @@
 from __future__ import annotations
 
 import re
+from html import unescape
 from typing import Any
 
 import pytest
 
-from silo_nb.notebook.markdown import markdown_to_html, unclosed_fence
 from silo_nb.notebook.render import (
     DIFF_LINE_LIMIT,
     TOOL_TEXT_LIMIT,
+    entry_html,
+    markdown_to_html,
     static_bundle,
     status_badge_html,
+    transcript_body_html,
     transcript_html,
     transcript_markdown,
     transcript_text,
+    turn_header_html,
+    unclosed_fence,
 )
 from silo_nb.notebook.transcript import (
     TranscriptState,
@@ -159,7 +164,9 @@ def test_html_agent_text_is_markdown() -> None:
     html = transcript_html(full_state())
     assert "<h2" in html and ">Done</h2>" in html
     assert "<strong>notes.md</strong>" in html
-    assert "<li>one</li><li>two</li>" in html
+    assert re.search(r"<li>one</li>\s*<li>two</li>", html)
+    # Headings carry their own size and weight: the same in a widget and in a saved output area.
+    assert re.search(r'<h2 style="font-weight:600;[^"]*font-size:[\d.]+em', html)
 
 
 def test_html_thoughts_are_collapsed_and_muted() -> None:
@@ -271,7 +278,7 @@ def test_long_tool_output_is_collapsed_and_huge_output_cut() -> None:
         wire(
             "tool_call",
             toolCallId="c",
-            kind="read",
+            kind="execute",
             content=[
                 {"type": "content", "content": {"type": "text", "text": long_text}},
                 {"type": "content", "content": {"type": "text", "text": huge_text}},
@@ -284,13 +291,16 @@ def test_long_tool_output_is_collapsed_and_huge_output_cut() -> None:
     assert "line 99" in html
     assert "5,000 more characters" in html
     assert "x" * (TOOL_TEXT_LIMIT + 1) not in html
-    assert "<div><pre" in html and ">short</pre>" in html
+    assert "<div><pre" in html and '">short</pre>' in html
 
 
 def test_tool_output_in_fences_renders_as_markdown() -> None:
     content = {"type": "content", "content": {"type": "text", "text": "```console\n$ ls\nnotes.md\n```"}}
     state = fold(TranscriptState(), wire("tool_call", toolCallId="c", kind="execute", content=[content]))
-    assert '<code class="language-console">$ ls\nnotes.md</code>' in transcript_html(state)
+    html = transcript_html(state)
+    match = re.search(r'<code class="language-console">(.*?)</code>', html, re.DOTALL)
+    assert match is not None
+    assert re.sub(r"<[^>]+>", "", match.group(1)) == "$ ls\nnotes.md"
 
 
 def test_huge_diff_is_cut() -> None:
@@ -534,3 +544,209 @@ def test_status_badge_colours_and_elapsed() -> None:
     assert status_badge_html("working", elapsed=-3).endswith(" working 0 s</span>")
     assert status_badge_html("working", elapsed=float("nan")).endswith(" working 0 s</span>")
     assert "&lt;b&gt;" in status_badge_html("<b>")
+
+
+# -- read tool calls: the file as code --------------------------------------------------------------
+
+
+def read_state(text: str, *, path: str | None = "/work/app.py", title: str = "Read file") -> TranscriptState:
+    locations = [{"path": path}] if path else []
+    content = [{"type": "content", "content": {"type": "text", "text": text}}]
+    call = wire(
+        "tool_call",
+        toolCallId="r",
+        kind="read",
+        title=title,
+        status="completed",
+        locations=locations,
+        content=content,
+    )
+    return fold(TranscriptState(), call)
+
+
+def visible_text(html: str) -> str:
+    return re.sub(r"<[^>]+>", "", html)
+
+
+def test_read_tool_call_shows_the_file_as_highlighted_code() -> None:
+    source = "# Title, not a heading\ndef f(x):\n    return '<b>' * x\n"
+    html = transcript_html(read_state(source))
+    assert "<h1" not in html
+    code = re.search(r"<pre[^>]*><code>(.*?)</code></pre>", html, re.DOTALL)
+    assert code is not None
+    assert re.search(r'<span style="color:[^"]+">def</span>', code.group(1))
+    assert "&lt;b&gt;" in code.group(1) and "<b>" not in code.group(1)
+    assert unescape(visible_text(code.group(1))) == source  # every character, in order
+    markdown = transcript_markdown(read_state(source))
+    assert "  ```python\n  # Title, not a heading\n" in markdown
+    assert unclosed_fence(markdown) is None
+
+
+def test_read_tool_call_language_from_title_fence_or_nothing() -> None:
+    # No location: a file name in the title.
+    html = transcript_html(read_state("const x: number = 1;\n", path=None, title="Read src/app.ts"))
+    assert re.search(r'<span style="color:[^"]+">const</span>', html)
+    # A Markdown file is shown as its source, not rendered.
+    html = transcript_html(read_state("# Notes\n\n* item\n", path="/w/README.md"))
+    assert "<h1" not in html and "<li>" not in html and "# Notes" in visible_text(html)
+    # The agent wrapped the file in a fence: unwrapped, the fence's language used when the path has none.
+    html = transcript_html(read_state("```python\nimport os\n```", path="/w/script"))
+    assert "```" not in html and re.search(r'<span style="color:[^"]+">import</span>', html)
+    # Unknown kind of file: plain, escaped.
+    html = transcript_html(read_state("<script>alert(1)</script>\nplain", path="/w/data.nosuchext"))
+    assert "<script" not in html and "&lt;script&gt;" in html
+    assert "<span" not in re.search(r"<code>(.*?)</code>", html, re.DOTALL).group(1)  # type: ignore[union-attr]
+
+
+def test_read_tool_call_long_files_are_cut() -> None:
+    source = "x = 1\n" * (TOOL_TEXT_LIMIT // 6 + 2000)
+    html = transcript_html(read_state(source))
+    assert "more characters" in html
+    assert visible_text(html).count("x = 1") <= TOOL_TEXT_LIMIT // 6 + 1
+    assert "Output (" in html  # collapsed
+
+
+# -- per-entry cache --------------------------------------------------------------------------------
+
+
+def test_unchanged_entries_are_not_rendered_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    from silo_nb.notebook.render import html as html_module
+
+    rendered: list[object] = []
+    real = html_module._render_entry
+
+    def counting(entry: Any) -> str:
+        rendered.append(entry)
+        return real(entry)
+
+    monkeypatch.setattr(html_module, "_render_entry", counting)
+    state = with_prompt(TranscriptState(), "go")
+    for index in range(200):
+        state = fold(state, wire("tool_call", toolCallId=f"t{index}", title=f"Step {index}", kind="read"))
+        state = fold(state, text("agent_message_chunk", f"Reply **{index}**", f"m{index}"))
+    first = transcript_html(state)
+    assert len(rendered) == 401
+    rendered.clear()
+    assert transcript_html(state) == first
+    assert rendered == []
+    # One more chunk: only the message it extends is rendered again.
+    state = fold(state, text("agent_message_chunk", " and more", "m199"))
+    second = transcript_html(state)
+    assert rendered == [state.entries[-1]]
+    assert "Reply <strong>199</strong> and more" in second
+    # A tool update replaces one entry: only that one.
+    rendered.clear()
+    state = fold(state, wire("tool_call_update", toolCallId="t5", status="completed"))
+    transcript_html(state)
+    assert len(rendered) == 1 and rendered[0] is state.entries[11]
+    assert entry_html(state.entries[11]) == entry_html(state.entries[11])
+
+
+# -- header row: live and static alike --------------------------------------------------------------
+
+
+def test_turn_header() -> None:
+    state = with_prompt(TranscriptState(), "go")
+    header = turn_header_html(state, label="demo <1>", elapsed=65)
+    assert header.startswith('<div class="silo-header" style="')
+    assert "min-height:var(--jp-widgets-inline-height,28px)" in header
+    assert "justify-content:space-between" in header
+    assert "demo &lt;1&gt;" in header and "● running 1 m 05 s</span>" in header
+    # Waiting for a permission answer shows in the pill.
+    blocked = with_permission(state, permission("c1", "Edit"))
+    assert "waiting for permission" in turn_header_html(blocked, label="demo")
+    assert "waiting for permission" not in turn_header_html(with_status(blocked, "cancelled"), label="demo")
+    finished = with_status(state, "finished")
+    assert "✓ finished</span>" in turn_header_html(finished, label="demo")
+
+
+def test_transcript_with_label_starts_with_the_header_row() -> None:
+    state = full_state()
+    html = transcript_html(state, label="demo", meta="restored")
+    box = re.match(r'<div class="silo-transcript" style="([^"]*)">(.*)</div>$', html, re.DOTALL)
+    assert box is not None
+    assert "box-sizing:border-box" in box.group(1) and "width:100%" in box.group(1)
+    assert box.group(2).startswith(turn_header_html(state, label="demo"))
+    assert html.count("✓ finished") == 1  # the status shows once: in the header, not again in the footer
+    assert "restored" in html and "53,000 / 200,000 tokens" in html
+    assert html.count("<div") == html.count("</div>")
+    # Without a label: no header row, the footer has the status.
+    assert "silo-header" not in transcript_html(state)
+    assert transcript_body_html(state) in transcript_html(state)
+
+
+def test_static_bundle_has_the_live_header() -> None:
+    state = full_state()
+    data, _ = static_bundle(state, metadata={}, label="demo", title="")
+    assert data["text/html"] == transcript_html(state, label="demo", title="")
+    assert 'class="silo-header"' in data["text/html"]
+    assert data["text/markdown"].startswith("**demo** · _✓ finished_\n\n")
+    assert data["text/plain"].splitlines()[0] == "demo · ✓ finished"
+    assert data["text/plain"].splitlines()[-1] == "-- 53,000 / 200,000 tokens (26%) · $0.045"
+    assert unclosed_fence(data["text/markdown"]) is None
+
+
+# -- safety: nothing the agent or user sends is live markup -----------------------------------------
+
+HOSTILE = (
+    '<script>alert(1)</script> <img src=x onerror="alert(2)"> [a](javascript:alert(3)) '
+    "[b][r] <javascript:alert(4)> [c](data:text/html;base64,PHNjcmlwdD4=) "
+    "![d](data:image/png;base64,AAAA) ![e](javascript:alert(5)) [f](vbscript:x)\n\n"
+    "[r]: javascript:alert(6)\n\n```html\n<script>alert(7)</script>\n```\n"
+)
+
+
+def test_hostile_text_is_inert_everywhere() -> None:
+    state = with_prompt(TranscriptState(), HOSTILE)
+    state = fold_all(
+        [
+            text("agent_thought_chunk", HOSTILE, "t"),
+            text("agent_message_chunk", HOSTILE, "m"),
+            wire(
+                "tool_call",
+                toolCallId="x",
+                kind="execute",
+                title=HOSTILE,
+                locations=[{"path": "<script>p</script>"}],
+                content=[{"type": "content", "content": {"type": "text", "text": "# out\n" + HOSTILE}}],
+            ),
+            wire(
+                "tool_call",
+                toolCallId="y",
+                kind="read",
+                title="Read a.html",
+                locations=[{"path": "a.html"}],
+                content=[{"type": "content", "content": {"type": "text", "text": HOSTILE}}],
+            ),
+            wire("plan", entries=[{"content": HOSTILE, "status": "pending"}]),
+            wire("session_info_update", title=HOSTILE),
+        ],
+        state,
+    )
+    state = with_permission(state, permission("x", HOSTILE))
+    html = transcript_html(state, label=HOSTILE, meta=HOSTILE)
+    lowered = html.lower()
+    for bad in ("<script", "<img", "<style", "<iframe", "javascript:", "vbscript:", "data:"):
+        hrefs = re.findall(r'(?:href|src)="([^"]*)"', lowered)
+        assert not any(bad in href for href in hrefs), bad
+    assert "<script" not in lowered and "<img" not in lowered
+    assert "onerror=&quot;alert(2)&quot;" in lowered  # shown, as text
+    for tag in re.finditer(r"<([a-z0-9]+)((?:\s[a-z-]+=\"[^\"<>]*\")*)\s*>", html):
+        names = set(re.findall(r'\s([a-z-]+)="', tag.group(2)))
+        assert names <= {"class", "style", "title", "href", "target", "rel", "start"}, tag.group(0)
+    assert len(re.findall(r"<[a-z]", html)) == len(
+        re.findall(r"<([a-z0-9]+)((?:\s[a-z-]+=\"[^\"<>]*\")*)\s*>", html)
+    )
+    for href in re.findall(r'href="([^"]*)"', html):
+        assert href.startswith(("http://", "https://", "mailto:")) or ":" not in href.split("/")[0]
+    for anchor in re.findall(r"<a [^>]*>", html):
+        assert 'rel="noopener noreferrer"' in anchor and 'target="_blank"' in anchor
+
+
+def test_very_long_agent_text_is_shown_plain_and_whole() -> None:
+    from silo_nb.notebook.render.html import AGENT_MARKDOWN_LIMIT
+
+    reply = ("**word** " * (AGENT_MARKDOWN_LIMIT // 9 + 10)) + "<b>end</b>"
+    html = transcript_html(fold(TranscriptState(), text("agent_message_chunk", reply)))
+    assert html.count("**word**") == AGENT_MARKDOWN_LIMIT // 9 + 10  # all of it, not parsed
+    assert "&lt;b&gt;end&lt;/b&gt;" in html

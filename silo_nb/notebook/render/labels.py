@@ -1,0 +1,243 @@
+"""What the three formats (HTML, Markdown, text) share: labels, icons, numbers, diffs and cuts.
+
+- Every word a transcript shows about a status, a usage figure or an amount of money is made here once,
+  so the HTML, the Markdown export and the plain text always agree.
+- Icons are plain symbols, not emoji: every text font has them (screenshots showed emoji as boxes).
+- Tool output can be huge: :func:`cut` keeps :data:`TOOL_TEXT_LIMIT` characters and diffs keep
+  :data:`DIFF_LINE_LIMIT` lines, so saved notebooks stay small. Agent replies are never cut.
+"""
+
+from __future__ import annotations
+
+import difflib
+import html
+import json
+import math
+import re
+from collections import Counter
+from functools import lru_cache
+from typing import Any
+
+from silo_nb.notebook.render import styles
+from silo_nb.notebook.transcript import PermissionEntry, ToolEntry, TranscriptState
+from silo_nb.sessions.models import AgentContentBlock, AgentSessionUsage
+
+TOOL_TEXT_LIMIT = 20_000  # characters of one tool text block kept in the HTML and Markdown
+DIFF_LINE_LIMIT = 400  # diff lines kept per diff
+TEXT_TOOL_LIMIT = 2_000  # characters of one tool text block kept in the plain text
+_DIFF_MAX_INPUT_LINES = 20_000  # beyond this, no line matching: old lines removed, new lines added
+
+KIND_ICONS = {
+    "read": "≡",
+    "edit": "✎",
+    "delete": "✗",
+    "move": "⇄",
+    "search": "⌕",
+    "execute": "▸",
+    "think": "…",
+    "fetch": "⇣",
+    "switch_mode": "⇆",
+}
+TOOL_ICON = "⚙"
+PERMISSION_ICON = "⚑"
+TOOL_STATUS_COLOURS = {
+    "pending": styles.GREY,
+    "in_progress": styles.BLUE,
+    "completed": styles.GREEN,
+    "failed": styles.RED,
+}
+TURN_STATUS = {
+    "running": ("● running", styles.BLUE),
+    "finished": ("✓ finished", styles.GREEN),
+    "cancelled": ("■ cancelled", styles.AMBER),
+    "failed": ("✗ failed", styles.RED),
+    "restored": ("↺ restored", styles.GREY),
+}
+_BLOCKED = ("● waiting for permission", styles.AMBER)
+PLAN_GLYPHS = {"pending": "☐", "in_progress": "◐", "completed": "☑"}
+PLAN_TEXT_GLYPHS = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]"}
+_FENCE_LINE = re.compile(r"^ {0,3}(`{3,}|~{3,})([^`\n]*)$")
+_FILE_NAME = re.compile(r"[\w.\-/\\~]*\.[A-Za-z0-9_+\-]{1,12}|Makefile|Dockerfile")
+
+
+def esc(text: str) -> str:
+    return html.escape(text, quote=True)
+
+
+def status_label(status: str) -> str:
+    return status.replace("_", " ") if status in TOOL_STATUS_COLOURS else status
+
+
+def title(state: TranscriptState, chosen: str | None) -> str | None:
+    """The title to show: ``chosen`` when given (``""`` means none), else the session's own."""
+    text = chosen if chosen is not None else state.title
+    return text.strip() or None if text else None
+
+
+def turn_status(state: TranscriptState) -> tuple[str, str]:
+    """(label, rgb) of the turn's status, as the footer shows it."""
+    return TURN_STATUS.get(state.status, (str(state.status), styles.GREY))
+
+
+def header_status(state: TranscriptState) -> tuple[str, str]:
+    """(label, rgb) for the header row: like :func:`turn_status`, but a running turn that waits for a
+    permission answer says so."""
+    if state.status == "running" and any(
+        isinstance(entry, PermissionEntry) and not entry.answered for entry in state.entries
+    ):
+        return _BLOCKED
+    return turn_status(state)
+
+
+def number(value: float) -> str:
+    return f"{round(value):,}" if math.isfinite(value) else str(value)
+
+
+def money(amount: float, currency: str) -> str:
+    if not math.isfinite(amount):
+        text = str(amount)
+    else:
+        text = f"{amount:,.4f}"
+        while text.endswith("0") and len(text) - text.index(".") > 3:
+            text = text[:-1]
+    return f"${text}" if currency.upper() == "USD" else f"{text} {currency}"
+
+
+def usage_text(usage: AgentSessionUsage | None) -> str | None:
+    if usage is None:
+        return None
+    text = f"{number(usage.used)} / {number(usage.size)} tokens"
+    if usage.size > 0 and math.isfinite(usage.used) and math.isfinite(usage.size):
+        text += f" ({round(usage.used / usage.size * 100)}%)"
+    if usage.cost is not None:
+        text += f" · {money(usage.cost.amount, usage.cost.currency)}"
+    return text
+
+
+def footer_parts(state: TranscriptState, meta: str | None) -> list[str]:
+    """Plain-text pieces after the status label: stop reason, error, usage, hidden updates, meta."""
+    parts: list[str] = []
+    if state.stop_reason and state.stop_reason != "end_turn":
+        parts.append(f"stop: {state.stop_reason}")
+    if state.error:
+        parts.append(f"error: {state.error}")
+    usage = usage_text(state.usage)
+    if usage:
+        parts.append(usage)
+    if state.other:
+        counts = Counter(state.other)
+        kinds = ", ".join(f"{kind} ×{n}" if n > 1 else kind for kind, n in counts.items())
+        parts.append(f"{len(state.other)} update{'s' if len(state.other) != 1 else ''} not shown ({kinds})")
+    if meta:
+        parts.append(meta)
+    return parts
+
+
+def elapsed_text(seconds: float) -> str:
+    total = int(seconds) if math.isfinite(seconds) and seconds > 0 else 0
+    if total < 60:
+        return f"{total} s"
+    if total < 3600:
+        return f"{total // 60} m {total % 60:02d} s"
+    return f"{total // 3600} h {total % 3600 // 60:02d} m"
+
+
+@lru_cache(maxsize=64)
+def diff_lines(old: str | None, new: str | None) -> tuple[str, ...]:
+    """Unified diff lines (``@@`` hunks, ``-``/``+``/`` `` lines); ``old`` None means a new file."""
+    old_lines = old.splitlines() if old is not None else []
+    new_lines = new.splitlines() if new is not None else []
+    if old is None or new is None or len(old_lines) + len(new_lines) > _DIFF_MAX_INPUT_LINES:
+        return tuple(["-" + line for line in old_lines] + ["+" + line for line in new_lines])
+    diff = difflib.unified_diff(old_lines, new_lines, lineterm="", n=3)
+    return tuple(line for index, line in enumerate(diff) if index >= 2)  # skip the ---/+++ header
+
+
+def diff_counts(lines: tuple[str, ...]) -> tuple[int, int]:
+    added = sum(1 for line in lines if line.startswith("+"))
+    removed = sum(1 for line in lines if line.startswith("-"))
+    return added, removed
+
+
+def cut(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}\n… ({len(text) - limit:,} more characters)"
+
+
+def looks_like_markdown(text: str) -> bool:
+    """Tool text with fences or headings is Markdown (agents wrap output in fences); else raw output."""
+    return bool(re.search(r"^ {0,3}(```|~~~|#{1,6} )", text, re.MULTILINE))
+
+
+def block_label(block: AgentContentBlock | None) -> str:
+    if block is None:
+        return "[empty content]"
+    detail = " ".join(part for part in (block.name, block.mime_type, block.uri) if part)
+    return f"[{block.type}{' ' + detail if detail else ''}]"
+
+
+def summary(value: Any, limit: int = 300) -> str:
+    if isinstance(value, str):
+        text = value
+    else:
+        try:
+            text = json.dumps(value, ensure_ascii=False, default=str, separators=(",", ":"))
+        except (ValueError, RecursionError):  # a circular or absurdly deep structure
+            text = repr(value)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def locations(entry: ToolEntry) -> list[str]:
+    return [f"{loc.path}:{loc.line}" if loc.line else loc.path for loc in entry.locations]
+
+
+def tool_title(entry: ToolEntry) -> str:
+    return entry.title or entry.kind or "tool call"
+
+
+def read_file_name(entry: ToolEntry) -> str | None:
+    """The file a ``read`` tool call shows: its first location, else a file name in its title."""
+    if entry.locations:
+        return entry.locations[0].path
+    names = _FILE_NAME.findall(entry.title or "")
+    return names[-1] if names else None
+
+
+def permission_outcome(entry: PermissionEntry) -> tuple[str, bool]:
+    """(what was chosen, whether it lasts): ``waiting…``, ``cancelled`` or the option's name."""
+    if not entry.answered:
+        return "waiting…", False
+    if entry.choice is None:
+        return "cancelled", False
+    kind = next((k for option_id, _, k in entry.options if option_id == entry.choice), "")
+    return entry.choice_name or entry.choice, kind.endswith("_always")
+
+
+def plan_notes(status: str | None, priority: str | None) -> list[str]:
+    notes = []
+    if status and status not in ("pending", "completed"):
+        notes.append(status_label(status))
+    if priority:
+        notes.append(priority)
+    return notes
+
+
+def unwrap_fence(text: str) -> tuple[str, str]:
+    """(code, language) of text that is one fenced block (agents wrap file contents in one); a text
+    that is not is returned as is. A missing closing fence (the text was cut) is tolerated."""
+    lines = text.split("\n")
+    opening = _FENCE_LINE.match(lines[0])
+    if opening is None:
+        return text, ""
+    fence = opening.group(1)
+    close = next(
+        (
+            i
+            for i in range(len(lines) - 1, 0, -1)
+            if len(lines[i].strip()) >= len(fence) and not lines[i].strip(fence[0])
+        ),
+        len(lines),
+    )
+    return "\n".join(lines[1:close] + lines[close + 1 :]), opening.group(2).strip().split(" ")[0]

@@ -1,0 +1,100 @@
+"""The transcript as plain text (``text/plain``): what a terminal, ``nbconvert --to script`` or a log shows.
+
+- One prefix per speaker (``you>``, ``agent>``, ``thinking>``, ``permission>``), continuation lines
+  aligned under the first; tools as ``[tool id] kind · title · status`` with an indented body.
+- Tool text is cut shorter than in HTML (:data:`~silo_nb.notebook.render.labels.TEXT_TOOL_LIMIT`).
+"""
+
+from __future__ import annotations
+
+from silo_nb.notebook.render import labels
+from silo_nb.notebook.transcript import (
+    Entry,
+    MessageEntry,
+    PermissionEntry,
+    PlanView,
+    ToolEntry,
+    TranscriptState,
+)
+
+__all__ = ["text_header", "transcript_text"]
+
+
+def _prefixed(prefix: str, text: str) -> list[str]:
+    lines = text.rstrip().splitlines() or [""]
+    pad = " " * len(prefix)
+    return [f"{prefix}{lines[0]}", *(f"{pad}{line}".rstrip() for line in lines[1:])]
+
+
+def _tool_text(entry: ToolEntry) -> list[str]:
+    kind = entry.kind or "other"
+    lines = [f"[tool {entry.tool_call_id}] {kind} · {labels.tool_title(entry)} · {entry.status or 'pending'}"]
+    body: list[str] = []
+    locations = labels.locations(entry)
+    if locations:
+        body.append("at " + ", ".join(locations))
+    for content in entry.content:
+        if content.type == "diff":
+            diff = labels.diff_lines(content.old_text, content.new_text)
+            body.append(f"--- {'/dev/null' if content.old_text is None else content.path or 'diff'}")
+            body.append(f"+++ {content.path or 'diff'}")
+            body += diff[: labels.DIFF_LINE_LIMIT]
+            if len(diff) > labels.DIFF_LINE_LIMIT:
+                body.append(f"… {len(diff) - labels.DIFF_LINE_LIMIT:,} more lines")
+        elif content.type == "terminal":
+            body.append(f"terminal {content.terminal_id or '?'}")
+        elif content.type == "content" and content.content is not None and content.content.type == "text":
+            body += labels.cut(content.content.text or "", labels.TEXT_TOOL_LIMIT).splitlines()
+        else:
+            body.append(
+                labels.block_label(content.content) if content.type == "content" else f"[{content.type}]"
+            )
+    if not entry.content and entry.raw_output is not None:
+        body.append(f"output: {labels.summary(entry.raw_output)}")
+    return lines + [f"    {line}".rstrip() for line in body]
+
+
+def _entry_text(entry: Entry) -> list[str]:
+    if isinstance(entry, MessageEntry):
+        prefix = {"user": "you> ", "agent": "agent> "}.get(entry.role, "thinking> ")
+        extra = [f"{' ' * len(prefix)}+ {', '.join(entry.non_text)}"] if entry.non_text else []
+        return _prefixed(prefix, entry.text) + extra if entry.text or entry.non_text else []
+    if isinstance(entry, ToolEntry):
+        return _tool_text(entry)
+    if isinstance(entry, PlanView):
+        lines = ["plan:"]
+        for step in entry.entries:
+            notes = labels.plan_notes(step.status, step.priority)
+            note = f" ({', '.join(notes)})" if notes else ""
+            glyph = labels.PLAN_TEXT_GLYPHS.get(step.status or "pending", "[?]")
+            lines.append(f"  {glyph} {step.content}{note}")
+        return lines
+    if isinstance(entry, PermissionEntry):
+        outcome, lasting = labels.permission_outcome(entry)
+        return [f"permission> {entry.title} → {outcome}{' (always)' if lasting else ''}"]
+    return []
+
+
+def text_header(state: TranscriptState, label: str) -> str:
+    """The header row as one line: ``label · status``."""
+    return f"{label} · {labels.header_status(state)[0]}"
+
+
+def transcript_text(
+    state: TranscriptState, *, title: str | None = None, meta: str | None = None, label: str | None = None
+) -> str:
+    """The transcript as plain text (``text/plain``): ``you>``/``agent>`` lines, tools, plan, footer."""
+    lines: list[str] = []
+    if label is not None:
+        lines.append(text_header(state, label))
+    heading = labels.title(state, title)
+    if heading:
+        lines.append(f"== {heading} ==")
+    for entry in state.entries:
+        lines += _entry_text(entry)
+    footer = labels.footer_parts(state, meta)
+    if label is None:
+        footer.insert(0, labels.turn_status(state)[0])
+    if footer:
+        lines.append("-- " + " · ".join(footer))
+    return "\n".join(lines)
