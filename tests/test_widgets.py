@@ -318,7 +318,7 @@ async def test_turn_view_status_and_stop(comms: list[Sent]) -> None:
     view = TurnView(label="Demo agent", on_stop=lambda: stops.append(1))
     assert view.running and not view.stop_button.disabled
     badge_running = view.badge.value
-    assert "Demo agent" in view.label_html.value
+    assert "Demo agent" in view.body.value  # the header row, inside the transcript box
 
     frontend_click(view.stop_button)
     assert stops == [1] and view.stop_button.disabled

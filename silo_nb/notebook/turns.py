@@ -159,7 +159,9 @@ async def run_turn(turn: Turn) -> None:
 def _finish(turn: Turn) -> None:
     turn.metadata["turn"] = turn.handle.prompts_sent
     # title="": a turn's output needs no session title above its own prompt.
-    turn.bundle = static_bundle(turn.view.state, metadata=dict(turn.metadata), title="")
+    turn.bundle = static_bundle(
+        turn.view.state, metadata=dict(turn.metadata), title="", label=turn.view.label
+    )
     data, metadata = turn.bundle
     try:
         if turn.publish is not None:
@@ -173,11 +175,17 @@ def _finish(turn: Turn) -> None:
 
 
 def display_restored(
-    updates: list[AgentSessionUpdate], *, metadata: dict[str, Any], meta: str, display_id: str | None = None
+    updates: list[AgentSessionUpdate],
+    *,
+    metadata: dict[str, Any],
+    meta: str,
+    display_id: str | None = None,
+    label: str | None = None,
 ) -> TranscriptState:
-    """Paint a transcript from journal updates as a static bundle (no widgets, no agent)."""
+    """Paint a transcript from journal updates as a static bundle (no widgets, no agent); with
+    ``label``, the same header row as a live turn."""
     state = with_status(fold_all(updates), "restored")
-    data, md = static_bundle(state, metadata=metadata, meta=meta, title="")
+    data, md = static_bundle(state, metadata=metadata, meta=meta, title="", label=label)
     if display_id is None:
         display(data, raw=True, metadata=md, display_id=new_display_id())
     else:

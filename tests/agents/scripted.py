@@ -84,7 +84,11 @@ def scripted_agent(turn: Turn, *, session_id: str = "scripted-1") -> AgentFn:
                     if method is None:
                         peer.answered(message)
                     elif method == "initialize":
-                        result = {"protocolVersion": 1, "agentCapabilities": {}, "agentInfo": {"name": "scripted"}}
+                        result = {
+                            "protocolVersion": 1,
+                            "agentCapabilities": {},
+                            "agentInfo": {"name": "scripted"},
+                        }
                         await peer.write({"id": message["id"], "result": result})
                     elif method == "session/new":
                         await peer.write({"id": message["id"], "result": {"sessionId": session_id}})

@@ -7,8 +7,10 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
+import anyio
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
@@ -58,13 +60,16 @@ def in_process(workspace: Workspace) -> silo_nb.AgentsService:
 
 async def live_and_restored(workspace: Workspace, answer: Any) -> tuple[TurnView, list[Any], str]:
     svc = in_process(workspace)
-    async with await svc.sessions.connect("scripted") as handle:
+    with anyio.fail_after(20):
+        handle = await svc.sessions.connect("scripted")
+    async with handle:
         if answer is not None:
             handle.on_permission(answer)  # registered before the view's own listener
         view = TurnView(label=handle.agent_name)
         handle.on_transcript(view.apply)
         handle.on_permission(view.add_permission)
-        await handle.prompt([{"type": "text", "text": "tidy the notes"}])
+        with anyio.fail_after(20):
+            await handle.prompt([{"type": "text", "text": "tidy the notes"}])
         view.set_status("finished", stop_reason="end_turn")
         journal = await svc.sessions.read_journal(handle.session_id)
         title = handle.title
@@ -82,8 +87,8 @@ async def test_a_permission_answered_by_a_listener_shows_once(workspace: Workspa
 
 
 async def test_the_live_and_the_restored_transcript_are_the_same_entries(workspace: Workspace) -> None:
-    async def later(request: silo_nb.AgentPermissionRequest) -> None:
-        request.respond("reject-once")
+    def later(request: silo_nb.AgentPermissionRequest) -> None:
+        asyncio.get_running_loop().call_later(0.01, request.respond, "reject-once")
 
     view, journal, _ = await live_and_restored(workspace, later)
     assert fold_all(journal).entries == view.state.entries
@@ -125,4 +130,4 @@ async def test_the_notebook_path_shows_a_listener_answer_once(shell: Interactive
     assert result.success, result.error_in_exec
     bundle = final_bundle(captured)
     assert bundle.data["text/html"].count("Permission:") == 1
-    assert bundle.data["text/plain"].count("Permission") == 1
+    assert bundle.data["text/plain"].count("permission>") == 1

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
 import re
+from dataclasses import dataclass, field
 from html import unescape
 from typing import Any
 
@@ -26,12 +28,10 @@ from silo_nb.notebook.transcript import (
     TranscriptState,
     fold,
     fold_all,
-    with_permission,
-    with_prompt,
     with_status,
 )
-from silo_nb.sessions.models import AgentPermissionRequest, AgentSessionUpdate
-from silo_nb.sessions.parse import parse_permission_options, parse_update
+from silo_nb.sessions.models import AgentContentBlock, AgentSessionUpdate
+from silo_nb.sessions.parse import parse_update
 
 RENDERERS = [transcript_html, transcript_markdown, transcript_text]
 
@@ -47,18 +47,68 @@ def text(kind: str, chunk: str, message_id: str = "m1") -> AgentSessionUpdate:
     return wire(kind, messageId=message_id, content={"type": "text", "text": chunk})
 
 
-def permission(tool_call_id: str, title: str, answer: str | None = None) -> AgentPermissionRequest:
-    options = parse_permission_options(
-        [
-            {"optionId": "once", "name": "Allow once", "kind": "allow_once"},
-            {"optionId": "always", "name": "Allow always", "kind": "allow_always"},
-            {"optionId": "no", "name": "Reject", "kind": "reject_once"},
-        ]
-    )
-    request = AgentPermissionRequest(tool_call_id=tool_call_id, title=title, options=options)
+OPTIONS = [
+    {"optionId": "once", "name": "Allow once", "kind": "allow_once"},
+    {"optionId": "always", "name": "Allow always", "kind": "allow_always"},
+    {"optionId": "no", "name": "Reject", "kind": "reject_once"},
+]
+
+
+@dataclass
+class Asked:
+    """A permission request as a session records it (``permission_request``, then its decision)."""
+
+    tool_call_id: str
+    title: str
+    answer: str | None = None
+    answered: bool = False
+    request_id: str = field(default_factory=lambda: f"silo-permission-{next(_REQUEST_IDS)}")
+
+    def respond(self, option_id: str) -> None:
+        if not self.answered:
+            known = any(o["optionId"] == option_id for o in OPTIONS)
+            self.answer, self.answered = (option_id if known else None), True
+
+
+_REQUEST_IDS = itertools.count(1)
+
+
+def permission(tool_call_id: str, title: str, answer: str | None = None) -> Asked:
+    request = Asked(tool_call_id, title)
     if answer is not None:
         request.respond(answer)
     return request
+
+
+def with_permission(state: TranscriptState, request: Asked) -> TranscriptState:
+    """Fold the lines a session records for ``request``: the request, and its decision once answered."""
+    raw: dict[str, Any] = {
+        "synthesized": True,
+        "requestId": request.request_id,
+        "toolCallId": request.tool_call_id,
+        "title": request.title,
+        "options": OPTIONS,
+    }
+    state = fold(state, AgentSessionUpdate(kind="permission_request", raw=raw))
+    if request.answered:
+        state = fold(
+            state, AgentSessionUpdate(kind="permission_decision", raw={**raw, "optionId": request.answer})
+        )
+    return state
+
+
+def with_prompt(state: TranscriptState, prompt: str) -> TranscriptState:
+    """Fold the synthesized user prompt a session records before it sends a turn."""
+    return fold(
+        state,
+        AgentSessionUpdate(
+            kind="user_message_chunk",
+            text=prompt,
+            content=AgentContentBlock(type="text", text=prompt),
+            message_id="silo-journal-user-1",
+            raw={"synthesized": True},
+        ),
+    )
 
 
 PLAN = [

@@ -81,6 +81,7 @@ async def run_prompt(
                 display_id=display_id,
                 metadata={**metadata, "restored": True},
                 meta="restored from the journal — %%prompt --rerun sends it again",
+                label=handle.agent_name,
             )
             return
     if handle.resume_outcome == "journal-only":

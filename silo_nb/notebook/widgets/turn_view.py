@@ -1,4 +1,4 @@
-"""``TurnView``: one ``%%prompt`` turn, live — header, transcript, permission rows.
+"""``TurnView``: one ``%%prompt`` turn, live — the transcript box, permission rows, a Stop button.
 
 - The widget only displays: every update it is fed (from ``handle.on_transcript``: the agent's updates
   and the synthesized prompt and permission lines, exactly what the journal holds) goes through the pure
@@ -22,7 +22,7 @@ from typing import Any
 
 from silo_nb.notebook.render import status_badge_html, transcript_html
 from silo_nb.notebook.transcript import TranscriptState, TurnStatus, fold, with_status
-from silo_nb.notebook.widgets._common import close_tree, esc, ipw, log
+from silo_nb.notebook.widgets._common import close_tree, ipw, log
 from silo_nb.notebook.widgets.permission_row import PermissionRow
 from silo_nb.notebook.widgets.throttle import Throttle, Ticker
 from silo_nb.sessions.models import AgentPermissionRequest, AgentSessionUpdate
@@ -59,7 +59,6 @@ class TurnView(ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
         self._throttle = Throttle(throttle, self._render)
         self._ticker = Ticker(1.0, self._render_header)
 
-        self.label_html: Any = ipw.HTML(value=f"<b>{esc(label)}</b>")
         self.badge: Any = ipw.HTML(value=self._badge_html())
         self.stop_button: Any = ipw.Button(
             description="Stop",
@@ -69,13 +68,15 @@ class TurnView(ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
             layout=ipw.Layout(width="auto"),
         )
         self.stop_button.on_click(lambda _button: self.stop())
-        self.header: Any = ipw.HBox(
-            children=[self.label_html, self.badge, self.stop_button],
-            layout=ipw.Layout(align_items="center", justify_content="space-between"),
-        )
-        self.body: Any = ipw.HTML(value=transcript_html(self._state))
+        # The body is the very box the static bundle shows (header row included), so nothing above the
+        # transcript moves when the turn ends; only the controls below it go away.
+        self.body: Any = ipw.HTML(value=self._body_html())
         self.permissions: Any = ipw.VBox(children=[])
-        super().__init__(children=[self.header, self.body, self.permissions])
+        self.controls: Any = ipw.HBox(
+            children=[self.badge, self.stop_button],
+            layout=ipw.Layout(align_items="center", justify_content="flex-end"),
+        )
+        super().__init__(children=[self.body, self.permissions, self.controls])
         self._ticker.start()
 
     # -- read-only surface ------------------------------------------------------------------------
@@ -173,6 +174,9 @@ class TurnView(ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
         elapsed = self.elapsed if self.running else None
         return status_badge_html(self._activity(), elapsed=elapsed)
 
+    def _body_html(self) -> str:
+        return transcript_html(self._state, label=self.label)
+
     def _render_header(self) -> None:
         if self._closed:
             return
@@ -183,5 +187,5 @@ class TurnView(ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
             return
         for row in self._rows:
             row.refresh()
-        self.body.value = transcript_html(self._state)
+        self.body.value = self._body_html()
         self._render_header()
