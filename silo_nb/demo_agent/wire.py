@@ -109,6 +109,9 @@ class LineReader:
                 self._scanned = 0
                 self._discarding = False
                 return rest if rest and not discarding else None
+            # Let the requests dispatched so far start first: a read that returns at once (a regular file,
+            # a buffered stream) would otherwise starve them, and end of stream would cancel them unstarted.
+            await asyncio.sleep(0)
             data = await self._read()
             if data:
                 self._buffer += data
