@@ -163,11 +163,14 @@ class AgentWire:
     async def send_raw(self, data: bytes) -> None:
         await self.link.write(data)
 
-    async def send(self, message: Message) -> None:
-        if self.record is not None:
-            self.record.append({"from": "client", "message": message})
-        line = json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n"
-        await self.link.write(line.encode("utf-8"))
+    async def send(self, *messages: Message) -> None:
+        """Send messages, several at once in one write (so the agent reads them together)."""
+        data = b""
+        for message in messages:
+            if self.record is not None:
+                self.record.append({"from": "client", "message": message})
+            data += (json.dumps(message, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+        await self.link.write(data)
 
     async def recv(self, within: float = RECV_TIMEOUT) -> Message:
         line = await asyncio.wait_for(self.link.read_line(), within)
