@@ -2,7 +2,8 @@
 
 - stdin: a pipe or socket is read through the loop (``connect_read_pipe``). A terminal is polled with
   ``add_reader`` so the terminal the agent shares with its shell is never switched to non-blocking mode. A
-  regular file (``< requests.jsonl``) is read directly: reading a file never blocks, and epoll refuses it.
+  regular file (``< requests.jsonl``) or a device the selector refuses (``< /dev/null``) is read directly:
+  such reads do not block (and epoll would refuse them).
   Where the loop can do neither (Windows), reads go to the loop's default executor.
 - stdout: each line is written and flushed at once, so the client sees it without delay; a closed stdout
   surfaces as ``OSError``/``ValueError``, which closes the ``LineWriter``.
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import selectors
 import stat
 import sys
 from typing import Final
@@ -24,7 +26,7 @@ CHUNK: Final = 64 * 1024
 async def open_stdin() -> ByteReader:
     loop = asyncio.get_running_loop()
     fd = sys.stdin.fileno()
-    if stat.S_ISREG(os.fstat(fd).st_mode):
+    if stat.S_ISREG(os.fstat(fd).st_mode) or not _pollable(fd):
 
         async def read_file() -> bytes:
             return _read(fd)
@@ -57,6 +59,16 @@ async def open_stdin() -> ByteReader:
         return _read(fd)
 
     return read_when_ready
+
+
+def _pollable(fd: int) -> bool:
+    """Whether the loop's selector can watch ``fd``: epoll refuses files and some devices (``/dev/null``)."""
+    with selectors.DefaultSelector() as probe:
+        try:
+            probe.register(fd, selectors.EVENT_READ)
+        except (OSError, ValueError):
+            return False
+    return True
 
 
 def _read(fd: int) -> bytes:

@@ -93,7 +93,7 @@ async def test_debug_log_on_stderr_only(tmp_path: Path) -> None:
 
 @pytest.mark.asyncio
 @bounded
-async def test_requests_from_a_regular_file(tmp_path: Path) -> None:
+async def test_stdin_from_a_regular_file_or_dev_null(tmp_path: Path) -> None:
     requests = tmp_path / "requests.jsonl"
     lines = [
         {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}},
@@ -117,3 +117,9 @@ async def test_requests_from_a_regular_file(tmp_path: Path) -> None:
     answers = {m["id"]: m for m in map(json.loads, stdout.splitlines())}
     assert answers[1]["result"]["protocolVersion"] == 1
     assert answers[2]["result"] == {"sessions": []}
+
+    # /dev/null is a device epoll refuses: it must read as an empty stream, not hang.
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "silo_nb.demo_agent", stdin=asyncio.subprocess.DEVNULL, env=env
+    )
+    assert await asyncio.wait_for(proc.wait(), 5.0) == 0
