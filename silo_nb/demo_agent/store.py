@@ -1,0 +1,163 @@
+"""Sessions of the demo agent and their persistence in ``--state-dir``.
+
+- A ``Session`` holds its settings (``config``), the history of every ``update`` its turns sent plus a
+  ``user_message_chunk`` per prompt, its id counter and usage. Its turns in flight and its one-turn-at-a-time
+  lock live only in memory.
+- ``Store`` keeps one JSON file per session (``<state dir>/<sessionId>.json``), rewritten atomically (temp
+  file + ``os.replace``) so another process — or another in-process agent — can replay it
+  (``session/load``), continue it (``session/resume``) or list it (``session/list``). The files are the only
+  state two agents share.
+- A ``Clock`` per agent gives strictly increasing ``updatedAt`` stamps, so listing order is stable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Final
+
+from silo_nb.demo_agent.wire import JsonObject, log
+
+if TYPE_CHECKING:
+    from silo_nb.demo_agent.turns import Turn
+
+# (value, name, description)
+MODES: Final = (
+    ("ask", "Ask", "Answer questions without touching files"),
+    ("code", "Code", "Write and edit code"),
+    ("plan", "Plan", "Draft a plan before acting"),
+)
+MODELS: Final = (
+    ("demo-fast", "Demo Fast", "Quick scripted replies"),
+    ("demo-smart", "Demo Smart", "The same scripted replies, considered at length"),
+)
+DEFAULT_CONFIG: Final[JsonObject] = {"mode": "ask", "model": "demo-fast", "verbose": False}
+
+SAFE_SESSION_ID: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+
+
+class Clock:
+    """ISO 8601 UTC timestamps that strictly increase for one agent (so listing order is stable)."""
+
+    def __init__(self) -> None:
+        self._last: datetime | None = None
+
+    def now_iso(self) -> str:
+        now = datetime.now(UTC)
+        if self._last is not None and now <= self._last:
+            now = self._last + timedelta(microseconds=1)
+        self._last = now
+        return now.isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+class Session:
+    """A conversation: its settings, its history of updates and its counters."""
+
+    def __init__(self, session_id: str, cwd: str, updated_at: str) -> None:
+        self.session_id = session_id
+        self.cwd = cwd
+        self.title: str | None = None
+        self.updated_at = updated_at
+        self.config: JsonObject = dict(DEFAULT_CONFIG)
+        self.history: list[JsonObject] = []
+        self.seq = 0
+        self.used = 0
+        self.cost = 0.0
+        self.turns: list[Turn] = []
+        self.lock = asyncio.Lock()
+
+    def next_id(self, prefix: str) -> str:
+        self.seq += 1
+        return f"{prefix}-{self.seq}"
+
+    def to_json(self) -> JsonObject:
+        return {
+            "sessionId": self.session_id,
+            "cwd": self.cwd,
+            "title": self.title,
+            "updatedAt": self.updated_at,
+            "config": dict(self.config),
+            "history": list(self.history),
+            "seq": self.seq,
+            "usage": {"used": self.used, "cost": self.cost},
+        }
+
+    @classmethod
+    def from_json(cls, data: JsonObject, now: str) -> Session:
+        """The session stored as ``data``; ``now`` stands in for a missing ``updatedAt``."""
+        updated_at = data.get("updatedAt")
+        stamp = updated_at if isinstance(updated_at, str) else now
+        session = cls(str(data["sessionId"]), str(data.get("cwd") or ""), stamp)
+        title = data.get("title")
+        session.title = title if isinstance(title, str) else None
+        config = data.get("config")
+        if isinstance(config, dict):
+            session.config.update({k: v for k, v in config.items() if k in DEFAULT_CONFIG})
+        history = data.get("history")
+        if isinstance(history, list):
+            session.history = [u for u in history if isinstance(u, dict)]
+        seq = data.get("seq")
+        session.seq = seq if isinstance(seq, int) else len(session.history)
+        usage = data.get("usage")
+        if isinstance(usage, dict):
+            used, cost = usage.get("used"), usage.get("cost")
+            session.used = used if isinstance(used, int) else 0
+            session.cost = float(cost) if isinstance(cost, (int, float)) else 0.0
+        return session
+
+
+class Store:
+    """Sessions on disk: ``<state dir>/<sessionId>.json``, written atomically."""
+
+    def __init__(self, directory: Path, clock: Clock) -> None:
+        self.directory = directory
+        self.clock = clock
+
+    def _path(self, session_id: str) -> Path | None:
+        if not SAFE_SESSION_ID.match(session_id):
+            return None
+        return self.directory / f"{session_id}.json"
+
+    def save(self, session: Session) -> None:
+        path = self._path(session.session_id)
+        if path is None:
+            return
+        try:
+            self.directory.mkdir(parents=True, exist_ok=True)
+            # pid and object id: two agents in one process never share a temp file
+            temp = path.with_name(f".{path.name}.{os.getpid()}.{id(self):x}.tmp")
+            payload = json.dumps(session.to_json(), ensure_ascii=False, separators=(",", ":"))
+            temp.write_text(payload, encoding="utf-8")
+            os.replace(temp, path)
+        except OSError as exc:
+            log(f"could not save {session.session_id}: {exc}")
+
+    def load(self, session_id: str) -> Session | None:
+        path = self._path(session_id)
+        if path is None:
+            return None
+        return self._read(path)
+
+    def _read(self, path: Path) -> Session | None:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        if not isinstance(data, dict) or not isinstance(data.get("sessionId"), str):
+            return None
+        return Session.from_json(data, self.clock.now_iso())
+
+    def list(self, cwd: str | None) -> list[Session]:
+        try:
+            paths = sorted(self.directory.glob("*.json"))
+        except OSError:
+            return []
+        sessions = [s for s in (self._read(p) for p in paths) if s is not None]
+        if cwd is not None:
+            sessions = [s for s in sessions if s.cwd == cwd]
+        sessions.sort(key=lambda s: s.updated_at, reverse=True)
+        return sessions

@@ -1,0 +1,357 @@
+"""The scripted turns of the demo agent: what one ``session/prompt`` streams back.
+
+- Turns are scripts driven by keywords in the prompt text (matched case-insensitively at the start of a
+  word): ``edit``/``tool``, ``plan``, ``slow``, ``fail``, ``refuse``, ``mode``, plus the slash commands
+  ``/title``, ``/explain``, ``/plan`` and ``/clear`` (methods ``command_<name>``).
+- Each step first pauses (``--delay``) and checks for cancellation, so ``session/cancel`` stops a turn at its
+  next step (``TurnCancelled``) and the prompt answers ``{"stopReason": "cancelled"}``.
+- Every update a turn sends is appended to the session's history (which ``session/load`` replays), and the
+  user's prompt is recorded there as a ``user_message_chunk``.
+- A script talks to the client only through a ``Peer`` (notify, request), so it knows nothing of the wire.
+- Scripted content makes this module longer than the others; the logic is the small part.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import re
+from typing import Any, Final, Protocol
+
+from silo_nb.demo_agent.store import MODELS, MODES, Session
+from silo_nb.demo_agent.wire import INTERNAL_ERROR, JsonObject, RpcError
+
+CONTEXT_WINDOW: Final = 200_000
+SLOW_CHUNKS: Final = 40
+SLOW_PAUSE: Final = 0.1
+
+AVAILABLE_COMMANDS: Final[list[JsonObject]] = [
+    {"name": "explain", "description": "Explain a piece of code", "input": {"hint": "what to explain"}},
+    {"name": "plan", "description": "Draft a plan"},
+    {"name": "title", "description": "Rename this session", "input": {"hint": "new title"}},
+    {"name": "clear", "description": "Forget the conversation", "input": None},
+]
+
+PERMISSION_OPTIONS: Final[list[JsonObject]] = [
+    {"optionId": "allow-once", "name": "Allow once", "kind": "allow_once"},
+    {"optionId": "allow-always", "name": "Always allow", "kind": "allow_always"},
+    {"optionId": "reject-once", "name": "Reject", "kind": "reject_once"},
+]
+
+PLAN_STEPS: Final = (
+    ("Read notes.md", "high"),
+    ("Draft the change", "medium"),
+    ("Summarise the result", "low"),
+)
+
+
+class Peer(Protocol):
+    """What a script needs of the connection."""
+
+    async def notify(self, method: str, params: JsonObject) -> None: ...
+
+    async def request(self, method: str, params: JsonObject) -> asyncio.Future[JsonObject]: ...
+
+
+class TurnCancelled(Exception):
+    """Raised inside a turn script once the client cancelled the turn."""
+
+
+class Turn:
+    """One ``session/prompt`` in flight (or queued behind another one), listed in its session's turns."""
+
+    def __init__(self, siblings: list[Turn]) -> None:
+        self.cancelled = asyncio.Event()
+        self.finished = asyncio.Event()
+        self._siblings = siblings
+        siblings.append(self)
+
+    def done(self) -> None:
+        self.finished.set()
+        if self in self._siblings:
+            self._siblings.remove(self)
+
+
+def split_text(text: str, parts: int) -> list[str]:
+    """Split text into about ``parts`` streaming chunks, cutting after whitespace when possible."""
+    size = max(1, -(-len(text) // parts))
+    chunks: list[str] = []
+    start = 0
+    while start < len(text):
+        end = min(len(text), start + size)
+        while end < len(text) and not text[end - 1].isspace() and end - start < size * 2:
+            end += 1
+        chunks.append(text[start:end])
+        start = end
+    return chunks
+
+
+def has_keyword(text: str, keyword: str) -> bool:
+    return re.search(r"\b" + re.escape(keyword), text) is not None
+
+
+def _label(choices: tuple[tuple[str, str, str], ...], value: Any) -> str:
+    return next((name for v, name, _ in choices if v == value), str(value))
+
+
+class TurnScript:
+    """The scripted steps of one prompt turn."""
+
+    def __init__(self, peer: Peer, session: Session, turn: Turn, prompt: list[Any], delay: float) -> None:
+        self.peer = peer
+        self.session = session
+        self.turn = turn
+        self.delay = delay
+        blocks = [b for b in prompt if isinstance(b, dict)]
+        self.text = "\n".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
+        self.attachments: list[str] = []
+        for block in blocks:
+            if block.get("type") == "resource_link" and isinstance(block.get("uri"), str):
+                self.attachments.append(block["uri"])
+            elif block.get("type") == "resource" and isinstance(block.get("resource"), dict):
+                self.attachments.append(str(block["resource"].get("uri", "")))
+        self.lowered = self.text.lower()
+        self.first_prompt = session.title is None
+
+    # -- steps
+
+    async def pause(self, seconds: float) -> None:
+        """Wait between steps; raise TurnCancelled as soon as the client cancels."""
+        if self.turn.cancelled.is_set():
+            raise TurnCancelled
+        if seconds <= 0:
+            await asyncio.sleep(0)
+        else:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.turn.cancelled.wait(), seconds)
+        if self.turn.cancelled.is_set():
+            raise TurnCancelled
+
+    async def emit(self, update: JsonObject, pause: float | None = None) -> None:
+        await self.pause(self.delay if pause is None else pause)
+        self.session.history.append(update)
+        await self.peer.notify("session/update", {"sessionId": self.session.session_id, "update": update})
+
+    async def stream(
+        self, kind: str, message_id: str, text: str, parts: int, pause: float | None = None
+    ) -> None:
+        for chunk in split_text(text, parts):
+            update = {
+                "sessionUpdate": kind,
+                "messageId": message_id,
+                "content": {"type": "text", "text": chunk},
+            }
+            await self.emit(update, pause)
+
+    async def say(self, text: str, parts: int = 1) -> None:
+        await self.stream("agent_message_chunk", self.session.next_id("msg"), text, parts)
+
+    async def think(self) -> None:
+        thoughts = ["Reading the prompt", " and picking what to show off."]
+        if self.session.config.get("verbose"):
+            thoughts.append(" Verbose is on, so here is one more thought about the demo script.")
+        message_id = self.session.next_id("think")
+        for thought in thoughts:
+            content = {"type": "text", "text": thought}
+            await self.emit(
+                {"sessionUpdate": "agent_thought_chunk", "messageId": message_id, "content": content}
+            )
+
+    async def finish(self, title: bool = True) -> str:
+        if title and self.first_prompt:
+            one_line = " ".join(self.text.split()) or "Attachments"
+            self.session.title = one_line[:40]
+            await self.emit({"sessionUpdate": "session_info_update", "title": self.session.title})
+        self.session.used = min(CONTEXT_WINDOW, self.session.used + 1200 + 4 * len(self.text))
+        self.session.cost = round(self.session.cost + (1200 + 4 * len(self.text)) * 15e-6, 6)
+        await self.emit(
+            {
+                "sessionUpdate": "usage_update",
+                "used": self.session.used,
+                "size": CONTEXT_WINDOW,
+                "cost": {"amount": self.session.cost, "currency": "USD"},
+            }
+        )
+        return "end_turn"
+
+    # -- the script
+
+    async def play(self) -> str:
+        user_chunk = {
+            "sessionUpdate": "user_message_chunk",
+            "messageId": self.session.next_id("user"),
+            "content": {"type": "text", "text": self.text},
+        }
+        self.session.history.append(user_chunk)
+        stripped = self.text.strip()
+        if stripped.startswith("/"):
+            name, _, argument = stripped[1:].partition(" ")
+            command = getattr(self, f"command_{name.lower()}", None) if name.isalpha() else None
+            if command is not None:
+                result: str = await command(argument.strip())
+                return result
+        return await self.conversation()
+
+    async def conversation(self) -> str:
+        await self.think()
+        if has_keyword(self.lowered, "fail"):
+            await self.say("Let me try that…")
+            raise RpcError(INTERNAL_ERROR, "Internal error", {"details": "the demo agent was asked to fail"})
+        if has_keyword(self.lowered, "refuse"):
+            await self.say("I won't do that one: the prompt asked me to refuse.")
+            return "refusal"
+        if has_keyword(self.lowered, "plan"):
+            await self.plan()
+        await self.say(self.reply_markdown(), parts=8)
+        if has_keyword(self.lowered, "slow"):
+            message_id = self.session.next_id("msg")
+            for i in range(1, SLOW_CHUNKS + 1):
+                text = "Counting slowly: 1" if i == 1 else f" {i}"
+                content = {"type": "text", "text": text + ("." if i == SLOW_CHUNKS else "")}
+                update = {"sessionUpdate": "agent_message_chunk", "messageId": message_id, "content": content}
+                await self.emit(update, SLOW_PAUSE)
+        if has_keyword(self.lowered, "edit") or has_keyword(self.lowered, "tool"):
+            await self.edit_notes()
+        return await self.finish()
+
+    def reply_markdown(self) -> str:
+        quoted = " ".join(self.text.split())
+        quoted = quoted if len(quoted) <= 80 else quoted[:79] + "…"
+        lines = ["## Silo demo agent", "", f"You said: **{quoted or '(no text)'}**", ""]
+        lines.append("- This reply is scripted: the same prompt always gets the same answer.")
+        lines.append("- Keywords to try: `edit`, `plan`, `slow`, `fail`, `refuse`, `mode`.")
+        if self.attachments:
+            count = len(self.attachments)
+            noun = "attachment" if count == 1 else "attachments"
+            lines.append(f"- I see {count} {noun}: {', '.join(self.attachments)}")
+        if has_keyword(self.lowered, "mode"):
+            mode, model = self.session.config["mode"], self.session.config["model"]
+            lines.append(
+                f"- Current mode: `{mode}` ({_label(MODES, mode)}); current model: `{model}` "
+                f"({_label(MODELS, model)})."
+            )
+        lines += ["", "```python", "def greet(name: str) -> str:", '    return f"Hello, {name}!"', "```", ""]
+        return "\n".join(lines)
+
+    async def plan(self) -> None:
+        statuses = [["pending"] * 3]
+        for done in range(3):
+            statuses.append(["completed"] * done + ["in_progress"] + ["pending"] * (2 - done))
+        statuses.append(["completed"] * 3)
+        for row in statuses:
+            entries = [
+                {"content": content, "priority": priority, "status": status}
+                for (content, priority), status in zip(PLAN_STEPS, row, strict=True)
+            ]
+            await self.emit({"sessionUpdate": "plan", "entries": entries})
+
+    async def edit_notes(self) -> None:
+        path = os.path.join(self.session.cwd, "notes.md")
+        read_id = self.session.next_id("call")
+        await self.emit(
+            {
+                "sessionUpdate": "tool_call",
+                "toolCallId": read_id,
+                "title": "Read notes.md",
+                "kind": "read",
+                "status": "pending",
+                "locations": [{"path": path, "line": 1}],
+            }
+        )
+        await self.emit({"sessionUpdate": "tool_call_update", "toolCallId": read_id, "status": "in_progress"})
+        notes = {"type": "text", "text": "# Notes\n\nold line\n"}
+        await self.emit(
+            {
+                "sessionUpdate": "tool_call_update",
+                "toolCallId": read_id,
+                "status": "completed",
+                "content": [{"type": "content", "content": notes}],
+            }
+        )
+        edit_id = self.session.next_id("call")
+        diff = {"type": "diff", "path": path, "oldText": "old line\n", "newText": "new line\n"}
+        tool_call: JsonObject = {
+            "toolCallId": edit_id,
+            "title": "Edit notes.md",
+            "kind": "edit",
+            "status": "pending",
+            "content": [diff],
+        }
+        await self.emit({"sessionUpdate": "tool_call", **tool_call})
+        await self.pause(self.delay)
+        permission = {
+            "sessionId": self.session.session_id,
+            "toolCall": tool_call,
+            "options": PERMISSION_OPTIONS,
+        }
+        answer = await self.peer.request("session/request_permission", permission)
+        waiter = asyncio.ensure_future(self.turn.cancelled.wait())
+        either: list[asyncio.Future[Any]] = [answer, waiter]
+        try:
+            await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            waiter.cancel()
+        # On cancellation stop waiting; the client still answers the request, which is then dropped.
+        if self.turn.cancelled.is_set():
+            raise TurnCancelled
+        response = answer.result()
+        result = response.get("result")
+        outcome = result.get("outcome") if isinstance(result, dict) else None
+        kind = outcome.get("outcome") if isinstance(outcome, dict) else None
+        option_id = outcome.get("optionId") if isinstance(outcome, dict) else None
+        if kind == "cancelled":
+            raise TurnCancelled
+        if kind == "selected" and isinstance(option_id, str) and option_id.startswith("allow"):
+            await self.emit(
+                {"sessionUpdate": "tool_call_update", "toolCallId": edit_id, "status": "completed"}
+            )
+            await self.say("Edited notes.md.")
+        else:
+            await self.emit({"sessionUpdate": "tool_call_update", "toolCallId": edit_id, "status": "failed"})
+            await self.say("Left notes.md unchanged.")
+
+    # -- slash commands (looked up as command_<name>)
+
+    async def command_title(self, argument: str) -> str:
+        if not argument:
+            await self.say("Usage: `/title NEW TITLE`")
+            return await self.finish()
+        self.session.title = argument
+        await self.emit({"sessionUpdate": "session_info_update", "title": argument})
+        await self.say("Renamed.")
+        return await self.finish(title=False)
+
+    async def command_explain(self, argument: str) -> str:
+        await self.think()
+        subject = argument or "the code"
+        text = (
+            f"### Explaining {subject}\n\n"
+            "- **What it does:** greets someone by name.\n"
+            "- **How:** an f-string builds the message.\n\n"
+            '```python\ndef greet(name: str) -> str:\n    return f"Hello, {name}!"\n```\n'
+        )
+        await self.say(text, parts=6)
+        return await self.finish()
+
+    async def command_plan(self, argument: str) -> str:
+        await self.think()
+        await self.plan()
+        await self.say(
+            f"**Plan drafted**{': ' + argument if argument else '.'}\n\n- Three steps, all done.\n", 3
+        )
+        return await self.finish()
+
+    async def command_clear(self, argument: str) -> str:
+        await self.say("Cleared.")
+        self.session.used = 0
+        await self.emit(
+            {
+                "sessionUpdate": "usage_update",
+                "used": 0,
+                "size": CONTEXT_WINDOW,
+                "cost": {"amount": self.session.cost, "currency": "USD"},
+            }
+        )
+        self.session.history.clear()
+        return "end_turn"
