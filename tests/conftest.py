@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import sys
@@ -12,6 +13,9 @@ from typing import Any
 import pytest
 
 import silo_nb
+from silo_nb.acp import InProcessTransport, SubprocessTransport, Transport
+from silo_nb.demo_agent import serve
+from silo_nb.sessions.profiles import AgentProfile
 
 ROOT = Path(__file__).resolve().parent.parent
 AGENTS = Path(__file__).resolve().parent / "agents"
@@ -82,8 +86,23 @@ class Workspace:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(json.dumps({"profiles": self.profiles}))
 
-    def service(self) -> silo_nb.AgentsService:
-        return silo_nb.AgentsService(workspace_dir=self.folder, config_dirs=[self.config], data_dir=self.data)
+    def service(self, *, subprocess: bool = False) -> silo_nb.AgentsService:
+        """An ``AgentsService`` on this workspace. Demo-agent profiles run in-process (``serve`` on the
+        test's loop, much faster to start) unless ``subprocess``; every other profile is spawned."""
+        return silo_nb.AgentsService(
+            workspace_dir=self.folder,
+            config_dirs=[self.config],
+            data_dir=self.data,
+            transport_factory=None if subprocess else in_process_demo,
+        )
+
+
+async def in_process_demo(profile: AgentProfile, cwd: str) -> Transport:
+    """The transport factory of ``Workspace.service()``: the demo agent in-process, others spawned."""
+    args = list(profile.args)
+    if args[:2] == ["-m", "silo_nb.demo_agent"]:
+        return InProcessTransport(functools.partial(serve, argv=args[2:]), name="demo agent")
+    return await SubprocessTransport.spawn(profile.command, profile.args, env=profile.env, cwd=cwd)
 
 
 @pytest.fixture

@@ -169,7 +169,7 @@ async def test_session_config_is_not_applied_to_resumed_sessions(workspace: Work
 
 
 async def test_in_place_resume_keeps_the_handle(workspace: Workspace) -> None:
-    svc = workspace.service()
+    svc = workspace.service(subprocess=True)  # a real process is swapped for a new one
     async with await svc.sessions.connect("demo") as handle:
         await handle.prompt(text("first"))
         old_pid = handle._connection.process.pid  # type: ignore[union-attr]

@@ -212,7 +212,11 @@ async def test_restart_then_run_all_repaints_from_the_journal(
         assert restored.metadata["silo"]["restored"] is True
         assert "application/vnd.jupyter.widget-view+json" not in restored.data
         old_md = final_bundle(old).data["text/markdown"]
-        assert old_md.split("\n---")[0].strip()[:200] in restored.data["text/markdown"]
+        # The same transcript under the same header row, whose status now says "restored".
+        header, body = old_md.split("\n---")[0].split("\n", 1)
+        assert header.startswith("**Silo demo agent**") and "finished" in header
+        assert restored.data["text/markdown"].startswith("**Silo demo agent** · _↺ restored_")
+        assert body.strip()[:200] in restored.data["text/markdown"]
     # --rerun sends it again; so does running the same cell twice in one kernel.
     await run(shell, "%%prompt --rerun\nfirst question")
     rerun = [
