@@ -37,7 +37,7 @@ class CountingComm(comm.base_comm.BaseComm):  # type: ignore[misc]
 
 async def stream(chunks: int, seconds: float, throttle: float) -> tuple[int, float]:
     CountingComm.messages = 0
-    view = TurnView("benchmark", label="bench", throttle=throttle)
+    view = TurnView(label="bench", throttle=throttle)
     update = parse_update(
         {
             "sessionUpdate": "agent_message_chunk",
@@ -49,10 +49,10 @@ async def stream(chunks: int, seconds: float, throttle: float) -> tuple[int, flo
     gap = seconds / chunks
     started = time.perf_counter()
     for index in range(chunks):
-        view.apply(update)
+        view.transcript.apply(update)
         # Each chunk arrives in its own read of the agent's stdout: let the loop turn, then keep the pace.
         await anyio.sleep(max(0.0, started + gap * (index + 1) - time.perf_counter()))
-    view.set_status("finished", stop_reason="end_turn")
+    view.transcript.set_status("finished", stop_reason="end_turn")
     elapsed = time.perf_counter() - started
     sent = CountingComm.messages
     view.close_all()

@@ -96,7 +96,7 @@ def prompt_update(text: str) -> AgentSessionUpdate:
 
 def desk_feeding(view: TurnView) -> PermissionDesk:
     """A real permission desk wired to a view as a handle wires it (transcript lines + buttons)."""
-    desk = PermissionDesk(record=view.apply, on_blocked=lambda: None, on_answered=lambda: None)
+    desk = PermissionDesk(record=view.transcript.apply, on_blocked=lambda: None, on_answered=lambda: None)
     desk.listeners.add(view.add_permission)
     return desk
 
@@ -274,11 +274,11 @@ def test_permission_row_for_an_already_answered_request(comms: list[Sent]) -> No
 
 async def test_turn_view_throttles_a_burst_of_chunks(comms: list[Sent]) -> None:
     view = TurnView(label="Demo", throttle=0.05)
-    view.apply(prompt_update("please summarise"))
+    view.transcript.apply(prompt_update("please summarise"))
     view.flush()
     assert "please summarise" in view.body.value
     for i in range(500):
-        view.apply(chunk(f"word{i} "))
+        view.transcript.apply(chunk(f"word{i} "))
         if i % 25 == 0:
             await asyncio.sleep(0)  # the agent's reader yields now and then
     view.flush()
@@ -294,7 +294,7 @@ async def test_turn_view_paces_a_steady_stream(comms: list[Sent]) -> None:
     view = TurnView(label="Demo", throttle=0.05)
     started = loop.time()
     for i in range(100):
-        view.apply(chunk(f"w{i} "))
+        view.transcript.apply(chunk(f"w{i} "))
         await asyncio.sleep(0.002)  # ~500 chunks per second
     duration = loop.time() - started
     renders = len(state_updates(comms, view.body, "value"))
@@ -306,8 +306,8 @@ async def test_turn_view_paces_a_steady_stream(comms: list[Sent]) -> None:
 
 async def test_turn_view_renders_with_no_flush_once_the_interval_passes(comms: list[Sent]) -> None:
     view = TurnView(label="Demo", throttle=0.02)
-    view.apply(chunk("hello"))
-    view.apply(chunk(" there"))
+    view.transcript.apply(chunk("hello"))
+    view.transcript.apply(chunk(" there"))
     await asyncio.sleep(0.05)
     assert "hello there" in view.body.value
     view.close_all()
@@ -325,8 +325,8 @@ async def test_turn_view_status_and_stop(comms: list[Sent]) -> None:
     frontend_click(view.stop_button)
     assert view.stop() is False and stops == [1]
 
-    view.apply(chunk("partial"))
-    view.set_status("cancelled", stop_reason="cancelled")
+    view.transcript.apply(chunk("partial"))
+    view.transcript.set_status("cancelled", stop_reason="cancelled")
     assert view.state.status == "cancelled" and view.state.stop_reason == "cancelled"
     assert not view.running and view.stop_button.disabled
     assert "partial" in view.body.value  # rendered at once, no flush needed
@@ -339,7 +339,7 @@ async def test_turn_view_stop_twin_and_failed_status(comms: list[Sent]) -> None:
     stops: list[int] = []
     view = TurnView(label="Demo", on_stop=lambda: stops.append(1))
     assert view.stop() is True and view.stop() is False and stops == [1]
-    view.set_status("failed", error="the agent crashed")
+    view.transcript.set_status("failed", error="the agent crashed")
     assert view.state.error == "the agent crashed"
     assert "the agent crashed" in view.body.value
     view.close_all()
@@ -348,7 +348,7 @@ async def test_turn_view_stop_twin_and_failed_status(comms: list[Sent]) -> None:
 def test_turn_view_without_on_stop(comms: list[Sent]) -> None:
     view = TurnView(label="Demo")
     assert view.stop_button.disabled and view.stop() is False
-    view.set_status("finished", stop_reason="end_turn")
+    view.transcript.set_status("finished", stop_reason="end_turn")
     assert view.elapsed >= 0 and view.state.status == "finished"
     view.close_all()
 
@@ -369,7 +369,7 @@ async def test_turn_view_permission_is_recorded_in_the_transcript(comms: list[Se
     entries = [e for e in view.state.entries if isinstance(e, PermissionEntry)]
     assert len(entries) == 1 and entries[0].answered and entries[0].choice_name == "Allow"
     assert "working" in view.badge.value and "Edit notes.md" in view.body.value
-    view.set_status("finished", stop_reason="end_turn")
+    view.transcript.set_status("finished", stop_reason="end_turn")
     view.close_all()
 
 
@@ -377,7 +377,7 @@ async def test_turn_view_permission_answered_by_a_listener_shows_once(comms: lis
     """Regression (issue 7): a request answered by an ``on_permission`` listener registered before the
     view's showed twice in the live transcript."""
     view = TurnView(label="Demo")
-    desk = PermissionDesk(record=view.apply, on_blocked=lambda: None, on_answered=lambda: None)
+    desk = PermissionDesk(record=view.transcript.apply, on_blocked=lambda: None, on_answered=lambda: None)
     desk.listeners.add(lambda request: request.respond("yes"))
     desk.listeners.add(view.add_permission)
     assert await desk.ask(EDIT_PERMISSION, open_=True) == {
@@ -398,7 +398,7 @@ async def test_turn_view_pending_permission_shows_cancelled_when_the_turn_ends(c
     await asyncio.sleep(0)
     desk.cancel_all()  # the handle settles pending requests when the turn is cancelled
     assert await asked == {"outcome": {"outcome": "cancelled"}}
-    view.set_status("cancelled", stop_reason="cancelled")
+    view.transcript.set_status("cancelled", stop_reason="cancelled")
     row = view.rows[0]
     assert all(b.disabled for b in row.buttons.values()) and "cancelled" in row.status_html.value
     entry = next(e for e in view.state.entries if isinstance(e, PermissionEntry))
@@ -409,13 +409,13 @@ async def test_turn_view_pending_permission_shows_cancelled_when_the_turn_ends(c
 async def test_turn_view_close_all_closes_every_comm(comms: list[Sent]) -> None:
     view = TurnView(label="Demo", on_stop=lambda: None)
     view.add_permission(permission_request())  # a request the view was handed directly still gets a row
-    view.apply(chunk("text"))
+    view.transcript.apply(chunk("text"))
     ids = tree_ids(view)
     assert len(ids) > 10
     view.close_all()
     assert ids <= closed_comms(comms)
     assert not view._ticker.running and not view._throttle.pending
-    view.apply(chunk("late"))  # after close: folded, never rendered, no error
+    view.transcript.apply(chunk("late"))  # after close: folded, never rendered, no error
     await asyncio.sleep(0.15)
 
 

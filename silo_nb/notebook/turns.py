@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from silo_nb.notebook._display import display, html_object, update_display
+from silo_nb.notebook.live import LiveTranscript
 from silo_nb.notebook.render import static_bundle
 from silo_nb.notebook.transcript import TranscriptState, TurnStatus, fold_all, with_status
 from silo_nb.sessions.errors import AgentSessionError
@@ -52,8 +53,11 @@ _REPUBLISH: dict[str, tuple[dict[str, str], dict[str, Any]]] = {}
 
 @dataclass
 class Turn:
+    """One turn: it owns its transcript (fed from the handle, ended with a status); the view shows it."""
+
     handle: AgentSessionHandle
     blocks: list[Any]
+    transcript: LiveTranscript
     view: TurnView
     display_id: str
     metadata: dict[str, Any]
@@ -112,7 +116,8 @@ def start_turn(
     """
     from silo_nb.notebook.widgets import TurnView
 
-    view = TurnView(label=handle.agent_name, on_stop=handle.cancel)
+    transcript = LiveTranscript()
+    view = TurnView(label=handle.agent_name, transcript=transcript, on_stop=handle.cancel)
     publish: Callable[[dict[str, str], dict[str, Any]], None] | None = None
     if output is not None:
         output.append_display_data(view)
@@ -128,25 +133,33 @@ def start_turn(
     else:
         update_display(view, display_id=display_id)
     return Turn(
-        handle, blocks, view, display_id, metadata, background=background, panel=panel, publish=publish
+        handle,
+        blocks,
+        transcript,
+        view,
+        display_id,
+        metadata,
+        background=background,
+        panel=panel,
+        publish=publish,
     )
 
 
 async def run_turn(turn: Turn) -> None:
     """Send the prompt and stream into the view; always ends with the static bundle in place."""
-    handle, view = turn.handle, turn.view
-    turn.listeners = [handle.on_transcript(view.apply), handle.on_permission(view.add_permission)]
+    handle, view, transcript = turn.handle, turn.view, turn.transcript
+    turn.listeners = [handle.on_transcript(transcript.apply), handle.on_permission(view.add_permission)]
     if turn.panel is not None:
         turn.panel.turn_active = True
     try:
         result = await handle.prompt(turn.blocks, cell_id=turn.metadata.get("cell_id"))
         status: TurnStatus = "cancelled" if result.stop_reason == "cancelled" else "finished"
-        view.set_status(status, stop_reason=result.stop_reason)
+        transcript.set_status(status, stop_reason=result.stop_reason)
     except AgentSessionError as exc:
-        view.set_status("failed", error=str(exc))
+        transcript.set_status("failed", error=str(exc))
     except BaseException:
         # The stop button (an interrupt) or a cancelled background task: the turn was cancelled.
-        view.set_status("cancelled", stop_reason="cancelled")
+        transcript.set_status("cancelled", stop_reason="cancelled")
         raise
     finally:
         for listener in turn.listeners:
@@ -160,7 +173,7 @@ def _finish(turn: Turn) -> None:
     turn.metadata["turn"] = turn.handle.prompts_sent
     # title="": a turn's output needs no session title above its own prompt.
     turn.bundle = static_bundle(
-        turn.view.state, metadata=dict(turn.metadata), title="", label=turn.view.label
+        turn.transcript.state, metadata=dict(turn.metadata), title="", label=turn.view.label
     )
     data, metadata = turn.bundle
     try:

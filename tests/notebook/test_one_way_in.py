@@ -66,11 +66,11 @@ async def live_and_restored(workspace: Workspace, answer: Any) -> tuple[TurnView
         if answer is not None:
             handle.on_permission(answer)  # registered before the view's own listener
         view = TurnView(label=handle.agent_name)
-        handle.on_transcript(view.apply)
+        handle.on_transcript(view.transcript.apply)
         handle.on_permission(view.add_permission)
         with anyio.fail_after(20):
             await handle.prompt([{"type": "text", "text": "tidy the notes"}])
-        view.set_status("finished", stop_reason="end_turn")
+        view.transcript.set_status("finished", stop_reason="end_turn")
         journal = await svc.sessions.read_journal(handle.session_id)
         title = handle.title
     return view, journal, title

@@ -1,16 +1,17 @@
 """``TurnView``: one ``%%prompt`` turn, live — the transcript box, permission rows, a Stop button.
 
-- The widget only displays: every update it is fed (from ``handle.on_transcript``: the agent's updates
-  and the synthesized prompt and permission lines, exactly what the journal holds) goes through the pure
-  reducer (``transcript.fold``), and the body is re-rendered with ``render.transcript_html``, the same
-  renderer the static bundle uses, so the live view and the saved notebook look alike.
+- The widget only displays. It watches a :class:`~silo_nb.notebook.live.LiveTranscript` that its owner
+  (the ``Turn``) feeds from ``handle.on_transcript`` — the agent's updates and the synthesized prompt and
+  permission lines, exactly what the journal holds — and ends with a status. The body is rendered with
+  ``render.transcript_html(state, label=...)``: the very box, header row included, that the static bundle
+  saves, so nothing above the controls moves when the turn ends.
 - Re-rendering is throttled (:class:`~silo_nb.notebook.widgets.throttle.Throttle`): a burst of chunks
-  costs at most one ``HTML.value`` message per ``throttle`` seconds; :meth:`flush` and :meth:`set_status`
-  render at once. The header's elapsed time ticks once a second on the kernel loop while running.
+  costs at most one ``HTML.value`` message per ``throttle`` seconds; :meth:`flush` and the end of the turn
+  render at once. Only the small badge beside Stop ticks once a second while running.
 - Permission requests still waiting for an answer become :class:`PermissionRow` s (buttons) under the
   transcript; what was asked and decided reaches the transcript as updates, never from the rows.
 - The Stop button (and its Python twin :meth:`stop`) only calls ``on_stop`` — typically
-  ``handle.cancel`` — once; the turn really ends when its owner calls :meth:`set_status`.
+  ``handle.cancel`` — once; the turn really ends when its owner sets the transcript's status.
 - :meth:`close_all` closes every widget of the turn (the static bundle replaces it in the notebook).
 """
 
@@ -20,12 +21,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from silo_nb.notebook.live import LiveTranscript
 from silo_nb.notebook.render import status_badge_html, transcript_html
-from silo_nb.notebook.transcript import TranscriptState, TurnStatus, fold, with_status
+from silo_nb.notebook.transcript import TranscriptState
 from silo_nb.notebook.widgets._common import close_tree, ipw, log
 from silo_nb.notebook.widgets.permission_row import PermissionRow
 from silo_nb.notebook.widgets.throttle import Throttle, Ticker
-from silo_nb.sessions.models import AgentPermissionRequest, AgentSessionUpdate
+from silo_nb.sessions.models import AgentPermissionRequest
 
 __all__ = ["TurnView"]
 
@@ -39,18 +41,19 @@ _ENDED_ACTIVITY: dict[str, str] = {
 
 
 class TurnView(ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
-    """A live prompt turn: feed it updates with :meth:`apply`, end it with :meth:`set_status`."""
+    """A live prompt turn: displays ``transcript`` (fed and ended by its owner, the ``Turn``)."""
 
     def __init__(
         self,
         *,
         label: str,
+        transcript: LiveTranscript | None = None,
         on_stop: Callable[[], None] | None = None,
         throttle: float = 0.1,
     ) -> None:
         self.label = label
+        self.transcript = transcript if transcript is not None else LiveTranscript()
         self._on_stop = on_stop
-        self._state = TranscriptState()
         self._started = time.monotonic()
         self._ended: float | None = None
         self._stop_requested = False
@@ -78,13 +81,14 @@ class TurnView(ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
         )
         super().__init__(children=[self.body, self.permissions, self.controls])
         self._ticker.start()
+        self._watching = self.transcript.watch(self._transcript_changed)
 
     # -- read-only surface ------------------------------------------------------------------------
 
     @property
     def state(self) -> TranscriptState:
         """The transcript so far (what the next render shows)."""
-        return self._state
+        return self.transcript.state
 
     @property
     def rows(self) -> tuple[PermissionRow, ...]:
@@ -93,21 +97,30 @@ class TurnView(ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
 
     @property
     def running(self) -> bool:
-        return self._state.status == "running"
+        return self.transcript.state.status == "running"
 
     @property
     def elapsed(self) -> float:
         """Seconds since the view was created (frozen once the turn ended)."""
         return (self._ended if self._ended is not None else time.monotonic()) - self._started
 
-    # -- feeding ----------------------------------------------------------------------------------
+    # -- what it is shown ---------------------------------------------------------------------------
 
-    def apply(self, update: AgentSessionUpdate) -> None:
-        """Fold one update into the transcript; the body re-renders (throttled)."""
-        new = fold(self._state, update)
-        if new is not self._state:
-            self._state = new
+    def _transcript_changed(self) -> None:
+        """A new update re-renders (throttled); the end of the turn renders at once and stops the clock."""
+        if self._closed:
+            return
+        if self.running:
             self._throttle.poke()
+            return
+        for row in self._rows:
+            row.refresh()  # requests settled by the turn ending show "cancelled"
+        if self._ended is None:
+            self._ended = time.monotonic()
+        self._ticker.stop()
+        self.stop_button.disabled = True
+        self._throttle.cancel()
+        self._render()
 
     def add_permission(self, request: AgentPermissionRequest) -> None:
         """Show buttons for a permission request nobody has answered yet."""
@@ -118,21 +131,6 @@ class TurnView(ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
         self.permissions.children = (*self.permissions.children, row)
         self._render_header()
         self._throttle.poke()
-
-    def set_status(
-        self, status: TurnStatus, *, stop_reason: str | None = None, error: str | None = None
-    ) -> None:
-        """End (or re-mark) the turn: record the status, render now, disable Stop, stop the clock."""
-        for row in self._rows:
-            row.refresh()  # requests settled by the turn ending show "cancelled" and are recorded
-        self._state = with_status(self._state, status, stop_reason=stop_reason, error=error)
-        if status != "running":
-            if self._ended is None:
-                self._ended = time.monotonic()
-            self._ticker.stop()
-            self.stop_button.disabled = True
-        self._throttle.cancel()
-        self._render()
 
     def stop(self) -> bool:
         """The Stop button's twin: call ``on_stop`` once (True if this call did)."""
@@ -154,6 +152,7 @@ class TurnView(ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
     def close_all(self) -> None:
         """Close this view and every widget in it; timers are cancelled, later calls do nothing."""
         self._closed = True
+        self._watching.dispose()
         self._throttle.cancel()
         self._ticker.stop()
         close_tree(self)
@@ -165,7 +164,7 @@ class TurnView(ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
         self._throttle.poke()
 
     def _activity(self) -> str:
-        status = self._state.status
+        status = self.transcript.state.status
         if status != "running":
             return _ENDED_ACTIVITY.get(status, "idle")
         return "blocked" if any(not row.answered for row in self._rows) else "working"
@@ -175,7 +174,7 @@ class TurnView(ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
         return status_badge_html(self._activity(), elapsed=elapsed)
 
     def _body_html(self) -> str:
-        return transcript_html(self._state, label=self.label)
+        return transcript_html(self.transcript.state, label=self.label)
 
     def _render_header(self) -> None:
         if self._closed:
