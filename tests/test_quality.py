@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 import subprocess
 import sys
@@ -39,9 +40,7 @@ FORBIDDEN = re.compile(
 )
 
 
-@pytest.mark.parametrize(
-    "path", sorted(p for p in (ROOT / "silo_nb").rglob("*.py") if p.name != "demo_agent.py")
-)
+@pytest.mark.parametrize("path", sorted((ROOT / "silo_nb").rglob("*.py")))
 def test_no_loop_blocking_or_nesting(path: Path) -> None:
     """The kernel's loop is never blocked, nested or replaced; no threads for I/O."""
     hits = [line for line in path.read_text().splitlines() if FORBIDDEN.search(line)]
@@ -106,3 +105,92 @@ def test_every_public_name_has_a_docstring() -> None:
         value = getattr(silo_nb, name)
         if isinstance(value, type):
             assert value.__doc__ and value.__doc__.strip(), name
+
+
+# -- architecture: acp → sessions → notebook, one way; no import cycles; small modules ------------------
+
+PACKAGE = ROOT / "silo_nb"
+# What each layer may import from silo_nb (besides itself and silo_nb.util). The demo agent shares nothing.
+ALLOWED = {
+    "acp": set(),
+    "sessions": {"acp"},
+    "notebook": {"acp", "sessions"},
+    "demo_agent": set(),
+}
+MAX_MODULE_LINES = 400
+# Scripted content, not logic (the demo agent's turns), and the JSON-RPC core with its docstring.
+LONGER_ALLOWED = {"demo_agent/turns.py": 420}
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _silo_imports(path: Path) -> set[str]:
+    """Every ``silo_nb...`` module a file imports, at any depth (TYPE_CHECKING and local imports too)."""
+    found: set[str] = set()
+    package = _module_name(path) if path.name == "__init__.py" else _module_name(path).rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names if alias.name.startswith("silo_nb")}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            if base.startswith("silo_nb"):
+                found.add(base)
+                found |= {f"{base}.{alias.name}" for alias in node.names}
+    return found
+
+
+def _graph() -> dict[str, set[str]]:
+    modules = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        graph[name] = {m for m in _silo_imports(path) if m in modules and m != name}
+    return graph
+
+
+@pytest.mark.parametrize("layer", sorted(ALLOWED))
+def test_layers_import_one_way(layer: str) -> None:
+    """acp knows nothing of sessions, sessions nothing of notebook (nor IPython/ipywidgets)."""
+    bad = []
+    for path in (PACKAGE / layer).rglob("*.py"):
+        text = path.read_text()
+        for target in _silo_imports(path):
+            parts = target.split(".")
+            other = parts[1] if len(parts) > 1 else ""
+            if other in ALLOWED and other != layer and other not in ALLOWED[layer]:
+                bad.append(f"{path.relative_to(ROOT)} imports {target}")
+        if layer != "notebook" and re.search(r"^\s*(from|import) (IPython|ipywidgets)", text, re.MULTILINE):
+            bad.append(f"{path.relative_to(ROOT)} imports IPython/ipywidgets")
+    assert not bad, bad
+
+
+def test_no_import_cycles() -> None:
+    """No module reaches itself through imports, counting TYPE_CHECKING and function-level imports
+    (package ``__init__`` re-exports are the only edges left out: importing a submodule runs them)."""
+    graph = _graph()
+    inits = {name for name in graph if (PACKAGE / Path(*name.split(".")[1:]) / "__init__.py").exists()}
+    edges = {name: targets - inits for name, targets in graph.items() if name not in inits}
+    cycles: list[list[str]] = []
+
+    def visit(node: str, trail: list[str]) -> None:
+        for target in sorted(edges.get(node, ())):
+            if target in trail:
+                cycles.append([*trail[trail.index(target) :], target])
+            elif len(trail) < 30:
+                visit(target, [*trail, target])
+
+    for start in sorted(edges):
+        visit(start, [start])
+    assert not cycles, cycles[:5]
+
+
+@pytest.mark.parametrize("path", sorted(PACKAGE.rglob("*.py")), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_modules_stay_small(path: Path) -> None:
+    limit = LONGER_ALLOWED.get(str(path.relative_to(PACKAGE)), MAX_MODULE_LINES)
+    lines = len(path.read_text().splitlines())
+    assert lines <= limit, f"{path.relative_to(ROOT)} has {lines} lines (limit {limit}): split it by job"

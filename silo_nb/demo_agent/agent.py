@@ -19,8 +19,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
 from silo_nb.demo_agent.options import Options
-from silo_nb.demo_agent.store import MODELS, MODES, Clock, Session, Store
-from silo_nb.demo_agent.turns import AVAILABLE_COMMANDS, Turn, TurnCancelled, TurnScript
+from silo_nb.demo_agent.store import MODELS, MODES, Clock, Session, Store, Turn
+from silo_nb.demo_agent.turns import AVAILABLE_COMMANDS, TurnCancelled, TurnScript
 from silo_nb.demo_agent.wire import (
     AUTH_REQUIRED,
     INVALID_PARAMS,

@@ -18,12 +18,9 @@ import os
 import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 from silo_nb.demo_agent.wire import JsonObject, log
-
-if TYPE_CHECKING:
-    from silo_nb.demo_agent.turns import Turn
 
 # (value, name, description)
 MODES: Final = (
@@ -161,3 +158,18 @@ class Store:
             sessions = [s for s in sessions if s.cwd == cwd]
         sessions.sort(key=lambda s: s.updated_at, reverse=True)
         return sessions
+
+
+class Turn:
+    """One ``session/prompt`` in flight (or queued behind another one), listed in its session's turns."""
+
+    def __init__(self, siblings: list[Turn]) -> None:
+        self.cancelled = asyncio.Event()
+        self.finished = asyncio.Event()
+        self._siblings = siblings
+        siblings.append(self)
+
+    def done(self) -> None:
+        self.finished.set()
+        if self in self._siblings:
+            self._siblings.remove(self)

@@ -19,7 +19,7 @@ import os
 import re
 from typing import Any, Final, Protocol
 
-from silo_nb.demo_agent.store import MODELS, MODES, Session
+from silo_nb.demo_agent.store import MODELS, MODES, Session, Turn
 from silo_nb.demo_agent.wire import INTERNAL_ERROR, JsonObject, RpcError
 
 CONTEXT_WINDOW: Final = 200_000
@@ -56,21 +56,6 @@ class Peer(Protocol):
 
 class TurnCancelled(Exception):
     """Raised inside a turn script once the client cancelled the turn."""
-
-
-class Turn:
-    """One ``session/prompt`` in flight (or queued behind another one), listed in its session's turns."""
-
-    def __init__(self, siblings: list[Turn]) -> None:
-        self.cancelled = asyncio.Event()
-        self.finished = asyncio.Event()
-        self._siblings = siblings
-        siblings.append(self)
-
-    def done(self) -> None:
-        self.finished.set()
-        if self in self._siblings:
-            self._siblings.remove(self)
 
 
 def split_text(text: str, parts: int) -> list[str]:

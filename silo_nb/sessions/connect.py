@@ -32,11 +32,11 @@ from silo_nb.acp import (
 )
 from silo_nb.sessions._host import ConnectHost
 from silo_nb.sessions._reconcile import has_conversation_content, last_title, reconcile_load
+from silo_nb.sessions.capabilities import AgentCapabilities
 from silo_nb.sessions.errors import AgentSessionError, AgentSessionInputError
 from silo_nb.sessions.handle import AgentSessionHandle
 from silo_nb.sessions.journal import JournalFiles
 from silo_nb.sessions.models import AgentInfo, AgentSessionRestore
-from silo_nb.sessions.parse import AgentCapabilities
 from silo_nb.sessions.profiles import AgentProfile
 
 __all__ = ["Connector"]

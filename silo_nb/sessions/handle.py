@@ -1,15 +1,11 @@
-"""``AgentSessionHandle``: one live chat session, with Silo's semantics.
+"""``AgentSessionHandle``: one live chat session, with Silo's semantics — the public handle only.
 
-- ``connect`` (``sessions/connect.py``) builds the handle and hands it back finished; the handle itself
-  only serves the session: prompts, cancel, permissions, config options, listeners, dispose.
-- Every ``session/update`` goes, synchronously and in arrival order: parse → message id → side effects
-  (commands, config options, title) → *record* (journal + transcript stream) → turn tracking →
-  ``on_update`` listeners. Listener errors are logged, never raised.
-- *Recording* is the one way into the transcript: wire updates, the synthesized user prompt (§3.4) and
-  permission requests and decisions all go to the journal and to ``on_transcript`` listeners, so a
-  live view and a view repainted from the journal are fed the same updates.
-- Private parts, one job each: ``_turns.TurnTracker`` (turns and the quiet-period timer),
-  ``_permissions.PermissionDesk`` (pending permissions), ``_options.ConfigOptions`` (config options).
+- ``connect`` (``sessions/connect.py``) builds the handle and hands it back finished; the handle serves
+  the session: prompts, cancel, permissions, config options, listeners, dispose.
+- Private parts, one job each: ``_inbound.AgentTraffic`` (what the agent sends, in arrival order, and
+  ``_record``: the one way into the journal and the ``on_transcript`` stream), ``_turns.TurnTracker``
+  (turns and the quiet-period timer), ``_permissions.PermissionDesk`` (pending permissions),
+  ``_options.ConfigOptions`` (config options), ``_prompts`` (blocks, the synthesized prompt, the call).
   What the handle reports to its registry goes through the ``_host`` protocols.
 - ``dispose`` is synchronous (it schedules :meth:`aclose`); ``aclose`` returns once the process group is
   gone and the journal is flushed.
@@ -27,11 +23,13 @@ import anyio
 
 from silo_nb.acp import AcpConnectionClosed, AcpRpcError, AgentConnection
 from silo_nb.sessions._host import JournalHost, SessionRegistry
+from silo_nb.sessions._inbound import AgentTraffic
 from silo_nb.sessions._options import ConfigOptions
 from silo_nb.sessions._permissions import PERMISSION_DECISION_KIND, PermissionDesk
-from silo_nb.sessions._prompts import prompt_line, validate_prompt_blocks, wire_block
+from silo_nb.sessions._prompts import prompt_line, send_prompt, validate_prompt_blocks
 from silo_nb.sessions._turns import TurnTracker
-from silo_nb.sessions.errors import AgentSessionError, AgentSessionInputError
+from silo_nb.sessions.capabilities import AgentCapabilities
+from silo_nb.sessions.errors import AgentSessionError
 from silo_nb.sessions.journal import JournalWriter, parse_lines
 from silo_nb.sessions.models import (
     AgentCommand,
@@ -42,16 +40,11 @@ from silo_nb.sessions.models import (
     AgentSessionConfigOption,
     AgentSessionSummary,
     AgentSessionUpdate,
-    ResourceBlock,
     ResumeOutcome,
 )
 from silo_nb.sessions.parse import (
-    AgentCapabilities,
     MessageIdSynthesizer,
-    parse_commands,
     parse_session_summary,
-    parse_update,
-    session_title,
 )
 from silo_nb.sessions.profiles import AgentProfile
 from silo_nb.sessions.status import TurnOutcome
@@ -62,10 +55,9 @@ __all__ = ["PERMISSION_DECISION_KIND", "AgentSessionHandle", "validate_prompt_bl
 log = logging.getLogger("silo_nb.sessions")
 
 SESSION_CLOSE_TIMEOUT_SECONDS = 2.0
-CANCEL_GRACE_SECONDS = 3.0
 
 
-class AgentSessionHandle:
+class AgentSessionHandle(AgentTraffic):
     """A connected chat session. Get one from ``AgentSessionsService.connect``."""
 
     def __init__(
@@ -224,15 +216,9 @@ class AgentSessionHandle:
 
         ``cell_id`` (the notebook cell the prompt came from) is recorded with the journaled prompt.
         """
-        parsed = validate_prompt_blocks(blocks)
-        if (
-            any(isinstance(b, ResourceBlock) for b in parsed)
-            and not self.prompt_capabilities.embedded_context
-        ):
-            raise AgentSessionInputError(
-                f"{self.label} does not accept embedded context (resource blocks) — "
-                "send a resource_link block with the file's URI instead."
-            )
+        parsed = validate_prompt_blocks(
+            blocks, embedded_context=self.prompt_capabilities.embedded_context, label=self.label
+        )
         self._check_live()
         connection = self._connection
         assert connection is not None
@@ -243,31 +229,18 @@ class AgentSessionHandle:
             self._record(line)
         outcome: TurnOutcome = "failed"
         try:
-            call = connection.rpc.start_request(
-                "session/prompt", {"sessionId": self.session_id, "prompt": [wire_block(b) for b in parsed]}
-            )
-            try:
-                result = await call.wait(abandon_on_cancel=False)
-            except AcpRpcError as exc:
-                raise AgentSessionError(f"The prompt turn failed: {exc.agent_message()}") from exc
-            except AcpConnectionClosed as exc:
-                raise AgentSessionError(f"The prompt turn failed: {exc}") from exc
-            except BaseException:
-                # Our caller was cancelled (the notebook's stop button, a timeout): cancel the turn on the
-                # agent's side too, and give it a moment to answer so the transcript ends cleanly.
-                if not self._disposed:
-                    self.cancel()
-                    with anyio.CancelScope(shield=True), anyio.move_on_after(CANCEL_GRACE_SECONDS):
-                        await call.wait_quietly()
-                outcome = "cancelled"
-                raise
-            stop_reason = result.get("stopReason") if isinstance(result, Mapping) else None
-            if not isinstance(stop_reason, str) or not stop_reason:
-                stop_reason = "end_turn"
-            outcome = "cancelled" if stop_reason == "cancelled" else "finished"
-            return AgentPromptResult(stop_reason=stop_reason)
+            result = await send_prompt(connection, self.session_id, parsed, on_cancelled=self._cancel_if_live)
+            outcome = "cancelled" if result.stop_reason == "cancelled" else "finished"
+            return result
+        except BaseException as exc:
+            outcome = "failed" if isinstance(exc, AgentSessionError) else "cancelled"
+            raise
         finally:
             self._turns.prompt_ended(outcome)
+
+    def _cancel_if_live(self) -> None:
+        if not self._disposed:
+            self.cancel()
 
     def cancel(self) -> None:
         """Cancel the running turn: ``session/cancel``; pending permissions are answered ``cancelled``."""
@@ -390,63 +363,6 @@ class AgentSessionHandle:
     def _flush(self) -> None:
         if self._writer is not None:
             self._writer.flush()
-
-    # -- agent → client ---------------------------------------------------------------------------
-
-    def _record(self, update: AgentSessionUpdate) -> None:
-        """The one way into the transcript: the journal, then ``on_transcript`` listeners."""
-        if self._writer is not None:
-            self._writer.append(update)
-        else:
-            self._early.append(update)
-        if not self._disposed:
-            self._transcript_listeners.emit(update)
-
-    def _on_session_update(self, params: Any) -> None:
-        if not isinstance(params, Mapping):
-            return
-        update_raw = params.get("update")
-        if not isinstance(update_raw, Mapping):
-            return
-        sent_for = params.get("sessionId")
-        if self._session_id is not None and sent_for is not None and sent_for != self._session_id:
-            log.warning("dropped an update for another session (%s) from %s", sent_for, self.label)
-            return
-        update = parse_update(update_raw)
-        if update is None:
-            return
-        update = self._synth.apply(update)
-        self._apply_side_effects(update)
-        self._record(update)
-        if self._disposed:
-            return
-        self._turns.observe(update)
-        self._update_listeners.emit(update)
-
-    def _apply_side_effects(self, update: AgentSessionUpdate) -> None:
-        if update.kind == "available_commands_update":
-            self._commands = parse_commands(update.raw.get("availableCommands"))
-            self._command_listeners.emit()
-        elif update.kind in ("current_mode_update", "config_option_update"):
-            self._options.apply_update(update)
-        elif (title := session_title(update)) is not None:
-            self._title = title
-            self._registry._patch(self.id, title=title)
-
-    async def _on_permission_request(self, params: Any) -> dict[str, Any]:
-        return await self._permissions.ask(params, open_=not self._disposed)
-
-    def _permission_answered(self) -> None:
-        if not self._disposed:
-            self._registry._unblocked(self.id)
-            self._turns.permission_answered()
-
-    def _on_connection_closed(self, reason: str) -> None:
-        if self._disposed:
-            return
-        log.info("%s closed: %s", self.label, reason.splitlines()[0] if reason else "")
-        self._permissions.cancel_all()
-        self._turns.connection_lost()
 
     # -- set up by sessions/connect.py ------------------------------------------------------------
 

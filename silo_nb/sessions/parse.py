@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from silo_nb.sessions.models import (
@@ -19,7 +18,6 @@ from silo_nb.sessions.models import (
     AgentContentBlock,
     AgentPermissionOption,
     AgentPlanEntry,
-    AgentPromptCapabilities,
     AgentSessionConfigChoice,
     AgentSessionConfigOption,
     AgentSessionCost,
@@ -34,16 +32,13 @@ from silo_nb.sessions.models import (
 __all__ = [
     "METADATA_KINDS",
     "TEXT_KINDS",
-    "AgentCapabilities",
     "MessageIdSynthesizer",
-    "capability_enabled",
     "journal_line_to_update",
     "parse_commands",
     "parse_config_options",
     "parse_content_block",
     "parse_permission_options",
     "parse_plan",
-    "parse_prompt_capabilities",
     "parse_session_summary",
     "parse_tool_call",
     "parse_update",
@@ -82,41 +77,6 @@ def session_title(update: AgentSessionUpdate) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
-class AgentCapabilities:
-    """What ``initialize`` told us, read once."""
-
-    agent_name: str
-    can_load: bool = False
-    can_resume_call: bool = False
-    can_close: bool = False
-    can_list: bool = False
-    prompt: AgentPromptCapabilities = field(default_factory=AgentPromptCapabilities)
-    init_result: Mapping[str, Any] = field(default_factory=dict)
-
-    @property
-    def can_resume(self) -> bool:
-        return self.can_resume_call or self.can_load
-
-    @classmethod
-    def parse(cls, init: Mapping[str, Any], *, fallback_name: str) -> AgentCapabilities:
-        agent_caps = _mapping(init.get("agentCapabilities"))
-        session_caps = _mapping(init.get("sessionCapabilities")) or _mapping(
-            agent_caps.get("sessionCapabilities")
-        )
-        info = _mapping(init.get("agentInfo"))
-        name = info.get("title") or info.get("name")
-        return cls(
-            agent_name=name if isinstance(name, str) and name else fallback_name,
-            can_load=capability_enabled(agent_caps.get("loadSession")),
-            can_resume_call=capability_enabled(session_caps.get("resume")),
-            can_close=capability_enabled(session_caps.get("close")),
-            can_list=capability_enabled(session_caps.get("list")),
-            prompt=parse_prompt_capabilities(init),
-            init_result=init,
-        )
-
-
 def _str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
@@ -133,11 +93,6 @@ def _finite(value: Any) -> int | float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     return value if math.isfinite(value) else None
-
-
-def capability_enabled(value: Any) -> bool:
-    """Silo's rule: ``True``, or a non-null, non-array object (``{}`` means supported)."""
-    return value is True or isinstance(value, Mapping)
 
 
 def parse_content_block(value: Any) -> AgentContentBlock | None:
@@ -352,57 +307,46 @@ def parse_config_options(value: Any) -> tuple[AgentSessionConfigOption, ...]:
     return tuple(options)
 
 
+def _legacy_option(
+    block: Mapping[str, Any], *, option_id: str, name: str, items: str, item_id: str, current: str
+) -> AgentSessionConfigOption | None:
+    choices = [
+        AgentSessionConfigChoice(
+            value=value, name=_str(raw.get("name")) or value, description=_str(raw.get("description"))
+        )
+        for raw in map(_mapping, _list(block.get(items)))
+        if (value := _str(raw.get(item_id)))
+    ]
+    if not choices:
+        return None
+    return AgentSessionConfigOption(
+        id=option_id,
+        name=name,
+        category=option_id,
+        current_value=_str(block.get(current)) or choices[0].value,
+        options=tuple(choices),
+    )
+
+
 def synthesize_legacy_options(result: Mapping[str, Any]) -> tuple[AgentSessionConfigOption, ...]:
     """``mode``/``model`` select options from the legacy ``modes``/``models`` blocks (improvement)."""
-    options: list[AgentSessionConfigOption] = []
-    modes = _mapping(result.get("modes"))
-    mode_choices = [
-        AgentSessionConfigChoice(
-            value=mode_id, name=_str(raw.get("name")) or mode_id, description=_str(raw.get("description"))
-        )
-        for raw in map(_mapping, _list(modes.get("availableModes")))
-        if (mode_id := _str(raw.get("id")))
-    ]
-    if mode_choices:
-        options.append(
-            AgentSessionConfigOption(
-                id="mode",
-                name="Mode",
-                category="mode",
-                current_value=_str(modes.get("currentModeId")) or mode_choices[0].value,
-                options=tuple(mode_choices),
-            )
-        )
-    models = _mapping(result.get("models"))
-    model_choices = [
-        AgentSessionConfigChoice(
-            value=model_id, name=_str(raw.get("name")) or model_id, description=_str(raw.get("description"))
-        )
-        for raw in map(_mapping, _list(models.get("availableModels")))
-        if (model_id := _str(raw.get("modelId")))
-    ]
-    if model_choices:
-        options.append(
-            AgentSessionConfigOption(
-                id="model",
-                name="Model",
-                category="model",
-                current_value=_str(models.get("currentModelId")) or model_choices[0].value,
-                options=tuple(model_choices),
-            )
-        )
-    return tuple(options)
-
-
-def parse_prompt_capabilities(init_result: Mapping[str, Any]) -> AgentPromptCapabilities:
-    caps = _mapping(_mapping(init_result.get("agentCapabilities")).get("promptCapabilities"))
-    if not caps:
-        caps = _mapping(init_result.get("promptCapabilities"))
-    return AgentPromptCapabilities(
-        image=caps.get("image") is True,
-        audio=caps.get("audio") is True,
-        embedded_context=caps.get("embeddedContext") is True,
+    mode = _legacy_option(
+        _mapping(result.get("modes")),
+        option_id="mode",
+        name="Mode",
+        items="availableModes",
+        item_id="id",
+        current="currentModeId",
     )
+    model = _legacy_option(
+        _mapping(result.get("models")),
+        option_id="model",
+        name="Model",
+        items="availableModels",
+        item_id="modelId",
+        current="currentModelId",
+    )
+    return tuple(option for option in (mode, model) if option is not None)
 
 
 def parse_permission_options(value: Any) -> tuple[AgentPermissionOption, ...]:

@@ -10,15 +10,6 @@ from typing import Any
 
 import comm
 import pytest
-from widget_utils import (
-    RecordingComm,
-    Sent,
-    closed_comms,
-    frontend_click,
-    frontend_update,
-    state_updates,
-    tree_ids,
-)
 
 import silo_nb
 from silo_nb.notebook.transcript import PermissionEntry
@@ -36,6 +27,15 @@ from silo_nb.sessions.models import (
     AgentSessionConfigOption,
     AgentSessionUpdate,
     AgentToolCall,
+)
+from tests.notebook.widget_utils import (
+    RecordingComm,
+    Sent,
+    closed_comms,
+    frontend_click,
+    frontend_update,
+    state_updates,
+    tree_ids,
 )
 
 

@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from tests.conftest import Workspace
-from tests.kernel_harness import KernelHarness, button_opened
+from tests.integration.kernel_harness import KernelHarness, button_opened
 
 
 @pytest.fixture

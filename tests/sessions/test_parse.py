@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from silo_nb.sessions.capabilities import capability_enabled, parse_prompt_capabilities
 from silo_nb.sessions.models import (
     AgentCommandInput,
     AgentContentBlock,
@@ -21,12 +22,10 @@ from silo_nb.sessions.models import (
 )
 from silo_nb.sessions.parse import (
     MessageIdSynthesizer,
-    capability_enabled,
     journal_line_to_update,
     parse_commands,
     parse_config_options,
     parse_permission_options,
-    parse_prompt_capabilities,
     parse_update,
     synthesize_legacy_options,
 )

@@ -1,0 +1,66 @@
+"""What ``initialize`` told us about an agent, read once (Silo's capability rules)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from silo_nb.sessions.models import AgentPromptCapabilities
+
+__all__ = ["AgentCapabilities", "capability_enabled", "parse_prompt_capabilities"]
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def capability_enabled(value: Any) -> bool:
+    """Silo's rule: ``True``, or a non-null, non-array object (``{}`` means supported)."""
+    return value is True or isinstance(value, Mapping)
+
+
+def parse_prompt_capabilities(init_result: Mapping[str, Any]) -> AgentPromptCapabilities:
+    caps = _mapping(_mapping(init_result.get("agentCapabilities")).get("promptCapabilities"))
+    if not caps:
+        caps = _mapping(init_result.get("promptCapabilities"))
+    return AgentPromptCapabilities(
+        image=caps.get("image") is True,
+        audio=caps.get("audio") is True,
+        embedded_context=caps.get("embeddedContext") is True,
+    )
+
+
+@dataclass(frozen=True)
+class AgentCapabilities:
+    """What ``initialize`` told us, read once."""
+
+    agent_name: str
+    can_load: bool = False
+    can_resume_call: bool = False
+    can_close: bool = False
+    can_list: bool = False
+    prompt: AgentPromptCapabilities = field(default_factory=AgentPromptCapabilities)
+    init_result: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def can_resume(self) -> bool:
+        return self.can_resume_call or self.can_load
+
+    @classmethod
+    def parse(cls, init: Mapping[str, Any], *, fallback_name: str) -> AgentCapabilities:
+        agent_caps = _mapping(init.get("agentCapabilities"))
+        session_caps = _mapping(init.get("sessionCapabilities")) or _mapping(
+            agent_caps.get("sessionCapabilities")
+        )
+        info = _mapping(init.get("agentInfo"))
+        name = info.get("title") or info.get("name")
+        return cls(
+            agent_name=name if isinstance(name, str) and name else fallback_name,
+            can_load=capability_enabled(agent_caps.get("loadSession")),
+            can_resume_call=capability_enabled(session_caps.get("resume")),
+            can_close=capability_enabled(session_caps.get("close")),
+            can_list=capability_enabled(session_caps.get("list")),
+            prompt=parse_prompt_capabilities(init),
+            init_result=init,
+        )
