@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from silo_nb.notebook._display import display, html_object, update_display
 from silo_nb.notebook.live import LiveTranscript
-from silo_nb.notebook.render import static_bundle
+from silo_nb.notebook.render import static_bundle, styles
 from silo_nb.notebook.transcript import TranscriptState, TurnStatus, fold_all, with_status
 from silo_nb.sessions.errors import AgentSessionError
 from silo_nb.sessions.models import AgentSessionUpdate
@@ -81,7 +81,7 @@ def show_placeholder(text: str) -> str:
 
 
 def show_error(display_id: str, message: str) -> None:
-    html_text = f"<span style='color:#c0392b'>✗ {html.escape(message)}</span>"
+    html_text = f"<span style='{styles.ERROR_TEXT}'>✗ {html.escape(message)}</span>"
     data = {"text/plain": f"error: {message}", "text/html": html_text}
     _REPUBLISH[display_id] = (data, {})
     update_display(data, raw=True, display_id=display_id)

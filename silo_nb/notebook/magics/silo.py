@@ -27,7 +27,7 @@ from silo_nb.notebook._display import display, update_display
 from silo_nb.notebook.magics.args import argument, magic_arguments, one_line, parse, split, summary, usage
 from silo_nb.notebook.magics.connections import Connection, NotebookSession
 from silo_nb.notebook.magics.prompt import palette_run, run_prompt
-from silo_nb.notebook.render import transcript_html, transcript_markdown
+from silo_nb.notebook.render import styles, transcript_html, transcript_markdown
 from silo_nb.notebook.transcript import fold_all, with_status
 from silo_nb.sessions.errors import AgentSessionError
 
@@ -187,7 +187,7 @@ async def _open(
         update_display(
             {
                 "text/plain": f"error: {connection.error}",
-                "text/html": f"<span style='color:#c0392b'>✗ {html.escape(connection.error)}</span>",
+                "text/html": f"<span style='{styles.ERROR_TEXT}'>✗ {html.escape(connection.error)}</span>",
             },
             raw=True,
             display_id=status_id,

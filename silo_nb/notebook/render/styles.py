@@ -8,7 +8,9 @@
   that keep enough contrast on white and on a dark grey.
 - Sizes are explicit (headings get size *and* weight) because the two hosts style bare tags differently
   (JupyterLab's rendered-HTML CSS applies to output areas, not to widgets).
-- Widgets use the same names (see the widget constants listed in ``silo_nb/notebook/widgets``).
+- Text colours (faint, warning, error) use JupyterLab's theme variables with a mid-tone fallback.
+- Widgets and magics use the same names (``FAINT_TEXT``, ``WARNING_TEXT``, ``ERROR_TEXT``, ``SMALL``);
+  ``tests/notebook/test_styles.py`` fails on a colour literal in any other module.
 """
 
 from __future__ import annotations
@@ -62,9 +64,11 @@ def rgba(rgb: str, alpha: float) -> str:
 MUTED = "opacity:.7"
 SMALL = "font-size:.85em"
 MONO = "font-family:var(--jp-code-font-family,monospace);font-size:.85em"
-FAINT_TEXT = f"color:{rgba(GREY, 1)}"  # secondary text in widgets (was #888)
-ERROR_TEXT = f"color:rgb({RED})"  # widget error lines (was #b00020)
-WARNING_TEXT = "color:rgb(230,126,0)"  # "needs attention" (was #c77700): amber that reads on white
+# Text colours come from JupyterLab's theme variables (dark grey/orange/red on the light theme, light on
+# the dark one); the fallback, for hosts without them (nbconvert, GitHub), is a mid-tone that reads on both.
+FAINT_TEXT = f"color:var(--jp-content-font-color2,{rgba(GREY, 1)})"  # secondary text in widgets
+ERROR_TEXT = f"color:var(--jp-error-color1,rgb({RED}))"  # error lines: "✗ …", "⚠ …"
+WARNING_TEXT = "color:var(--jp-warn-color0,rgb(230,126,0))"  # "needs attention"
 
 # -- boxes ------------------------------------------------------------------------------------------
 

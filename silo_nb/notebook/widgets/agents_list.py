@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from silo_nb.notebook.render import status_badge_html
+from silo_nb.notebook.render import status_badge_html, styles
 from silo_nb.notebook.widgets._common import close_tree, esc, ipw, local_clock, seconds_since, set_children
 from silo_nb.notebook.widgets.throttle import Ticker
 from silo_nb.sessions.agents import AgentsService
@@ -50,7 +50,7 @@ def _attention_html(info: AgentInfo) -> str:
     since = local_clock(info.attention_since)
     suffix = f" since {esc(since)}" if since else ""
     title = f' title="{esc(info.attention_since)}"' if info.attention_since else ""
-    return f'<span style="color:#c77700"{title}>● needs attention{suffix}</span>'
+    return f'<span style="{styles.WARNING_TEXT}"{title}>● needs attention{suffix}</span>'
 
 
 class AgentsList(ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
@@ -63,7 +63,7 @@ class AgentsList(ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
         self._closed = False
         self._infos: list[AgentInfo] = []
         self.heading: Any = ipw.HTML(value="<b>Agent sessions</b>")
-        self.empty: Any = ipw.HTML(value=f'<span style="color:#888">{EMPTY_TEXT}</span>')
+        self.empty: Any = ipw.HTML(value=f'<span style="{styles.FAINT_TEXT}">{EMPTY_TEXT}</span>')
         super().__init__(children=[self.heading, self.empty])
         self._ticker = Ticker(1.0, self._tick)
         self._render(service.get_state(all_workspaces=all_workspaces))
@@ -106,7 +106,7 @@ class AgentsList(ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
 
     def _paint(self, row: AgentRow, info: AgentInfo) -> None:
         row.title.value = f"<b>{esc(info.title)}</b>&nbsp;"
-        row.agent.value = f'<span style="color:#888">{esc(info.agent_name or "")}</span>&nbsp;'
+        row.agent.value = f'<span style="{styles.FAINT_TEXT}">{esc(info.agent_name or "")}</span>&nbsp;'
         elapsed = seconds_since(info.working_since) if info.activity in _TICKING else None
         row.badge.value = status_badge_html(info.activity, elapsed=elapsed)
         row.attention.value = _attention_html(info)

@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from silo_nb.notebook.render import styles
 from silo_nb.notebook.widgets._common import close_tree, esc, ipw, log
 from silo_nb.sessions.models import AgentPermissionOption, AgentPermissionRequest
 
@@ -56,7 +57,7 @@ def _tooltip(option: AgentPermissionOption) -> str:
 
 def _chosen_html(option: AgentPermissionOption | None) -> str:
     if option is None:
-        return '<span style="color:#888">cancelled</span>'
+        return f'<span style="{styles.FAINT_TEXT}">cancelled</span>'
     verb = _CHOSEN.get(option.kind, "✓ Chose")
     return f"<b>{esc(verb)}</b> — {esc(option.name)}"
 

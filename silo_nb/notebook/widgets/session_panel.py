@@ -24,7 +24,7 @@ import asyncio
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from silo_nb.notebook.render import status_badge_html, transcript_html
+from silo_nb.notebook.render import status_badge_html, styles, transcript_html
 from silo_nb.notebook.transcript import TranscriptState, fold, with_status
 from silo_nb.notebook.widgets._common import close_tree, esc, ipw, log, seconds_since
 from silo_nb.notebook.widgets.throttle import Throttle, Ticker
@@ -83,7 +83,7 @@ def _shape(options: tuple[AgentSessionConfigOption, ...]) -> tuple[Any, ...]:
 
 
 def _error_html(text: str) -> str:
-    return f'<span style="color:#b00020">⚠ {esc(text)}</span>'
+    return f'<span style="{styles.ERROR_TEXT}">⚠ {esc(text)}</span>'
 
 
 class SessionPanel(ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
@@ -232,12 +232,12 @@ class SessionPanel(ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
             if command.description:
                 line += f" — {esc(command.description)}"
             if command.input is not None and command.input.hint:
-                line += f' <i style="color:#888">({esc(command.input.hint)})</i>'
+                line += f' <i style="{styles.FAINT_TEXT}">({esc(command.input.hint)})</i>'
             lines.append(line)
         self.commands_html.value = (
-            '<div style="font-size:smaller">' + "<br>".join(lines) + "</div>"
+            f'<div style="{styles.SMALL}">' + "<br>".join(lines) + "</div>"
             if lines
-            else '<div style="font-size:smaller;color:#888">No commands advertised.</div>'
+            else f'<div style="{styles.SMALL};{styles.FAINT_TEXT}">No commands advertised.</div>'
         )
         self._show_hint()
 
@@ -384,7 +384,7 @@ class SessionPanel(ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
         self.name_html.value = name
         session_id = self.handle.session_id
         self.session_html.value = (
-            f'<span style="font-size:smaller;color:#888">session <code>{esc(session_id)}</code></span>'
+            f'<span style="{styles.SMALL};{styles.FAINT_TEXT}">session <code>{esc(session_id)}</code></span>'
             if session_id
             else ""
         )
