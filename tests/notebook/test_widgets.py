@@ -700,7 +700,7 @@ async def test_panel_background_updates_only_outside_turns(
     handle.emit(AgentSessionUpdate(kind="available_commands_update", raw={"availableCommands": []}))
     widget.flush()
     assert widget.background_state.reply_text == "working on my own"
-    assert "working on my own" in widget.background_html.value
+    assert "working on my own" in widget.background.body.value
     assert widget.background.selected_index is None  # collapsed
     assert "(1)" in widget.background.titles[0]
 

@@ -13,8 +13,8 @@
   placeholder is the command's input hint, their descriptions) and Run calls ``on_run("/name args")``;
   the owner (the magics) sends it as a prompt turn. :meth:`run` is the Python twin.
 - Agents also work on their own between prompts. Updates that arrive while no prompt turn is active
-  (``turn_active`` False; the magics set it) are folded into a "background" transcript in a collapsed
-  section under the panel; during a turn the turn view shows them instead.
+  (``turn_active`` False; the magics set it) feed the :class:`BackgroundActivity` section under the
+  panel; during a turn the turn view shows them instead.
 - :meth:`close_all` disposes every subscription and closes every widget.
 """
 
@@ -24,10 +24,11 @@ import asyncio
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from silo_nb.notebook.render import status_badge_html, styles, transcript_html
-from silo_nb.notebook.transcript import TranscriptState, fold, with_status
+from silo_nb.notebook.render import status_badge_html, styles
+from silo_nb.notebook.transcript import TranscriptState
 from silo_nb.notebook.widgets._common import close_tree, esc, ipw, log, seconds_since
-from silo_nb.notebook.widgets.throttle import Throttle, Ticker
+from silo_nb.notebook.widgets.background import BackgroundActivity
+from silo_nb.notebook.widgets.throttle import Ticker
 from silo_nb.sessions.agents import AgentsService
 from silo_nb.sessions.models import (
     AgentCommand,
@@ -40,7 +41,6 @@ __all__ = ["PanelHandle", "SessionPanel"]
 
 RENDERED_TYPES = frozenset({"select", "boolean"})
 _TICKING = frozenset({"working", "blocked"})
-BACKGROUND_TITLE = "Background activity"
 
 
 class _Disposable(Protocol):
@@ -105,8 +105,6 @@ class SessionPanel(ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
         self._syncing = False
         self._shape: tuple[Any, ...] | None = None
         self._tasks: set[asyncio.Task[None]] = set()
-        self._background = TranscriptState()
-        self._activity: str | None = None
         self.option_controls: dict[str, Any] = {}
 
         self.name_html: Any = ipw.HTML(value="")
@@ -138,14 +136,10 @@ class SessionPanel(ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
             ]
         )
 
-        self.background_html: Any = ipw.HTML(value="")
-        self.background: Any = ipw.Accordion(
-            children=[self.background_html], titles=(BACKGROUND_TITLE,), selected_index=None
-        )
+        self.background = BackgroundActivity(throttle=throttle)
         super().__init__(children=[self.header, self.controls, self.message, self.palette, self.background])
 
         self._ticker = Ticker(1.0, self._render_status)
-        self._background_throttle = Throttle(throttle, self._render_background)
         self.command_box.observe(lambda _change: self._show_hint(), names="value")
         self.run_button.on_click(lambda _button: self._run_clicked())
         self.refresh_options()
@@ -163,7 +157,7 @@ class SessionPanel(ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
     @property
     def background_state(self) -> TranscriptState:
         """What the agent did on its own, outside prompt turns."""
-        return self._background
+        return self.background.transcript.state
 
     @property
     def info(self) -> AgentInfo | None:
@@ -195,7 +189,7 @@ class SessionPanel(ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
 
     def flush(self) -> None:
         """Render the background transcript now if an update is waiting for the throttle."""
-        self._background_throttle.flush()
+        self.background.flush()
 
     async def settled(self) -> None:
         """Wait until every config change started from the panel has been answered."""
@@ -250,7 +244,7 @@ class SessionPanel(ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
             subscription.dispose()
         self._subscriptions.clear()
         self._ticker.stop()
-        self._background_throttle.cancel()
+        self.background.close_all()
         close_tree(self)
 
     # -- config options ---------------------------------------------------------------------------
@@ -368,10 +362,7 @@ class SessionPanel(ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
             return
         info = self.info
         activity = info.activity if info is not None else "dead"
-        if activity != self._activity:
-            self._activity = activity
-            if self._background.entries:
-                self._background_throttle.poke()  # its footer says whether the agent is still at it
+        self.background.set_working(activity in _TICKING)
         elapsed = seconds_since(info.working_since) if info is not None and activity in _TICKING else None
         self.badge.value = status_badge_html(activity, elapsed=elapsed)
         if activity in _TICKING:
@@ -390,20 +381,5 @@ class SessionPanel(ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
         )
 
     def _on_update(self, update: AgentSessionUpdate) -> None:
-        if self.turn_active or self._closed:
-            return
-        new = fold(self._background, update)
-        if new is not self._background:
-            self._background = new
-            self._background_throttle.poke()
-
-    def _render_background(self) -> None:
-        if self._closed:
-            return
-        state = self._background
-        info = self.info
-        if info is None or info.activity not in _TICKING:
-            state = with_status(state, "finished")  # between agent turns: nothing is running
-        self.background_html.value = transcript_html(state)
-        count = len(self._background.entries)
-        self.background.titles = (f"{BACKGROUND_TITLE} ({count})" if count else BACKGROUND_TITLE,)
+        if not self.turn_active and not self._closed:
+            self.background.transcript.apply(update)
