@@ -225,18 +225,16 @@ def _permission_html(entry: PermissionEntry) -> str:
 # -- entries, with the cache ------------------------------------------------------------------------
 
 
+def _message_html(entry: MessageEntry) -> str:
+    if not entry.text and not entry.non_text:
+        return ""
+    return {"user": _user_html, "agent": _agent_html}.get(entry.role, _thought_html)(entry)
+
+
 def _render_entry(entry: Entry) -> str:
-    if isinstance(entry, MessageEntry):
-        if not entry.text and not entry.non_text:
-            return ""
-        return {"user": _user_html, "agent": _agent_html}.get(entry.role, _thought_html)(entry)
-    if isinstance(entry, ToolEntry):
-        return _tool_html(entry)
-    if isinstance(entry, PlanView):
-        return _plan_html(entry)
-    if isinstance(entry, PermissionEntry):
-        return _permission_html(entry)
-    return ""
+    return labels.by_kind(
+        entry, message=_message_html, tool=_tool_html, plan=_plan_html, permission=_permission_html
+    )
 
 
 def entry_html(entry: Entry) -> str:
@@ -305,7 +303,7 @@ def transcript_html(
     parts: list[str] = []
     if label is not None:
         parts.append(turn_header_html(state, label=label))
-    heading = labels.title(state, title)
+    heading = labels.title_text(state, title)
     if heading:
         parts.append(
             f'<div class="silo-title" style="font-weight:600;margin-bottom:4px">{esc(heading)}</div>'

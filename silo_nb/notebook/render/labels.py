@@ -15,11 +15,19 @@ import json
 import math
 import re
 from collections import Counter
+from collections.abc import Callable
 from functools import lru_cache
-from typing import Any
+from typing import Any, TypeVar
 
 from silo_nb.notebook.render import styles
-from silo_nb.notebook.transcript import PermissionEntry, ToolEntry, TranscriptState
+from silo_nb.notebook.transcript import (
+    Entry,
+    MessageEntry,
+    PermissionEntry,
+    PlanView,
+    ToolEntry,
+    TranscriptState,
+)
 from silo_nb.sessions.models import AgentContentBlock, AgentSessionUsage
 
 TOOL_TEXT_LIMIT = 20_000  # characters of one tool text block kept in the HTML and Markdown
@@ -68,7 +76,7 @@ def status_label(status: str) -> str:
     return status.replace("_", " ") if status in TOOL_STATUS_COLOURS else status
 
 
-def title(state: TranscriptState, chosen: str | None) -> str | None:
+def title_text(state: TranscriptState, chosen: str | None) -> str | None:
     """The title to show: ``chosen`` when given (``""`` means none), else the session's own."""
     text = chosen if chosen is not None else state.title
     return text.strip() or None if text else None
@@ -114,9 +122,10 @@ def usage_text(usage: AgentSessionUsage | None) -> str | None:
     return text
 
 
-def footer_parts(state: TranscriptState, meta: str | None) -> list[str]:
-    """Plain-text pieces after the status label: stop reason, error, usage, hidden updates, meta."""
-    parts: list[str] = []
+def footer_parts(state: TranscriptState, meta: str | None, *, with_status: bool = False) -> list[str]:
+    """Plain-text pieces of the footer: the turn status (``with_status``: when no header row shows it),
+    stop reason, error, usage, hidden updates, meta."""
+    parts: list[str] = [turn_status(state)[0]] if with_status else []
     if state.stop_reason and state.stop_reason != "end_turn":
         parts.append(f"stop: {state.stop_reason}")
     if state.error:
@@ -241,3 +250,51 @@ def unwrap_fence(text: str) -> tuple[str, str]:
         len(lines),
     )
     return "\n".join(lines[1:close] + lines[close + 1 :]), opening.group(2).strip().split(" ")[0]
+
+
+def compose(
+    state: TranscriptState,
+    *,
+    title: str | None,
+    meta: str | None,
+    label: str | None,
+    header: Callable[[str, str], str],
+    heading: Callable[[str], str],
+    entry: Callable[[Entry], list[str]],
+    footer: Callable[[list[str]], str],
+) -> list[str]:
+    """The parts of a text transcript in order — header row (``label``, status), title, entries, footer —
+    each written by the format's own functions (Markdown and plain text share this skeleton)."""
+    parts: list[str] = []
+    if label is not None:
+        parts.append(header(label, header_status(state)[0]))
+    shown_title = title_text(state, title)
+    if shown_title:
+        parts.append(heading(shown_title))
+    for item in state.entries:
+        parts += entry(item)
+    pieces = footer_parts(state, meta, with_status=label is None)
+    if pieces:
+        parts.append(footer(pieces))
+    return parts
+
+
+Rendered = TypeVar("Rendered")
+
+
+def by_kind(
+    entry: Entry,
+    *,
+    message: Callable[[MessageEntry], Rendered],
+    tool: Callable[[ToolEntry], Rendered],
+    plan: Callable[[PlanView], Rendered],
+    permission: Callable[[PermissionEntry], Rendered],
+) -> Rendered:
+    """One entry through the format's renderer for its kind (every format covers the same kinds)."""
+    if isinstance(entry, MessageEntry):
+        return message(entry)
+    if isinstance(entry, ToolEntry):
+        return tool(entry)
+    if isinstance(entry, PlanView):
+        return plan(entry)
+    return permission(entry)

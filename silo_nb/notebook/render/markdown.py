@@ -126,26 +126,25 @@ def _permission_md(entry: PermissionEntry) -> str:
     return f"* {labels.PERMISSION_ICON} Permission: {_md_escape(entry.title)} → {shown}{suffix}"
 
 
+def _message_md(entry: MessageEntry) -> str:
+    extra = [f"_+ {_md_escape(', '.join(entry.non_text))}_"] if entry.non_text else []
+    if entry.role == "user":
+        return _quote(["**You:**", *_md_balanced(entry.text).splitlines(), *extra])
+    if entry.role == "agent":
+        return "\n\n".join(part for part in (_md_balanced(entry.text), *extra) if part)
+    return _quote(["_Thinking:_", *_md_balanced(entry.text).splitlines()])
+
+
 def _entry_md(entry: Entry) -> str:
-    if isinstance(entry, MessageEntry):
-        extra = [f"_+ {_md_escape(', '.join(entry.non_text))}_"] if entry.non_text else []
-        if entry.role == "user":
-            return _quote(["**You:**", *_md_balanced(entry.text).splitlines(), *extra])
-        if entry.role == "agent":
-            return "\n\n".join(part for part in (_md_balanced(entry.text), *extra) if part)
-        return _quote(["_Thinking:_", *_md_balanced(entry.text).splitlines()])
-    if isinstance(entry, ToolEntry):
-        return _tool_md(entry)
-    if isinstance(entry, PlanView):
-        return _plan_md(entry)
-    if isinstance(entry, PermissionEntry):
-        return _permission_md(entry)
-    return ""
+    return labels.by_kind(entry, message=_message_md, tool=_tool_md, plan=_plan_md, permission=_permission_md)
 
 
 def md_header(state: TranscriptState, label: str) -> str:
     """The header row as one Markdown line: ``**label** · _status_``."""
-    status, _ = labels.header_status(state)
+    return _md_header_line(label, labels.header_status(state)[0])
+
+
+def _md_header_line(label: str, status: str) -> str:
     return f"**{_md_escape(label)}** · _{_md_escape(status)}_"
 
 
@@ -153,17 +152,14 @@ def transcript_markdown(
     state: TranscriptState, *, title: str | None = None, meta: str | None = None, label: str | None = None
 ) -> str:
     """The transcript as GitHub-flavoured Markdown (no raw HTML of ours; fences always balanced)."""
-    parts: list[str] = []
-    if label is not None:
-        parts.append(md_header(state, label))
-    heading = labels.title(state, title)
-    if heading:
-        parts.append(f"**{_md_escape(heading)}**")
-    parts += [md for md in map(_entry_md, state.entries) if md.strip()]
-    status, _ = labels.turn_status(state)
-    footer = [_md_escape(part) for part in labels.footer_parts(state, meta)]
-    if label is None:
-        footer.insert(0, _md_escape(status))
-    if footer:
-        parts.append("_" + " · ".join(footer) + "_")
+    parts = labels.compose(
+        state,
+        title=title,
+        meta=meta,
+        label=label,
+        header=_md_header_line,
+        heading=lambda text: f"**{_md_escape(text)}**",
+        entry=lambda entry: [md] if (md := _entry_md(entry)).strip() else [],
+        footer=lambda pieces: "_" + " · ".join(map(_md_escape, pieces)) + "_",
+    )
     return "\n\n".join(parts) + "\n"

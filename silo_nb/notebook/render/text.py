@@ -54,25 +54,31 @@ def _tool_text(entry: ToolEntry) -> list[str]:
     return lines + [f"    {line}".rstrip() for line in body]
 
 
+def _message_text(entry: MessageEntry) -> list[str]:
+    prefix = {"user": "you> ", "agent": "agent> "}.get(entry.role, "thinking> ")
+    extra = [f"{' ' * len(prefix)}+ {', '.join(entry.non_text)}"] if entry.non_text else []
+    return _prefixed(prefix, entry.text) + extra if entry.text or entry.non_text else []
+
+
+def _plan_text(entry: PlanView) -> list[str]:
+    lines = ["plan:"]
+    for step in entry.entries:
+        notes = labels.plan_notes(step.status, step.priority)
+        note = f" ({', '.join(notes)})" if notes else ""
+        glyph = labels.PLAN_TEXT_GLYPHS.get(step.status or "pending", "[?]")
+        lines.append(f"  {glyph} {step.content}{note}")
+    return lines
+
+
+def _permission_text(entry: PermissionEntry) -> list[str]:
+    outcome, lasting = labels.permission_outcome(entry)
+    return [f"permission> {entry.title} → {outcome}{' (always)' if lasting else ''}"]
+
+
 def _entry_text(entry: Entry) -> list[str]:
-    if isinstance(entry, MessageEntry):
-        prefix = {"user": "you> ", "agent": "agent> "}.get(entry.role, "thinking> ")
-        extra = [f"{' ' * len(prefix)}+ {', '.join(entry.non_text)}"] if entry.non_text else []
-        return _prefixed(prefix, entry.text) + extra if entry.text or entry.non_text else []
-    if isinstance(entry, ToolEntry):
-        return _tool_text(entry)
-    if isinstance(entry, PlanView):
-        lines = ["plan:"]
-        for step in entry.entries:
-            notes = labels.plan_notes(step.status, step.priority)
-            note = f" ({', '.join(notes)})" if notes else ""
-            glyph = labels.PLAN_TEXT_GLYPHS.get(step.status or "pending", "[?]")
-            lines.append(f"  {glyph} {step.content}{note}")
-        return lines
-    if isinstance(entry, PermissionEntry):
-        outcome, lasting = labels.permission_outcome(entry)
-        return [f"permission> {entry.title} → {outcome}{' (always)' if lasting else ''}"]
-    return []
+    return labels.by_kind(
+        entry, message=_message_text, tool=_tool_text, plan=_plan_text, permission=_permission_text
+    )
 
 
 def text_header(state: TranscriptState, label: str) -> str:
@@ -84,17 +90,14 @@ def transcript_text(
     state: TranscriptState, *, title: str | None = None, meta: str | None = None, label: str | None = None
 ) -> str:
     """The transcript as plain text (``text/plain``): ``you>``/``agent>`` lines, tools, plan, footer."""
-    lines: list[str] = []
-    if label is not None:
-        lines.append(text_header(state, label))
-    heading = labels.title(state, title)
-    if heading:
-        lines.append(f"== {heading} ==")
-    for entry in state.entries:
-        lines += _entry_text(entry)
-    footer = labels.footer_parts(state, meta)
-    if label is None:
-        footer.insert(0, labels.turn_status(state)[0])
-    if footer:
-        lines.append("-- " + " · ".join(footer))
+    lines = labels.compose(
+        state,
+        title=title,
+        meta=meta,
+        label=label,
+        header=lambda name, status: f"{name} · {status}",
+        heading=lambda text: f"== {text} ==",
+        entry=_entry_text,
+        footer=lambda pieces: "-- " + " · ".join(pieces),
+    )
     return "\n".join(lines)
