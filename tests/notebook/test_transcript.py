@@ -87,17 +87,9 @@ def permissions(state: TranscriptState) -> list[tuple[str | None, str, bool, str
 
 
 def test_chunks_join_only_when_same_role_and_same_message_id() -> None:
-    state = fold_all(
-        [
-            say("Hel"),
-            say("lo"),
-            say(" again", "m2"),
-            say("hmm", "m2", "agent_thought_chunk"),
-            say("!", "m2"),
-            say("a", None),
-            say("b", None),
-        ]
-    )
+    first, second = (say(t).model_copy(update={"timestamp": ts}) for t, ts in (("Hel", "T1"), ("lo", "T2")))
+    stream = [first, second, say(" again", "m2"), say("hmm", "m2", "agent_thought_chunk"), say("!", "m2")]
+    state = fold_all([*stream, say("a", None), say("b", None)])
     assert [(e.role, e.text, e.message_id) for e in state.entries if isinstance(e, MessageEntry)] == [
         ("agent", "Hello", "m1"),
         ("agent", " again", "m2"),
@@ -106,6 +98,7 @@ def test_chunks_join_only_when_same_role_and_same_message_id() -> None:
         ("agent", "ab", None),
     ]
     assert state.reply_text == "Hello again!ab"
+    assert isinstance(state.entries[0], MessageEntry) and state.entries[0].timestamp == "T1"  # the first one
 
 
 def test_metadata_does_not_break_a_message_but_a_tool_call_does() -> None:
@@ -113,12 +106,6 @@ def test_metadata_does_not_break_a_message_but_a_tool_call_does() -> None:
     assert [e.text for e in joined.entries if isinstance(e, MessageEntry)] == ["ab"]
     split = fold_all([say("a"), wire("tool_call", toolCallId="t1"), say("b")])
     assert [type(e).__name__ for e in split.entries] == ["MessageEntry", "ToolEntry", "MessageEntry"]
-
-
-def test_a_message_keeps_its_first_timestamp() -> None:
-    first, second = (say(t).model_copy(update={"timestamp": ts}) for t, ts in (("a", "T1"), ("b", "T2")))
-    (entry,) = fold_all([first, second]).entries
-    assert isinstance(entry, MessageEntry) and entry.timestamp == "T1"
 
 
 def test_non_text_blocks_are_listed_and_add_no_text() -> None:
@@ -178,7 +165,9 @@ def test_tool_calls_upsert_by_id_absent_fields_unchanged_lists_replaced() -> Non
     replaced = fold(state, wire("tool_call_update", toolCallId="c1", content=[text]))
     c1_after = replaced.tool("c1")
     assert c1_after is not None
-    assert [c.content.text for c in c1_after.content if c.content] == ["done"]
+    assert [(c.type, c.content.text if c.content else None) for c in c1_after.content] == [
+        ("content", "done")
+    ]
     assert c1_after.title == "Edit a.py"
 
 
@@ -222,8 +211,7 @@ def test_a_request_then_its_decision_is_one_answered_entry() -> None:
 
 def test_a_decision_with_a_null_option_means_cancelled() -> None:
     (entry,) = fold_all([asked("r1"), decided("r1", None)]).entries
-    assert isinstance(entry, PermissionEntry)
-    assert (entry.answered, entry.choice, entry.choice_name) == (True, None, None)
+    assert isinstance(entry, PermissionEntry) and (entry.answered, entry.choice) == (True, None)
 
 
 def test_two_requests_for_one_tool_call_stay_two_entries() -> None:
@@ -333,14 +321,14 @@ EVERYTHING = [
 ]
 
 
-@pytest.mark.parametrize("update", EVERYTHING, ids=lambda u: u.kind)
-def test_fold_never_mutates_its_input_and_shares_what_it_did_not_touch(update: AgentSessionUpdate) -> None:
-    state = fold_all(EVERYTHING)
+@pytest.mark.parametrize("n", range(len(EVERYTHING)), ids=[u.kind for u in EVERYTHING])
+def test_fold_never_mutates_its_input_and_shares_what_it_did_not_touch(n: int) -> None:
+    state = fold_all(EVERYTHING[:n])
     snapshot, entries = copy.deepcopy(state), state.entries
-    new = fold(state, update)
+    new = fold(state, EVERYTHING[n])
     assert state == snapshot and state.entries is entries
-    assert new is not state  # every update here changes something (a chunk appends, an upsert replaces)
-    kept = [i for i, e in enumerate(state.entries) if i < len(new.entries) and new.entries[i] is e]
+    assert new is not state and new != state  # each line changes the transcript built before it
+    kept = [e for e, f in zip(state.entries, new.entries, strict=False) if e is f]
     assert len(kept) >= len(state.entries) - 1  # the render cache is keyed by entry identity
 
 
@@ -437,16 +425,9 @@ def test_set_status_notifies() -> None:
 @pytest.mark.xfail(strict=True, reason="bug: a new request replaces a stale unanswered one with the same id")
 def test_a_stale_unanswered_request_is_not_taken_over_by_a_later_connection() -> None:
     first = [prompt("edit a", 1), asked("silo-permission-1", "c1")]  # the kernel died while it was asked
-    second = [
-        prompt("edit b", 1),
-        asked("silo-permission-1", "c9"),
-        decided("silo-permission-1", "once", "c9"),
-    ]
+    second = [prompt("edit b", 1), asked("silo-permission-1", "c9"), decided("silo-permission-1", "no", "c9")]
     state = fold_all(first + second)
-    assert permissions(state) == [
-        ("silo-permission-1", "c1", False, None),
-        ("silo-permission-1", "c9", True, "once"),
-    ]
+    assert [entry[1:] for entry in permissions(state)] == [("c1", False, None), ("c9", True, "no")]
     assert isinstance(state.entries[-1], PermissionEntry)  # after the second prompt, not in the first turn
 
 
@@ -466,11 +447,8 @@ def random_update(rng: random.Random) -> AgentSessionUpdate:
         kind = rng.choice(["agent_message_chunk", "agent_thought_chunk", "user_message_chunk"])
         return say(rng.choice("abc"), rng.choice(["m1", "m2", None]), kind)
     if roll < 0.75:
-        fields = {
-            k: rng.choice(v)
-            for k, v in (("title", "TU"), ("status", ["pending", "completed"]))
-            if rng.random() < 0.5
-        }
+        choices = {"title": ["T", "U"], "status": ["pending", "completed"]}
+        fields = {k: rng.choice(v) for k, v in choices.items() if rng.random() < 0.5}
         kind = rng.choice(["tool_call", "tool_call_update"])
         return wire(kind, toolCallId=rng.choice(["c1", "c2", "c3"]), **fields)
     if roll < 0.85:
@@ -499,6 +477,8 @@ def test_random_streams_fold_like_a_simple_model() -> None:
             assert entry.status == next((c.status for c in reversed(mine) if c.status is not None), None)
         agent = "".join(u.text or "" for u in updates if u.kind == "agent_message_chunk")
         assert whole.reply_text == agent
+        said = "".join(u.text or "" for u in updates if u.kind.endswith("_chunk"))
+        assert "".join(e.text for e in whole.entries if isinstance(e, MessageEntry)) == said
         assert sum(isinstance(e, PlanView) for e in whole.entries) == min(
             1, sum(u.kind == "plan" for u in updates)
         )
