@@ -156,7 +156,14 @@ def fold(state: TranscriptState, update: AgentSessionUpdate) -> TranscriptState:
         text = update.text or ""
         non_text = () if update.content.type == "text" else (update.content.type,)
         last = state.entries[-1] if state.entries else None
-        if isinstance(last, MessageEntry) and last.role == role and last.message_id == update.message_id:
+        # A synthesized prompt is always a whole message: prompt ids restart with each connection.
+        joins = update.raw.get("synthesized") is not True
+        if (
+            joins
+            and isinstance(last, MessageEntry)
+            and last.role == role
+            and last.message_id == update.message_id
+        ):
             merged = replace(last, text=last.text + text, non_text=last.non_text + non_text)
             return replace(state, entries=_replace_entry(state.entries, len(state.entries) - 1, merged))
         entry = MessageEntry(
@@ -182,10 +189,10 @@ def fold(state: TranscriptState, update: AgentSessionUpdate) -> TranscriptState:
                 return replace(state, entries=_replace_entry(state.entries, index, view))
         return replace(state, entries=(*state.entries, view))
     if kind == "usage_update":
-        return replace(state, usage=update.usage) if update.usage is not None else state
+        return replace(state, usage=update.usage) if update.usage not in (None, state.usage) else state
     if kind == "session_info_update":
         title = session_title(update)
-        return replace(state, title=title) if title is not None else state
+        return replace(state, title=title) if title not in (None, state.title) else state
     if kind in _PERMISSION_KINDS:
         return _fold_permission(state, update)
     if kind in METADATA_KINDS:
@@ -194,10 +201,12 @@ def fold(state: TranscriptState, update: AgentSessionUpdate) -> TranscriptState:
 
 
 def _fold_permission(state: TranscriptState, update: AgentSessionUpdate) -> TranscriptState:
-    """A permission request, or its decision: one entry per request, upserted by ``requestId``.
+    """A permission request, or its decision: one entry per request.
 
-    Decision lines journaled before request lines existed carry no ``requestId``; they match the last
-    unanswered entry of the same tool call, or stand alone."""
+    A request always adds an entry; a decision answers the latest unanswered entry with its ``requestId``
+    (ids restart with each connection, so an older unanswered one from a dead connection stays as it
+    was). Decision lines journaled before request lines existed carry no ``requestId``; they match the
+    last unanswered entry of the same tool call, or stand alone."""
     raw = update.raw
     decided = update.kind == "permission_decision"
     request_id = raw.get("requestId") if isinstance(raw.get("requestId"), str) else None
@@ -210,7 +219,7 @@ def _fold_permission(state: TranscriptState, update: AgentSessionUpdate) -> Tran
         answered=decided,
         request_id=request_id,
     )
-    for index in range(len(state.entries) - 1, -1, -1):
+    for index in range(len(state.entries) - 1, -1, -1) if decided else ():
         existing = state.entries[index]
         if not isinstance(existing, PermissionEntry) or existing.answered:
             continue

@@ -70,6 +70,10 @@ class PermissionDesk:
 
     # -- the session's side ----------------------------------------------------------------------------
 
+    def continue_after(self, journal: tuple[AgentSessionUpdate, ...]) -> None:
+        """Number new requests after those a resumed journal already holds, so ids stay unique in it."""
+        self._count = max(self._count, sum(u.kind == PERMISSION_REQUEST_KIND for u in journal))
+
     @property
     def pending(self) -> tuple[AgentPermissionRequest, ...]:
         """Requests nobody has answered yet, in arrival order."""

@@ -385,3 +385,4 @@ class AgentSessionHandle(AgentTraffic):
         self._options.adopt_result(result, notify=False)
         if self._writer is not None:
             self.journal = tuple(parse_lines(self._writer.snapshot_lines()))
+            self._permissions.continue_after(self.journal)

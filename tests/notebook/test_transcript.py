@@ -3,7 +3,6 @@
 - Agent traffic is built with ``parse_update`` (as the client parses it); silo_nb's own lines (the user
   prompt, permission requests and decisions) as ``AgentSessionUpdate``s shaped like the session's.
 - Each rule has its own test; a seeded random loop checks the fold against a tiny independent model.
-- Tests marked ``xfail(strict=True)`` are known reducer bugs: delete the marker with the fix.
 """
 
 from __future__ import annotations
@@ -343,9 +342,6 @@ def test_fold_returns_the_same_object_when_nothing_changes() -> None:
         assert fold(state, update) is state, update.kind
 
 
-@pytest.mark.xfail(
-    strict=True, reason="bug: a repeated title or usage builds a new state (watchers notified)"
-)
 def test_a_repeated_title_or_usage_is_no_change() -> None:
     state = fold_all(EVERYTHING)
     assert fold(state, wire("session_info_update", sessionInfo={"title": "Fixing"})) is state
@@ -422,7 +418,6 @@ def test_set_status_notifies() -> None:
 # -- a whole journal over two connections (request and prompt ids restart per connection) ----------
 
 
-@pytest.mark.xfail(strict=True, reason="bug: a new request replaces a stale unanswered one with the same id")
 def test_a_stale_unanswered_request_is_not_taken_over_by_a_later_connection() -> None:
     first = [prompt("edit a", 1), asked("silo-permission-1", "c1")]  # the kernel died while it was asked
     second = [prompt("edit b", 1), asked("silo-permission-1", "c9"), decided("silo-permission-1", "no", "c9")]
@@ -431,7 +426,6 @@ def test_a_stale_unanswered_request_is_not_taken_over_by_a_later_connection() ->
     assert isinstance(state.entries[-1], PermissionEntry)  # after the second prompt, not in the first turn
 
 
-@pytest.mark.xfail(strict=True, reason="bug: two synthesized prompts in a row with the same id are joined")
 def test_each_synthesized_prompt_is_its_own_message() -> None:
     # Connection A's only prompt got no reply; connection B's first prompt reuses silo-journal-user-1.
     state = fold_all([prompt("hello", 1), prompt("hello again", 1)])

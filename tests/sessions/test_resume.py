@@ -198,3 +198,26 @@ async def test_resumed_session_keeps_the_title_from_its_journal(workspace: Works
         assert svc.get_state()[0].title == "Penguin clean-up"
     async with await svc.sessions.connect("demo", resume={"session_id": session_id}, title="Given title"):
         assert svc.get_state()[0].title == "Given title"
+
+
+async def test_permission_request_ids_stay_unique_across_a_resume(workspace: Workspace) -> None:
+    """Request ids restart with each connection unless seeded: a resumed journal holding
+    ``silo-permission-1`` must not get a second one (the reducer pairs decisions by id)."""
+    svc = workspace.service()
+    seen: list[str] = []
+
+    def allow(request: silo_nb.AgentPermissionRequest) -> None:
+        seen.append(request.request_id)
+        request.respond(request.options[0].option_id)
+
+    async with await svc.sessions.connect("demo") as handle:
+        handle.on_permission(allow)
+        await handle.prompt(text("edit notes.md"))
+        session_id = handle.session_id
+    async with await svc.sessions.connect("demo", resume={"session_id": session_id}) as resumed:
+        resumed.on_permission(allow)
+        await resumed.prompt(text("edit notes.md again"))
+    assert seen == ["silo-permission-1", "silo-permission-2"]
+    lines = journal_file(svc, session_id)
+    asked = [line["raw"]["requestId"] for line in lines if line["kind"] == "permission_request"]  # type: ignore[index]
+    assert asked == seen
