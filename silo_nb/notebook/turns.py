@@ -1,9 +1,13 @@
 """One ``%%prompt`` turn in a cell: live turn view → the agent's turn → a static bundle in its place.
 
-- The turn view is displayed synchronously while the cell runs (with a ``display_id``); streaming then
-  only mutates widget traits, which reach the frontend whenever they are sent.
+- A ``Turn`` owns its transcript (a ``LiveTranscript``), fed from ``handle.on_transcript`` — the agent's
+  updates and the synthesized prompt and permission lines, exactly what the journal records — and ended
+  with a status; the ``TurnView`` only displays it. The view is shown synchronously while the cell runs
+  (with a ``display_id``, or in a widget ``Output`` for palette turns); streaming then only mutates widget
+  traits, which reach the frontend whenever they are sent.
 - When the turn ends (finished, cancelled or failed) the output is replaced, under the same
-  ``display_id``, by a static ``text/html`` + ``text/markdown`` + ``text/plain`` bundle with
+  ``display_id``, by the same box (header row included) as a static ``text/html`` + ``text/markdown`` +
+  ``text/plain`` bundle with
   ``metadata.silo``, and the turn's widgets are closed: a saved notebook shows every transcript without a
   kernel, and stays small.
 - Background turns (``--bg``, older kernels) are remembered so ``await silo_nb.wait()`` can await them and

@@ -25,7 +25,7 @@ from silo_nb.acp import AcpConnectionClosed, AcpRpcError, AgentConnection
 from silo_nb.sessions._host import JournalHost, SessionRegistry
 from silo_nb.sessions._inbound import AgentTraffic
 from silo_nb.sessions._options import ConfigOptions
-from silo_nb.sessions._permissions import PERMISSION_DECISION_KIND, PermissionDesk
+from silo_nb.sessions._permissions import PermissionDesk
 from silo_nb.sessions._prompts import prompt_line, send_prompt, validate_prompt_blocks
 from silo_nb.sessions._turns import TurnTracker
 from silo_nb.sessions.capabilities import AgentCapabilities
@@ -50,7 +50,7 @@ from silo_nb.sessions.profiles import AgentProfile
 from silo_nb.sessions.status import TurnOutcome
 from silo_nb.util import Disposable, ListenerSet
 
-__all__ = ["PERMISSION_DECISION_KIND", "AgentSessionHandle", "validate_prompt_blocks"]
+__all__ = ["AgentSessionHandle"]
 
 log = logging.getLogger("silo_nb.sessions")
 
