@@ -149,7 +149,7 @@ async def test_aclose_kills_a_grandchild_left_in_the_process_group() -> None:
         await wait_until_dead(pids[0])
         # The agent exits at once on EOF; the SIGTERMed grandchild is then a zombie until init reaps it,
         # which must not count as "still running" (that would wait out the whole SIGTERM grace).
-        assert time.monotonic() - began < 1.0
+        assert time.monotonic() - began < 1.8  # well under the 2 s SIGTERM grace it must not wait out
         assert acp_process._running_group_members(process.pid) in (0, None)
 
 

@@ -240,7 +240,7 @@ async def test_aclose_does_not_wait_the_grace_for_an_agent_that_exits_on_eof() -
     assert await connection.rpc.request("echo", "x") == "x"
     started = time.monotonic()
     await connection.aclose("done here")
-    assert time.monotonic() - started < 1
+    assert time.monotonic() - started < 4  # not the 5 s grace
     assert seen == ["returned"]
     assert connection.rpc.close_message == "done here"
 

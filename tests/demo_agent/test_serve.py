@@ -29,7 +29,7 @@ async def test_end_of_stream_mid_turn_returns_promptly_and_closes_the_output(tmp
         await wire.recv()
         started = time.monotonic()
         assert await wire.stop() == 0
-        assert time.monotonic() - started < 1.0
+        assert time.monotonic() - started < 2.5  # the slow turn alone would take 4 s
         rest: list[bytes] = []
         while line := await wire.link.read_line():  # the output ends: serve closed its send stream
             rest.append(line)

@@ -411,7 +411,7 @@ def test_a_long_reply_converts_quickly() -> None:
     text = (SECTION * (200_000 // len(SECTION) + 1))[:200_000]
     start = time.perf_counter()
     html = markdown_to_html(text, styled=True)
-    assert time.perf_counter() - start < 2.0
+    assert time.perf_counter() - start < 5.0  # quadratic would take minutes; this is no benchmark
     assert html.count("<h2") > 400
 
 
@@ -428,7 +428,7 @@ def test_a_long_reply_converts_quickly() -> None:
 def test_one_megabyte_of_nested_delimiters_is_fast(text: str) -> None:
     start = time.perf_counter()
     markdown_to_html(text)
-    assert time.perf_counter() - start < 1.0
+    assert time.perf_counter() - start < 5.0  # quadratic would take minutes; this is no benchmark
 
 
 @pytest.mark.parametrize(
@@ -447,7 +447,7 @@ def test_one_megabyte_of_nested_delimiters_is_fast(text: str) -> None:
 def test_pathological_inline_input(text: str) -> None:
     start = time.perf_counter()
     markdown_to_html(text)
-    assert time.perf_counter() - start < 2.0
+    assert time.perf_counter() - start < 5.0  # quadratic would take minutes; this is no benchmark
 
 
 @pytest.mark.parametrize("unit", ["[", "![", "*a ", "_a_b "])

@@ -348,7 +348,7 @@ def test_tool_output_in_fences_renders_as_markdown() -> None:
     content = {"type": "content", "content": {"type": "text", "text": "```console\n$ ls\nnotes.md\n```"}}
     state = fold(TranscriptState(), wire("tool_call", toolCallId="c", kind="execute", content=[content]))
     html = transcript_html(state)
-    match = re.search(r'<code class="language-console">(.*?)</code>', html, re.DOTALL)
+    match = re.search(r'<code class="language-console"[^>]*>(.*?)</code>', html, re.DOTALL)
     assert match is not None
     assert re.sub(r"<[^>]+>", "", match.group(1)) == "$ ls\nnotes.md"
 
@@ -622,7 +622,7 @@ def test_read_tool_call_shows_the_file_as_highlighted_code() -> None:
     source = "# Title, not a heading\ndef f(x):\n    return '<b>' * x\n"
     html = transcript_html(read_state(source))
     assert "<h1" not in html
-    code = re.search(r"<pre[^>]*><code>(.*?)</code></pre>", html, re.DOTALL)
+    code = re.search(r"<pre[^>]*><code[^>]*>(.*?)</code></pre>", html, re.DOTALL)
     assert code is not None
     assert re.search(r'<span style="color:[^"]+">def</span>', code.group(1))
     assert "&lt;b&gt;" in code.group(1) and "<b>" not in code.group(1)
@@ -645,7 +645,7 @@ def test_read_tool_call_language_from_title_fence_or_nothing() -> None:
     # Unknown kind of file: plain, escaped.
     html = transcript_html(read_state("<script>alert(1)</script>\nplain", path="/w/data.nosuchext"))
     assert "<script" not in html and "&lt;script&gt;" in html
-    assert "<span" not in re.search(r"<code>(.*?)</code>", html, re.DOTALL).group(1)  # type: ignore[union-attr]
+    assert "<span" not in re.search(r"<code[^>]*>(.*?)</code>", html, re.DOTALL).group(1)  # type: ignore[union-attr]
 
 
 def test_read_tool_call_long_files_are_cut() -> None:

@@ -104,4 +104,6 @@ def _span(style: str, text: str) -> str:
 def code_block_html(code: str, lexer: Lexer | None, *, language: str = "") -> str:
     """A ``<pre><code>`` block, highlighted when a lexer is known; ``language`` becomes its class."""
     attrs = f' class="language-{html.escape(language, quote=True)}"' if language else ""
-    return f'<pre style="{styles.CODE_PRE}"><code{attrs}>{highlight(code, lexer)}</code></pre>'
+    code_html = highlight(code, lexer)
+    inner = f'<code{attrs} style="{styles.CODE_IN_PRE}">{code_html}</code>'
+    return f'<pre style="{styles.CODE_PRE}">{inner}</pre>'

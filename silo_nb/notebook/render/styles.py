@@ -20,6 +20,7 @@ __all__ = [
     "AMBER",
     "BLUE",
     "BOX",
+    "CODE_IN_PRE",
     "CODE_PRE",
     "ERROR_TEXT",
     "FAINT_TEXT",
@@ -85,6 +86,9 @@ HEADER_ROW = (
     "display:flex;align-items:center;justify-content:space-between;gap:.6em;"
     "min-height:var(--jp-widgets-inline-height,28px);margin-bottom:4px"
 )
+# The <code> inside a <pre>: the output area's stylesheet gives inline code a background that would
+# otherwise paint every line of a block (seen in JupyterLab's static outputs).
+CODE_IN_PRE = "background:transparent;padding:0;border:0;font-size:inherit"
 CODE_PRE = (
     f"background:{rgba(GREY, 0.12)};padding:6px 8px;border-radius:4px;overflow-x:auto;margin:.4em 0;"
     "tab-size:4;white-space:pre;line-height:1.4;font-family:var(--jp-code-font-family,monospace);"
