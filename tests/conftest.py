@@ -34,6 +34,16 @@ TS_EXAMPLE_AGENT = (
 os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
 
 
+def pid_alive(pid: int) -> bool:
+    """Whether a process still runs (a zombie counts as dead: it only waits to be reaped)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as proc_stat:
+        return proc_stat.read().split()[2] != "Z"
+
+
 def raw_agent(mode: str, **extra: Any) -> dict[str, Any]:
     return {
         "id": f"raw-{mode}",

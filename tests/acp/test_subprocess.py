@@ -20,6 +20,7 @@ import pytest
 
 from silo_nb.acp import AcpConnectionClosed, AgentConnection, AgentSpawnError, SubprocessTransport, Transport
 from silo_nb.acp import process as acp_process
+from tests.conftest import pid_alive
 
 TIMEOUT = 10.0
 RAW_AGENT = str(Path(__file__).resolve().parent.parent / "agents" / "raw_agent.py")
@@ -49,18 +50,9 @@ for line in sys.stdin:
 """
 
 
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    with open(f"/proc/{pid}/stat") as proc_stat:  # a zombie is dead for our purposes
-        return proc_stat.read().split()[2] != "Z"
-
-
 async def wait_until_dead(pid: int) -> None:
     with anyio.fail_after(TIMEOUT):
-        while alive(pid):
+        while pid_alive(pid):
             await anyio.sleep(0.02)
 
 
@@ -82,14 +74,14 @@ async def test_spawn_talks_over_stdio_and_aclose_ends_the_process() -> None:
         process = connection.process
         assert process is not None and process is transport.process
         assert transport.name == f"pid {process.pid}"
-        assert alive(process.pid)
+        assert pid_alive(process.pid)
         assert process in set(acp_process._LIVE)
         init = await connection.rpc.request("initialize", {"protocolVersion": 1})
         assert init["agentInfo"]["name"] == "raw-fake"
         assert connection.is_open
     assert not connection.is_open
     assert process.returncode is not None
-    assert not alive(process.pid)
+    assert not pid_alive(process.pid)
     assert process not in set(acp_process._LIVE)
 
 
@@ -142,10 +134,10 @@ async def test_aclose_kills_a_grandchild_left_in_the_process_group() -> None:
             await anyio.sleep(0.01)
         process = connection.process
         assert process is not None
-        assert alive(pids[0]) and alive(process.pid)
+        assert pid_alive(pids[0]) and pid_alive(process.pid)
         began = time.monotonic()
         await connection.aclose()
-        assert not alive(process.pid)
+        assert not pid_alive(process.pid)
         await wait_until_dead(pids[0])
         # The agent exits at once on EOF; the SIGTERMed grandchild is then a zombie until init reaps it,
         # which must not count as "still running" (that would wait out the whole SIGTERM grace).
@@ -163,7 +155,7 @@ async def test_agent_ignoring_eof_and_sigterm_is_killed(monkeypatch: pytest.Monk
         began = time.monotonic()
         await connection.aclose()
         elapsed = time.monotonic() - began
-        assert not alive(process.pid)
+        assert not pid_alive(process.pid)
         assert 0.45 <= elapsed < 3  # both graces ran out before SIGKILL
         assert process.returncode == -9
 

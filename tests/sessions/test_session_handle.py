@@ -15,7 +15,7 @@ import pytest
 
 import silo_nb
 from silo_nb.acp import process as acp_process
-from tests.conftest import Workspace, demo_agent, raw_agent
+from tests.conftest import Workspace, demo_agent, pid_alive, raw_agent
 
 
 async def wait_until(predicate: Any, timeout: float = 10) -> None:
@@ -448,15 +448,6 @@ async def test_agent_crash_mid_turn(workspace: Workspace) -> None:
     await handle.aclose()
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    with open(f"/proc/{pid}/stat") as stat:  # a zombie is dead for our purposes
-        return stat.read().split()[2] != "Z"
-
-
 async def test_dispose_kills_grandchildren(workspace: Workspace) -> None:
     workspace.add_profiles(raw_agent("grandchild"))
     svc = workspace.service()
@@ -468,10 +459,10 @@ async def test_dispose_kills_grandchildren(workspace: Workspace) -> None:
     assert match
     grandchild = int(match.group(1))
     agent_pid = handle._connection.process.pid  # type: ignore[union-attr]
-    assert _alive(grandchild) and _alive(agent_pid)
+    assert pid_alive(grandchild) and pid_alive(agent_pid)
     handle.dispose()  # synchronous; the shutdown runs as a task
     handle.dispose()  # idempotent
-    await wait_until(lambda: not _alive(grandchild) and not _alive(agent_pid), timeout=10)
+    await wait_until(lambda: not pid_alive(grandchild) and not pid_alive(agent_pid), timeout=10)
     assert svc.get_state() == []
 
 
@@ -488,7 +479,7 @@ async def test_agent_that_ignores_eof_and_sigterm_is_killed(
     started = time.monotonic()
     with anyio.fail_after(15):
         await handle.aclose()
-    assert not _alive(pid)
+    assert not pid_alive(pid)
     assert time.monotonic() - started < 4
     with pytest.raises(silo_nb.AgentSessionError, match="was disconnected"):
         await handle.prompt(text("hi"))
