@@ -139,7 +139,7 @@ class InProcessTransport:
         self.receive: ByteReceiveStream = self._our_receive
         self._stderr: deque[str] = deque(maxlen=STDERR_RING_LINES)
         self._error: str | None = None  # the exception's one-line summary, if the agent raised
-        self._returned = False
+        self._exit_code: int | None = None  # set when the agent function returned (0) or exited
         self._task: asyncio.Task[None] | None = None
         self._closing = False
 
@@ -167,13 +167,19 @@ class InProcessTransport:
     async def _run_agent(self) -> None:
         try:
             await self._agent(self._agent_stdin, self._agent_stdout)
+        except SystemExit as exc:
+            # sys.exit() / argparse in an agent function: a process exit, not the end of the caller's loop.
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+            if isinstance(exc.code, str):
+                self._stderr.append(exc.code[:STDERR_LINE_CHARS])
+            self._exit_code = code
         except Exception as exc:
             # A broken agent is reported like a crashed process; it must never take the caller down.
             self._error = _summary(exc)
             self._stderr.append(self._error[:STDERR_LINE_CHARS])
             log.warning("%s failed", self.name, exc_info=True)
         else:
-            self._returned = True
+            self._exit_code = 0
         finally:
             # Like a process exiting: its stdout ends (our reader sees EOF), its stdin stops reading.
             self._agent_stdout.close()
@@ -194,9 +200,9 @@ class InProcessTransport:
             await asyncio.wait({task}, timeout=self.grace)
         if self._error is not None:
             return f"agent exited with an error:\n{self._error}"
-        if self._returned:
+        if self._exit_code is not None:
             tail = self.stderr_tail()
-            return "agent exited with code 0" + (":\n" + "\n".join(tail) if tail else "")
+            return f"agent exited with code {self._exit_code}" + (":\n" + "\n".join(tail) if tail else "")
         return "ACP connection closed"
 
     async def aclose(self) -> None:

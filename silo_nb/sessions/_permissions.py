@@ -71,8 +71,12 @@ class PermissionDesk:
     # -- the session's side ----------------------------------------------------------------------------
 
     def continue_after(self, journal: tuple[AgentSessionUpdate, ...]) -> None:
-        """Number new requests after those a resumed journal already holds, so ids stay unique in it."""
-        self._count = max(self._count, sum(u.kind == PERMISSION_REQUEST_KIND for u in journal))
+        """Number new requests after the highest a resumed journal already holds, so ids stay unique."""
+        for update in journal:
+            request_id = update.raw.get("requestId") if update.kind == PERMISSION_REQUEST_KIND else None
+            number = request_id.rpartition("-")[2] if isinstance(request_id, str) else ""
+            if number.isdigit():
+                self._count = max(self._count, int(number))
 
     @property
     def pending(self) -> tuple[AgentPermissionRequest, ...]:
@@ -89,6 +93,8 @@ class PermissionDesk:
         raw = dict(params) if isinstance(params, Mapping) else {}
         call_raw = raw.get("toolCall") if isinstance(raw.get("toolCall"), Mapping) else {}
         assert isinstance(call_raw, Mapping)
+        if not open_ or not self.listeners:
+            return {"outcome": {"outcome": "cancelled"}}  # Silo's rule; nothing is recorded
         self._count += 1
         request = AgentPermissionRequest(
             tool_call_id=str(call_raw.get("toolCallId") or raw.get("toolCallId") or ""),
@@ -98,8 +104,6 @@ class PermissionDesk:
             raw=raw,
             request_id=f"silo-permission-{self._count}",
         )._bind(self)
-        if not open_ or not self.listeners:
-            return {"outcome": {"outcome": "cancelled"}}
         pending = _Pending(request)
         self._requests[request.request_id] = pending
         self._record(_line(PERMISSION_REQUEST_KIND, request))

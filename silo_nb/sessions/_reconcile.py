@@ -9,14 +9,20 @@ import json
 from typing import Any
 
 from silo_nb.sessions.journal import JournalWriter, parse_lines
-from silo_nb.sessions.parse import METADATA_KINDS, session_title
+from silo_nb.sessions.parse import session_title
 
 __all__ = ["backfill_user_prompt_timestamps", "has_conversation_content", "last_title", "reconcile_load"]
 
 
+# Silo §2.1: a journal holding only these has no conversation worth keeping (a stale id starts over).
+# Narrower than ``parse.METADATA_KINDS`` (what a transcript does not show): usage and config-option
+# updates do keep a journal, as in Silo.
+RESUME_METADATA_KINDS = frozenset({"available_commands_update", "session_info_update", "current_mode_update"})
+
+
 def has_conversation_content(lines: list[str]) -> bool:
-    """True when some line is more than metadata (commands, titles, modes, usage)."""
-    return any(update.kind not in METADATA_KINDS for update in parse_lines(lines))
+    """True when some line is more than metadata (commands, titles, modes): Silo's rule."""
+    return any(update.kind not in RESUME_METADATA_KINDS for update in parse_lines(lines))
 
 
 def last_title(lines: list[str]) -> str | None:

@@ -382,7 +382,8 @@ class Connector:
             self._after_load(handle, outcome, prior)
             if old is not None:
                 await old.aclose("replaced by an in-place resume")
-            handle._options.adopt_result(outcome[1])
+            handle._options.adopt_result(outcome[1], notify=False)
+            handle._options.listeners.emit()  # as before the redesign: the session was re-established
         finally:
             handle._turns.handshaking = False
         handle._turns.reset()

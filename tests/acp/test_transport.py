@@ -368,3 +368,28 @@ async def test_aclose_interrupted_during_the_grace_still_cancels_the_agent() -> 
     with pytest.raises(anyio.ClosedResourceError):
         await transport.receive.receive()
     await connection.aclose()
+
+
+@pytest.mark.parametrize(
+    ("code", "expected"),
+    [
+        (3, "agent exited with code 3"),
+        ("usage: agent [--flag]", "agent exited with code 1:\nusage: agent [--flag]"),
+    ],
+)
+async def test_an_agent_calling_sys_exit_ends_like_a_process_not_the_loop(
+    code: object, expected: str
+) -> None:
+    """``SystemExit`` from an agent function (sys.exit, argparse) must not escape into the caller's loop."""
+
+    async def exits(stdin: ByteReceiveStream, stdout: ByteSendStream) -> None:
+        await Wire(stdin, stdout).recv()
+        raise SystemExit(code)
+
+    transport = InProcessTransport(exits)
+    async with opened(transport) as conn:
+        with pytest.raises(AcpConnectionClosed) as caught:
+            await conn.rpc.request("session/prompt")
+        assert str(caught.value) == expected
+        assert await transport.describe_end() == expected
+    await anyio.sleep(0.01)  # the loop is alive and well

@@ -221,3 +221,40 @@ async def test_permission_request_ids_stay_unique_across_a_resume(workspace: Wor
     lines = journal_file(svc, session_id)
     asked = [line["raw"]["requestId"] for line in lines if line["kind"] == "permission_request"]  # type: ignore[index]
     assert asked == seen
+
+
+@pytest.mark.parametrize("kind", ["usage_update", "config_option_update", "agent_message_chunk"])
+async def test_a_stale_id_whose_journal_holds_more_than_silos_metadata_is_journal_only(
+    workspace: Workspace, kind: str
+) -> None:
+    """Silo §2.1: only commands, titles and modes are metadata here; a usage or config-option update
+    keeps the journal (journal-only), it is not thrown away for a fresh session."""
+    svc = workspace.service()
+    stale = "demo-000000000001"
+    path = svc.sessions.journals.path(svc.workspace_id, stale)
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps({"kind": kind, "raw": {"sessionUpdate": kind}}) + "\n")
+    async with await svc.sessions.connect("demo", resume={"session_id": stale}) as handle:
+        assert handle.resume_outcome == "journal-only"
+        assert [u.kind for u in handle.journal] == [kind]
+
+
+async def test_ids_skip_past_requests_answered_with_nobody_listening(workspace: Workspace) -> None:
+    """A request answered ``cancelled`` because nobody listens is not recorded and takes no id, so a
+    resumed journal's highest id is the one to continue after."""
+    workspace.add_profiles(demo_agent("demo-noload", "--no-load"))
+    svc = workspace.service()
+    async with await svc.sessions.connect("demo-noload") as handle:
+        await handle.prompt(text("edit notes.md"))  # no listener: cancelled, nothing recorded
+        handle.on_permission(lambda r: r.respond(r.options[0].option_id))
+        await handle.prompt(text("edit notes.md now"))
+        session_id = handle.session_id
+    async with await svc.sessions.connect("demo-noload", resume={"session_id": session_id}) as resumed:
+        resumed.on_permission(lambda r: r.respond(r.options[-1].option_id))
+        await resumed.prompt(text("edit notes.md again"))
+    asked = [
+        line["raw"]["requestId"]  # type: ignore[index]
+        for line in journal_file(svc, session_id)
+        if line["kind"] == "permission_request"
+    ]
+    assert asked == ["silo-permission-1", "silo-permission-2"]

@@ -174,7 +174,8 @@ class TurnView(ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
         return status_badge_html(self._activity(), elapsed=elapsed)
 
     def _body_html(self) -> str:
-        return transcript_html(self.transcript.state, label=self.label)
+        # title="": a turn needs no session title above its own prompt (the static bundle agrees).
+        return transcript_html(self.transcript.state, title="", label=self.label)
 
     def _render_header(self) -> None:
         if self._closed:
