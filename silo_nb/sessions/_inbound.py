@@ -1,8 +1,8 @@
 """What the agent sends to a session, in arrival order: the handle's inbound half (a mixin).
 
 - ``session/update``: parse → message id → side effects (commands, config options, title) → *record*
-  (journal + ``on_transcript``) → turn tracking → ``on_update`` listeners. Updates for another session
-  id are dropped with a warning.
+  (journal + ``on_transcript``) → turn tracking → ``on_update`` listeners. Once the session is set up,
+  updates for another session id are dropped with a warning (during setup they are the load's replay).
 - ``session/request_permission``: served by the session's ``PermissionDesk``.
 - The connection going away: pending permissions are cancelled and an open agent turn fails.
 - ``_record`` is the one way into the transcript; the prompt and permission lines go through it too.
@@ -68,7 +68,14 @@ class AgentTraffic:
         if not isinstance(update_raw, Mapping):
             return
         sent_for = params.get("sessionId")
-        if self._session_id is not None and sent_for is not None and sent_for != self._session_id:
+        # While the session is being set up, updates under another id are this session's: an agent that
+        # adopts a new id on session/load replays under it before answering (claude-agent-acp does).
+        if (
+            not self._turns.handshaking
+            and self._session_id is not None
+            and sent_for is not None
+            and sent_for != self._session_id
+        ):
             log.warning("dropped an update for another session (%s) from %s", sent_for, self.label)
             return
         update = parse_update(update_raw)

@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 from typing import Any
 
 from silo_nb.sessions.journal import JournalWriter, parse_lines
 from silo_nb.sessions.parse import session_title
 
 __all__ = ["backfill_user_prompt_timestamps", "has_conversation_content", "last_title", "reconcile_load"]
+
+log = logging.getLogger("silo_nb.sessions")
 
 
 # Silo §2.1: a journal holding only these has no conversation worth keeping (a stale id starts over).
@@ -36,8 +39,19 @@ def last_title(lines: list[str]) -> str | None:
 
 def reconcile_load(writer: JournalWriter, prior: list[str]) -> None:
     """After a ``session/load`` replay: the replay is authoritative; the prior lines only lend their
-    prompt timestamps (and silo_nb's cell ids) by position. One atomic rewrite."""
+    prompt timestamps (and silo_nb's cell ids) by position. One atomic rewrite.
+
+    A replay with no conversation in it never replaces a journal that has one (an agent that loads but
+    replays nothing would otherwise wipe the transcript): the prior lines stay, the replay's metadata
+    is appended after them."""
     replayed = writer.snapshot_lines()[len(prior) :]
+    if has_conversation_content(prior) and not has_conversation_content(replayed):
+        log.info(
+            "%s: the agent's load replayed no conversation; keeping the journal's %d lines",
+            writer.path.name,
+            len(prior),
+        )
+        return
     writer.replace_lines(backfill_user_prompt_timestamps(prior, replayed))
 
 

@@ -51,6 +51,15 @@ def _with_stderr(message: str, connection: AgentConnection | None) -> str:
     return message + "\nAgent stderr (last lines):\n" + "\n".join(tail)
 
 
+def _timed_out(profile: AgentProfile, connection: AgentConnection | None, *, while_: str = "") -> str:
+    during = f" while {while_}" if while_ else ""
+    return _with_stderr(
+        f"Could not start {profile.display_label}: no answer within {profile.connect_timeout:g} s{during} "
+        "(raise connect_timeout in the profile if the agent is just slow).",
+        connection,
+    )
+
+
 class Connector:
     """Builds handles for one ``AgentsService`` (its registry, profiles and journal files)."""
 
@@ -117,8 +126,10 @@ class Connector:
             )
             placeholder = handle.id = "chat:" + restore.session_id
             self._host._register(self._info(handle, title=title, resume_state="resuming", restore=restore))
+        # One budget for every wait of the connect: initialize, routing, and applying session_config.
+        deadline = anyio.current_time() + profile.connect_timeout
         try:
-            result = await self._handshake(handle, profile, restore, workspace)
+            result = await self._handshake(handle, profile, restore, workspace, deadline)
         except BaseException:
             if placeholder is not None:
                 self._host._unregister(placeholder)
@@ -132,7 +143,13 @@ class Connector:
             handle=handle,
         )
         if handle.resume_outcome == "new" and handle.is_live:
-            await self._apply_session_config(handle, profile)
+            try:
+                with anyio.fail_at(deadline):
+                    await self._apply_session_config(handle, profile)
+            except TimeoutError:
+                message = _timed_out(profile, handle._connection, while_="applying session_config")
+                await handle.aclose()
+                raise AgentSessionError(message) from None
         return handle
 
     def _info(
@@ -163,22 +180,17 @@ class Connector:
         profile: AgentProfile,
         restore: AgentSessionRestore | None,
         workspace: str,
+        deadline: float,
     ) -> dict[str, Any]:
         connection = await self._open(handle, profile)
         try:
-            with anyio.fail_after(profile.connect_timeout):
+            with anyio.fail_at(deadline):
                 await self._initialize(handle, connection, profile)
                 return await self._route(handle, connection, restore, workspace)
         except TimeoutError:
+            message = _timed_out(profile, connection)
             await connection.aclose("connect timed out")
-            raise AgentSessionError(
-                _with_stderr(
-                    f"Could not start {profile.display_label}: no answer within "
-                    f"{profile.connect_timeout:g} s (raise connect_timeout in the profile if the agent "
-                    "is just slow).",
-                    connection,
-                )
-            ) from None
+            raise AgentSessionError(message) from None
         except BaseException:
             if handle._writer is not None:
                 handle._writer.flush()
@@ -347,13 +359,8 @@ class Connector:
             try:
                 await handle.set_config_option(option_id, value)
             except Exception as exc:
-                log.warning(
-                    "%s: could not apply session_config %s=%r: %s",
-                    profile.display_label,
-                    option_id,
-                    value,
-                    exc,
-                )
+                label = profile.display_label
+                log.warning("%s: could not apply session_config %s=%r: %s", label, option_id, value, exc)
 
     # -- AgentsService.resume ---------------------------------------------------------------------
 

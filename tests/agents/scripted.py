@@ -4,6 +4,10 @@
 ``await turn(peer, prompt_text)``, where ``peer.update(dict)`` sends a ``session/update`` and
 ``await peer.ask_permission(params)`` sends ``session/request_permission`` and returns the client's
 answer; then it answers ``{"stopReason": "end_turn"}`` (or what ``turn`` returned).
+
+``methods`` adds or replaces request handlers: ``await handler(peer, params)`` returns the result, or
+``NEVER`` to leave the request unanswered. ``agent_capabilities`` and ``new_result`` extend what
+``initialize`` and ``session/new`` answer.
 """
 
 from __future__ import annotations
@@ -56,13 +60,29 @@ class Peer:
 
 
 Turn = Callable[[Peer, str], Awaitable[str | None]]
+Handler = Callable[[Peer, dict[str, Any]], Awaitable[Any]]
+NEVER = object()  # a handler's result that leaves the request unanswered
 
 
-def scripted_agent(turn: Turn, *, session_id: str = "scripted-1") -> AgentFn:
+def scripted_agent(
+    turn: Turn,
+    *,
+    session_id: str = "scripted-1",
+    methods: dict[str, Handler] | None = None,
+    agent_capabilities: dict[str, Any] | None = None,
+    new_result: dict[str, Any] | None = None,
+) -> AgentFn:
+    handlers = dict(methods or {})
+
     async def agent(receive: ByteReceiveStream, send: ByteSendStream) -> None:
         peer = Peer(send, session_id)
         buffer = b""
         async with anyio.create_task_group() as tg:
+
+            async def custom(message: dict[str, Any]) -> None:
+                result = await handlers[message["method"]](peer, message.get("params") or {})
+                if result is not NEVER:
+                    await peer.write({"id": message["id"], "result": result})
 
             async def prompt(message: dict[str, Any]) -> None:
                 blocks = message["params"].get("prompt", [])
@@ -83,15 +103,18 @@ def scripted_agent(turn: Turn, *, session_id: str = "scripted-1") -> AgentFn:
                     method = message.get("method")
                     if method is None:
                         peer.answered(message)
+                    elif method in handlers:
+                        tg.start_soon(custom, message)
                     elif method == "initialize":
                         result = {
                             "protocolVersion": 1,
-                            "agentCapabilities": {},
+                            "agentCapabilities": agent_capabilities or {},
                             "agentInfo": {"name": "scripted"},
                         }
                         await peer.write({"id": message["id"], "result": result})
                     elif method == "session/new":
-                        await peer.write({"id": message["id"], "result": {"sessionId": session_id}})
+                        result = {"sessionId": session_id, **(new_result or {})}
+                        await peer.write({"id": message["id"], "result": result})
                     elif method == "session/prompt":
                         tg.start_soon(prompt, message)
                     elif "id" in message:

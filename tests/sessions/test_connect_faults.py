@@ -1,0 +1,143 @@
+"""Issue 8, items 4 and 5: every wait in ``connect`` is under ``connect_timeout``; a ``session/load``
+replay under an adopted id is kept, and a replay with nothing in it never wipes a journal.
+
+Agents are in-process scripted ones (``tests/agents/scripted.py``): the behaviour is about the protocol.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import anyio
+import pytest
+
+import silo_nb
+from silo_nb.acp import InProcessTransport
+from silo_nb.sessions.profiles import AgentProfile
+from tests.agents.scripted import NEVER, Handler, Peer, scripted_agent
+from tests.conftest import Workspace
+
+MODE_OPTION = {
+    "id": "mode",
+    "name": "Mode",
+    "category": "mode",
+    "type": "select",
+    "currentValue": "ask",
+    "options": [{"value": "ask", "name": "Ask"}, {"value": "code", "name": "Code"}],
+}
+
+
+async def echo(peer: Peer, text: str) -> None:
+    await peer.update({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}})
+
+
+def service(workspace: Workspace, profile: dict[str, Any], **agent: Any) -> silo_nb.AgentsService:
+    workspace.add_profiles({"id": "scripted", "label": "Scripted", "command": "true", **profile})
+
+    async def factory(_profile: AgentProfile, _cwd: str) -> InProcessTransport:
+        return InProcessTransport(scripted_agent(echo, **agent))
+
+    return silo_nb.AgentsService(
+        workspace_dir=workspace.folder,
+        config_dirs=[workspace.config],
+        data_dir=workspace.data,
+        transport_factory=factory,
+    )
+
+
+async def never(_peer: Peer, _params: dict[str, Any]) -> Any:
+    return NEVER
+
+
+async def test_session_config_that_never_answers_is_bounded_by_connect_timeout(workspace: Workspace) -> None:
+    svc = service(
+        workspace,
+        {"session_config": {"mode": "code"}, "connect_timeout": 0.5},
+        new_result={"configOptions": [MODE_OPTION]},
+        methods={"session/set_config_option": never},
+    )
+    started = time.monotonic()
+    with anyio.fail_after(10), pytest.raises(silo_nb.AgentSessionError) as caught:
+        await svc.sessions.connect("scripted")
+    assert time.monotonic() - started < 3
+    assert "no answer within 0.5 s while applying session_config" in str(caught.value)
+    assert svc.get_state() == []  # nothing left registered, the agent shut down
+
+
+async def test_session_config_that_answers_is_applied_within_the_budget(workspace: Workspace) -> None:
+    async def accept(_peer: Peer, params: dict[str, Any]) -> Any:
+        return {"configOptions": [{**MODE_OPTION, "currentValue": params["value"]}]}
+
+    svc = service(
+        workspace,
+        {"session_config": {"mode": "code"}, "connect_timeout": 5},
+        new_result={"configOptions": [MODE_OPTION]},
+        methods={"session/set_config_option": accept},
+    )
+    async with await svc.sessions.connect("scripted") as handle:
+        assert {o.id: o.current_value for o in handle.config_options} == {"mode": "code"}
+
+
+def loading(replay: list[dict[str, Any]], *, under: str, answer_id: str | None) -> Handler:
+    """A ``session/load`` that replays ``replay`` under session id ``under`` and answers ``answer_id``."""
+
+    async def load(peer: Peer, _params: dict[str, Any]) -> Any:
+        peer.session_id = under
+        for update in replay:
+            await peer.update(update)
+        return {"sessionId": answer_id} if answer_id else {}
+
+    return load
+
+
+def chunk(kind: str, text: str) -> dict[str, Any]:
+    return {"sessionUpdate": kind, "content": {"type": "text", "text": text}}
+
+
+async def first_turn(svc: silo_nb.AgentsService) -> str:
+    async with await svc.sessions.connect("scripted") as handle:
+        await handle.prompt([{"type": "text", "text": "hello"}])
+        return handle.session_id
+
+
+def journal(svc: silo_nb.AgentsService, session_id: str) -> list[dict[str, Any]]:
+    path = svc.sessions.journals.path(svc.workspace_id, session_id)
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+async def test_a_replay_under_the_adopted_id_is_the_transcript(workspace: Workspace) -> None:
+    """claude-agent-acp adopts a new id on load and replays under it: the replay must not be dropped as
+    "another session" (it was, and the reconciled journal came out empty)."""
+    replay = [chunk("user_message_chunk", "hello"), chunk("agent_message_chunk", "hello (replayed)")]
+    svc = service(
+        workspace,
+        {},
+        agent_capabilities={"loadSession": True},
+        methods={"session/load": loading(replay, under="forked-9", answer_id="forked-9")},
+    )
+    old_id = await first_turn(svc)
+    async with await svc.sessions.connect("scripted", resume={"session_id": old_id}) as handle:
+        assert handle.resume_outcome == "resumed" and handle.session_id == "forked-9"
+        assert [u.text for u in handle.journal] == ["hello", "hello (replayed)"]
+    assert [line.get("text") for line in journal(svc, "forked-9")] == ["hello", "hello (replayed)"]
+
+
+async def test_a_load_that_replays_nothing_keeps_the_journal(workspace: Workspace) -> None:
+    replay = [{"sessionUpdate": "available_commands_update", "availableCommands": []}]
+    svc = service(
+        workspace,
+        {},
+        agent_capabilities={"loadSession": True},
+        methods={"session/load": loading(replay, under="scripted-1", answer_id=None)},
+    )
+    old_id = await first_turn(svc)
+    before = journal(svc, old_id)
+    assert [line["kind"] for line in before] == ["user_message_chunk", "agent_message_chunk"]
+    async with await svc.sessions.connect("scripted", resume={"session_id": old_id}) as handle:
+        assert handle.resume_outcome == "resumed"
+        assert [u.text for u in handle.journal][:2] == ["hello", "hello"]
+    after = journal(svc, old_id)
+    assert after[:2] == before  # the conversation is still there, byte for byte
+    assert [line["kind"] for line in after[2:]] == ["available_commands_update"]
