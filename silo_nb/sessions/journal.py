@@ -5,10 +5,18 @@
   (every turn end). A crash loses at most that window.
 - The writer also keeps every line in memory (``snapshot_lines``), as Silo's does: a ``session/load``
   reconciliation and ``handle.journal`` read from it without touching disk.
-- A file whose last line was torn by a crash gets a newline before the next append, so the torn line
-  can never swallow the next update; readers skip lines that do not parse.
-- Files are 0600 and folders 0700. Write errors are logged, never raised into the kernel.
-- :meth:`replace_lines` (load reconciliation) is the one whole-file write: temp file + ``os.replace``.
+- A file whose last line was torn (by a crash, or by a write that failed midway) gets a newline before
+  the next append: checked on a writer's first flush and after every failure, so a torn line can never
+  swallow the next update; readers skip lines that do not parse.
+- Nothing accepted is dropped: writes loop over short writes and count the bytes; on ``OSError`` (full
+  disk, ``EFBIG`` from a file-size limit) the lines not wholly written stay buffered and the next flush
+  retries them. Reads of a live file return the buffer while it cannot be written.
+- Failures are reported once per episode: one log warning and ``on_problem(message)``, then
+  ``on_problem(None)`` when the file caught up. Never raised into the kernel.
+- Text UTF-8 cannot encode (lone surrogates, valid JSON) is written as its JSON ``\\uXXXX`` escape.
+- Files are 0600 and folders 0700.
+- :meth:`replace_lines` (load reconciliation) is the one whole-file write: temp file + ``os.replace``;
+  a failed rewrite keeps the old file and is retried by the next flush.
 """
 
 from __future__ import annotations
@@ -32,6 +40,7 @@ __all__ = ["FLUSH_DELAY_SECONDS", "JournalFiles", "JournalWriter", "encode_line"
 log = logging.getLogger("silo_nb.journal")
 
 FLUSH_DELAY_SECONDS = 0.25
+WRITE_CHUNK_CHARS = 1 << 20
 
 
 def encode_line(update: AgentSessionUpdate) -> str:
@@ -140,8 +149,6 @@ class JournalWriter:
             return
         if not self._unwritten and self._problem is None:
             return
-        data = _encode("".join(line + "\n" for line in self._unwritten))
-        prefix = 0
         written = 0
         error: OSError | None = None
         try:
@@ -149,14 +156,15 @@ class JournalWriter:
             fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
             try:
                 if self._check_tail and _ends_torn(fd):
-                    data, prefix = b"\n" + data, 1
-                written, error = _write_all(fd, data)
+                    _, error = _write_all(fd, b"\n")
+                if error is None:
+                    written, error = _write_lines(fd, self._unwritten)
             finally:
                 os.close(fd)
         except OSError as exc:
             error = exc
         if error is not None:
-            self._drop_written(max(0, written - prefix))
+            self._drop_written(written)
             self._check_tail = True
             self._failed(f"could not write the journal {self.path}: {_reason(error)}")
             return
@@ -189,13 +197,12 @@ class JournalWriter:
         self._rewrite()
 
     def _rewrite(self) -> None:
-        data = _encode("".join(line + "\n" for line in self._lines))
         try:
             ensure_private_dir(self.path.parent)
             fd, temp = tempfile.mkstemp(dir=self.path.parent, prefix=".journal-", suffix=".tmp")
             try:
                 try:
-                    _, error = _write_all(fd, data)
+                    _, error = _write_lines(fd, self._lines)
                 finally:
                     os.close(fd)
                 if error is not None:
@@ -259,10 +266,29 @@ class JournalWriter:
 
 
 def _encode(text: str) -> bytes:
-    # A lone surrogate (valid JSON: "\\ud800") cannot be UTF-8; it only occurs inside a JSON string, where
-    # backslashreplace's "\\ud800" is the same character's JSON escape. The handler only runs on a
+    # A lone surrogate (valid JSON: "\ud800") cannot be UTF-8; it only occurs inside a JSON string, where
+    # backslashreplace's "\ud800" is the same character's JSON escape. The handler only runs on a
     # character that fails, so text UTF-8 can encode costs nothing extra and is byte-identical.
     return text.encode("utf-8", "backslashreplace")
+
+
+def _write_lines(fd: int, lines: list[str]) -> tuple[int, OSError | None]:
+    """Write ``lines`` (each with its newline) in chunks of about ``WRITE_CHUNK_CHARS``: a flush of one
+    debounce window is one chunk, and a retry on a full disk stops at the first chunk instead of encoding
+    everything still buffered. Bytes written and the error that stopped it, as ``_write_all``."""
+    written = 0
+    start = 0
+    while start < len(lines):
+        end, size = start, 0
+        while end < len(lines) and (end == start or size < WRITE_CHUNK_CHARS):
+            size += len(lines[end]) + 1
+            end += 1
+        count, error = _write_all(fd, _encode("".join(line + "\n" for line in lines[start:end])))
+        written += count
+        if error is not None:
+            return written, error
+        start = end
+    return written, None
 
 
 def _write_all(fd: int, data: bytes) -> tuple[int, OSError | None]:

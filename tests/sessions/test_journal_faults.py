@@ -143,7 +143,9 @@ async def test_short_write_then_enospc_then_recovery_keeps_every_line_in_order(
     writer.append(chunk("four"))
     writer.flush()  # still full
     assert problems == [problems[0]] and isinstance(problems[0], str) and "j.jsonl" in problems[0]
+    assert writer.problem == problems[0] and writer.pending
     writer.flush()  # space came back
+    assert writer.problem is None and not writer.pending
     assert problems[-1] is None and len(problems) == 2
     assert texts(path) == ["one", "two", "three", "four"]
     lines = read_lines(path)
