@@ -350,8 +350,8 @@ class JournalFiles:
         A closed writer on the same file whose lines are not on disk yet hands them over."""
         writer = JournalWriter(path, seed)
         old = self._live.get(path)
-        if old is not None and old.pending and not rewrite:
-            writer._take_over(old)
+        if old is not None and path in self._released and not rewrite:
+            writer._take_over(old)  # only a closed one: a writer still in use keeps its lines
         self._forget(path)
         self._live[path] = writer
         if rewrite:
