@@ -5,21 +5,30 @@
   (every turn end). A crash loses at most that window.
 - The writer also keeps every line in memory (``snapshot_lines``), as Silo's does: a ``session/load``
   reconciliation and ``handle.journal`` read from it without touching disk.
-- A file whose last line was torn by a crash gets a newline before the next append, so the torn line
-  can never swallow the next update; readers skip lines that do not parse.
-- Files are 0600 and folders 0700. Write errors are logged, never raised into the kernel.
-- :meth:`replace_lines` (load reconciliation) is the one whole-file write: temp file + ``os.replace``.
+- A file whose last line was torn (by a crash, or by a write that failed midway) gets a newline before
+  the next append: checked on a writer's first flush and after every failure, so a torn line can never
+  swallow the next update; readers skip lines that do not parse.
+- Nothing accepted is dropped: writes loop over short writes and count the bytes; on ``OSError`` (full
+  disk, ``EFBIG`` from a file-size limit) the lines not wholly written stay buffered and the next flush
+  retries them. Reads of a live file return the buffer while it cannot be written.
+- Failures are reported once per episode: one log warning and ``on_problem(message)``, then
+  ``on_problem(None)`` when the file caught up. Never raised into the kernel.
+- Text UTF-8 cannot encode (lone surrogates, valid JSON) is written as its JSON ``\\uXXXX`` escape.
+- Files are 0600 and folders 0700.
+- :meth:`replace_lines` (load reconciliation) is the one whole-file write: temp file + ``os.replace``;
+  a failed rewrite keeps the old file and is retried by the next flush.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import json
 import logging
 import os
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from silo_nb.sessions.models import AgentSessionUpdate
@@ -31,6 +40,7 @@ __all__ = ["FLUSH_DELAY_SECONDS", "JournalFiles", "JournalWriter", "encode_line"
 log = logging.getLogger("silo_nb.journal")
 
 FLUSH_DELAY_SECONDS = 0.25
+WRITE_CHUNK_CHARS = 1 << 20
 
 
 def encode_line(update: AgentSessionUpdate) -> str:
@@ -63,21 +73,40 @@ def parse_lines(lines: Iterable[str]) -> list[AgentSessionUpdate]:
 
 
 class JournalWriter:
-    """Appends one session's updates to its file."""
+    """Appends one session's updates to its file.
+
+    ``on_problem`` (set by the session) is called with a one-line message when writing starts failing
+    and with ``None`` once everything buffered is on disk again: once per episode, like the log warning.
+    """
 
     def __init__(self, path: Path, seed_lines: Iterable[str] = ()) -> None:
         self.path = path
+        self.on_problem: Callable[[str | None], None] | None = None
         self._lines: list[str] = list(seed_lines)
         self._unwritten: list[str] = []
         self._timer: asyncio.TimerHandle | None = None
         self._abandoned = False
-        self._checked_tail = False
+        # The file may end in a torn line: checked on the first flush and after every failure.
+        self._check_tail = True
+        # A failed replace_lines: the next flush rewrites the whole file instead of appending.
+        self._rewrite_pending = False
+        self._problem: str | None = None
 
     def snapshot_lines(self) -> list[str]:
         return list(self._lines)
 
     def __len__(self) -> int:
         return len(self._lines)
+
+    @property
+    def problem(self) -> str | None:
+        """The current write failure (a one-line message), ``None`` while the file is up to date."""
+        return self._problem
+
+    @property
+    def pending(self) -> bool:
+        """Whether some accepted line is not on disk yet."""
+        return bool(self._unwritten) or self._rewrite_pending
 
     def append(self, update: AgentSessionUpdate) -> None:
         self.append_line(encode_line(update))
@@ -103,56 +132,81 @@ class JournalWriter:
         self._timer = None
         self.flush()
 
-    def flush(self) -> None:
-        """Write what is buffered now. Safe to call any time; errors are logged."""
+    def _cancel_timer(self) -> None:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        if self._abandoned or not self._unwritten:
+
+    def flush(self) -> None:
+        """Write what is buffered now. Safe to call any time; never raises. Lines a failed write did not
+        complete stay buffered for the next flush; a write that failed midway leaves a torn tail, which
+        the next flush ends with a newline first (the fragment becomes a line readers skip)."""
+        self._cancel_timer()
+        if self._abandoned:
             return
-        payload = "\n".join(self._unwritten) + "\n"
+        if self._rewrite_pending:
+            self._rewrite()
+            return
+        if not self._unwritten and self._problem is None:
+            return
+        written = 0
+        error: OSError | None = None
         try:
             ensure_private_dir(self.path.parent)
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
             try:
-                if not self._checked_tail:
-                    payload = self._torn_tail_prefix() + payload
-                os.write(fd, payload.encode("utf-8"))
-                self._checked_tail = True
+                if self._check_tail and _ends_torn(fd):
+                    _, error = _write_all(fd, b"\n")
+                if error is None:
+                    written, error = _write_lines(fd, self._unwritten)
             finally:
                 os.close(fd)
         except OSError as exc:
-            log.warning("could not write the journal %s: %s", self.path, exc)
+            error = exc
+        if error is not None:
+            self._drop_written(written)
+            self._check_tail = True
+            self._failed(f"could not write the journal {self.path}: {_reason(error)}")
             return
         self._unwritten.clear()
+        self._check_tail = False
+        self._recovered()
 
-    def _torn_tail_prefix(self) -> str:
-        try:
-            with self.path.open("rb") as handle:
-                handle.seek(0, os.SEEK_END)
-                if handle.tell() == 0:
-                    return ""
-                handle.seek(-1, os.SEEK_END)
-                return "" if handle.read(1) == b"\n" else "\n"
-        except OSError:
-            return ""
+    def _drop_written(self, count: int) -> None:
+        """Forget the buffered lines whose text reached the disk (their newline may not have: the
+        torn-tail check adds it). Only runs after a failure, so the common path encodes once."""
+        done = 0
+        offset = 0
+        for line in self._unwritten:
+            end = offset + len(_encode(line))
+            if end > count:
+                break
+            done += 1
+            offset = end + 1
+        del self._unwritten[:done]
 
     def replace_lines(self, lines: Iterable[str]) -> None:
-        """Replace the whole file atomically (load reconciliation); the buffer becomes ``lines``."""
+        """Replace the whole file atomically (load reconciliation); the buffer becomes ``lines``. If the
+        rewrite fails the old file stays as it was and the next flush tries the rewrite again."""
         if self._abandoned:
             return
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
+        self._cancel_timer()
         self._lines = list(lines)
         self._unwritten.clear()
-        self._checked_tail = True
+        self._rewrite_pending = True
+        self._rewrite()
+
+    def _rewrite(self) -> None:
         try:
             ensure_private_dir(self.path.parent)
             fd, temp = tempfile.mkstemp(dir=self.path.parent, prefix=".journal-", suffix=".tmp")
             try:
-                with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                    handle.write("".join(line + "\n" for line in self._lines))
+                try:
+                    _, error = _write_lines(fd, self._lines)
+                finally:
+                    os.close(fd)
+                if error is not None:
+                    raise error
                 os.chmod(temp, 0o600)
                 os.replace(temp, self.path)
             except BaseException:
@@ -160,15 +214,107 @@ class JournalWriter:
                     os.unlink(temp)
                 raise
         except OSError as exc:
-            log.warning("could not rewrite the journal %s: %s", self.path, exc)
+            self._failed(f"could not rewrite the journal {self.path}: {_reason(exc)}")
+            return
+        self._rewrite_pending = False
+        self._unwritten.clear()
+        self._check_tail = False
+        self._recovered()
+
+    def _failed(self, message: str) -> None:
+        if self._problem is not None:
+            log.debug("%s (still failing)", message)
+            return
+        self._problem = message
+        log.warning("%s; the unwritten lines stay in memory and are retried on the next flush", message)
+        self._notify(message)
+
+    def _recovered(self) -> None:
+        if self._problem is None:
+            return
+        self._problem = None
+        log.info("the journal %s is written again; no accepted line was lost", self.path)
+        self._notify(None)
+
+    def _notify(self, message: str | None) -> None:
+        hook = self.on_problem
+        if hook is None:
+            return
+        try:
+            hook(message)
+        except Exception:
+            log.exception("the journal's on_problem hook failed")
+
+    def _take_over(self, old: JournalWriter) -> None:
+        """Carry on ``old``'s unwritten lines (a reconnect to a file a closed writer could not finish);
+        ``old`` becomes inert. Only when this writer's seed is what ``old`` holds, so nothing doubles."""
+        if self._lines == old._lines:
+            self._unwritten = list(old._unwritten)
+            self._rewrite_pending = old._rewrite_pending
+            self._check_tail = old._check_tail
+            self._problem = old._problem
+        else:
+            log.warning("%s: a closed writer's unwritten lines do not match the new seed; dropped", self.path)
+        old.abandon()
 
     def abandon(self) -> None:
         """Make the writer inert: later appends and flushes do nothing (before a deletion)."""
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
+        self._cancel_timer()
         self._abandoned = True
         self._unwritten.clear()
+        self._rewrite_pending = False
+
+
+def _encode(text: str) -> bytes:
+    # A lone surrogate (valid JSON: "\ud800") cannot be UTF-8; it only occurs inside a JSON string, where
+    # backslashreplace's "\ud800" is the same character's JSON escape. The handler only runs on a
+    # character that fails, so text UTF-8 can encode costs nothing extra and is byte-identical.
+    return text.encode("utf-8", "backslashreplace")
+
+
+def _write_lines(fd: int, lines: list[str]) -> tuple[int, OSError | None]:
+    """Write ``lines`` (each with its newline) in chunks of about ``WRITE_CHUNK_CHARS``: a flush of one
+    debounce window is one chunk, and a retry on a full disk stops at the first chunk instead of encoding
+    everything still buffered. Bytes written and the error that stopped it, as ``_write_all``."""
+    written = 0
+    start = 0
+    while start < len(lines):
+        end, size = start, 0
+        while end < len(lines) and (end == start or size < WRITE_CHUNK_CHARS):
+            size += len(lines[end]) + 1
+            end += 1
+        count, error = _write_all(fd, _encode("".join(line + "\n" for line in lines[start:end])))
+        written += count
+        if error is not None:
+            return written, error
+        start = end
+    return written, None
+
+
+def _write_all(fd: int, data: bytes) -> tuple[int, OSError | None]:
+    """Write all of ``data`` (looping over short writes); how many bytes were written, and the error
+    that stopped it. A write error writes nothing, so the count is exact."""
+    view = memoryview(data)
+    done = 0
+    while done < len(view):
+        try:
+            count = os.write(fd, view[done:])
+        except OSError as exc:
+            return done, exc
+        if count <= 0:
+            return done, OSError(errno.EIO, "a write wrote nothing")
+        done += count
+    return done, None
+
+
+def _ends_torn(fd: int) -> bool:
+    """Whether the file ends in a partial line (not empty, no final newline)."""
+    size = os.fstat(fd).st_size
+    return size > 0 and os.pread(fd, 1, size - 1) != b"\n"
+
+
+def _reason(exc: OSError) -> str:
+    return exc.strerror or str(exc)
 
 
 class JournalFiles:
@@ -181,31 +327,57 @@ class JournalFiles:
     def __init__(self, data_dir: Path) -> None:
         self.data_dir = data_dir
         self._live: dict[Path, JournalWriter] = {}
+        self._released: set[Path] = set()  # writers the session closed that still hold unwritten lines
 
     def path(self, workspace_id: str, session_id: str) -> Path:
         return journal_path(self.data_dir, workspace_id, session_id)
 
     def read(self, path: Path) -> list[str]:
-        """The file's lines, after flushing a live writer on it."""
+        """The file's lines, after flushing a live writer on it; while that writer cannot write, its
+        lines (the file as it should be), so a full disk never hides an accepted line."""
         live = self._live.get(path)
-        if live is not None:
-            live.flush()
+        if live is None:
+            return read_lines(path)
+        live.flush()
+        if live.pending:
+            return live.snapshot_lines()
+        if path in self._released:
+            self._forget(path)
         return read_lines(path)
 
     def writer(self, path: Path, seed: list[str], *, rewrite: bool = False) -> JournalWriter:
-        """A writer on ``path`` seeded with ``seed`` (``rewrite``: the file becomes exactly ``seed``)."""
+        """A writer on ``path`` seeded with ``seed`` (``rewrite``: the file becomes exactly ``seed``).
+        A closed writer on the same file whose lines are not on disk yet hands them over."""
         writer = JournalWriter(path, seed)
+        old = self._live.get(path)
+        if old is not None and path in self._released and not rewrite:
+            writer._take_over(old)  # only a closed one: a writer still in use keeps its lines
+        self._forget(path)
         self._live[path] = writer
         if rewrite:
             writer.replace_lines(seed)
         return writer
 
     def _release_writer(self, writer: JournalWriter) -> None:
-        if self._live.get(writer.path) is writer:
-            del self._live[writer.path]
+        """The session is done with ``writer``; one still holding unwritten lines stays here, so a
+        later read or reconnect retries them."""
+        if self._live.get(writer.path) is not writer:
+            return
+        if writer.pending:
+            log.warning(
+                "%s: lines not written yet are kept in memory until a read or a reconnect", writer.path
+            )
+            self._released.add(writer.path)
+            return
+        self._forget(writer.path)
+
+    def _forget(self, path: Path) -> None:
+        self._live.pop(path, None)
+        self._released.discard(path)
 
     def discard(self, path: Path) -> None:
-        live = self._live.pop(path, None)
+        live = self._live.get(path)
+        self._forget(path)
         if live is not None:
             live.abandon()
         with contextlib.suppress(FileNotFoundError):
