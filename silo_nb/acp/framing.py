@@ -62,6 +62,8 @@ def nesting_exceeds(line: bytes, limit: int = MAX_NESTING) -> bool:
     marks = _STRING.sub(b"", line).translate(_OPEN_CLOSE, _NOT_BRACKETS)
     if marks.count(1) <= limit:
         return False
+    if b"\x01" * (limit + 1) in marks:  # the usual deep line: one run of opens (keys and values are gone)
+        return True
     # Opens are +1 and closes -1 as signed bytes; the deepest point is the largest prefix sum.
     return max(itertools.accumulate(memoryview(marks).cast("b"))) > limit
 
@@ -74,17 +76,34 @@ def decode_line(line: bytes) -> Any:
 
 
 def cut_depth(value: Any, depth: int, marker: Any) -> Any:
-    """A copy of the JSON value ``value`` in which every container ``depth`` levels down is ``marker``."""
+    """``value`` (a decoded JSON value) with every container nested deeper than ``depth`` levels replaced
+    by ``marker``. Returns ``value`` itself, uncopied, when nothing is that deep (the common case)."""
+    return _cut(value, depth, marker) if _deeper_than(value, depth) else value
+
+
+def _deeper_than(value: Any, depth: int) -> bool:
+    # Breadth first, one level at a time: no recursion, and only containers are kept between levels.
+    level = [value] if isinstance(value, (dict, list)) else []
+    for _ in range(depth):
+        below: list[Any] = []
+        for container in level:
+            items = container.values() if isinstance(container, dict) else container
+            below.extend(item for item in items if isinstance(item, (dict, list)))
+        if not below:
+            return False
+        level = below
+    return bool(level)
+
+
+def _cut(value: Any, depth: int, marker: Any) -> Any:
     if isinstance(value, dict):
         if depth <= 0:
             return marker
-        return {
-            k: cut_depth(v, depth - 1, marker) if isinstance(v, (dict, list)) else v for k, v in value.items()
-        }
+        return {k: _cut(v, depth - 1, marker) if isinstance(v, (dict, list)) else v for k, v in value.items()}
     if isinstance(value, list):
         if depth <= 0:
             return marker
-        return [cut_depth(v, depth - 1, marker) if isinstance(v, (dict, list)) else v for v in value]
+        return [_cut(v, depth - 1, marker) if isinstance(v, (dict, list)) else v for v in value]
     return value
 
 

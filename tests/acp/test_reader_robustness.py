@@ -20,6 +20,7 @@ import pytest
 from anyio.abc import ByteReceiveStream
 
 from silo_nb.acp import AgentConnection, InProcessTransport
+from silo_nb.acp.framing import cut_depth, nesting_exceeds
 from silo_nb.acp.jsonrpc import MAX_NESTING, AcpConnectionClosed
 from tests.acp.test_jsonrpc import connected, encode, notification
 from tests.conftest import AGENTS, Workspace
@@ -290,3 +291,15 @@ async def test_a_subprocess_agent_sending_poison_lines_keeps_its_session(workspa
         kinds = [u.kind for u in journal]
         assert kinds.count("tool_call") == 2 and kinds.count("user_message_chunk") == 2
         assert "nested deeper than" in json.dumps([u.to_json() for u in journal])
+
+
+def test_depth_helpers_count_structure_not_string_contents() -> None:
+    assert not nesting_exceeds(b'["' + b"[" * 600 + b'"]')  # brackets in a string
+    assert not nesting_exceeds(b'["\\"' + b"[" * 600 + b'"]')  # ...after an escaped quote
+    assert nesting_exceeds(b'["\\\\"' + b",[" * 600 + b"]" * 600 + b"]")  # an escaped backslash ends it
+    zigzag = b"[[]," * 600 + b"1" + b"]" * 600  # never a run of opens: the running sum decides
+    assert nesting_exceeds(zigzag, 599) and not nesting_exceeds(zigzag, 601)
+    flat = [{"a": [i]} for i in range(1000)]
+    assert cut_depth(flat, 3, "M") is flat  # nothing cut: not even copied
+    deep: Any = {"k": [[["leaf"]]]}
+    assert cut_depth(deep, 3, "M") == {"k": [["M"]]} and deep == {"k": [[["leaf"]]]}
