@@ -4,8 +4,10 @@
   order, without awaiting, so updates are recorded exactly in the order the agent sent them.
 - Requests from the agent each run in their own task, so a slow answer (a permission the user has not
   clicked yet) never stalls the reader. Unknown requests get -32601; unknown notifications are ignored.
-- Lines up to ``max_line_bytes`` (64 MiB by default). A longer line is dropped whole and logged; a line
-  that is not JSON is logged and skipped. Neither ends the connection.
+- The reader survives every line (framing and decoding: :mod:`silo_nb.acp.framing`): any error while
+  decoding or dispatching one message is logged with the line's start and that message skipped. If
+  reading itself fails, the connection closes as if the agent had exited.
+- Responses match our requests by JSON type and value (``true``, ``1.0``, ``"1"`` are not id 1).
 - Writes go through one outbox drained by a single writer task, so ``notify`` can be called from
   synchronous code (``cancel()``) and messages never interleave on the wire.
 - ``$/cancel_request`` from the agent cancels the matching in-flight handler, which is answered -32800.
@@ -15,7 +17,6 @@ This module knows nothing about ACP sessions or Silo; it moves JSON-RPC messages
 
 from __future__ import annotations
 
-import itertools
 import json
 import logging
 from collections import deque
@@ -25,7 +26,10 @@ from typing import Any
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream, TaskGroup
 
+from silo_nb.acp.framing import DEFAULT_MAX_LINE_BYTES, MAX_NESTING, LineFramer, decode_line, encode_message
+
 __all__ = [
+    "MAX_NESTING",
     "METHOD_NOT_FOUND",
     "AcpConnectionClosed",
     "AcpRpcError",
@@ -37,12 +41,10 @@ __all__ = [
 
 log = logging.getLogger("silo_nb.acp")
 
-PARSE_ERROR = -32700
 METHOD_NOT_FOUND = -32601
 INTERNAL_ERROR = -32603
 REQUEST_CANCELLED = -32800
-DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
-
+MAX_SKIP_WARNINGS = 20  # per connection, then at debug: a flood of bad lines must not flood the log
 RequestHandler = Callable[[Any], Awaitable[Any]]
 NotificationHandler = Callable[[Any], None]
 CloseDescriber = Callable[[], Awaitable[str]]
@@ -82,11 +84,6 @@ class AcpRpcError(Exception):
 
 class AcpConnectionClosed(Exception):
     """The connection ended (the agent exited, or we disposed it) while a request was pending."""
-
-
-def encode_message(message: Mapping[str, Any]) -> bytes:
-    # ensure_ascii=False keeps non-ASCII text readable; json.dumps escapes raw newlines in strings.
-    return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
 
 
 class PendingRequest:
@@ -142,7 +139,8 @@ class JsonRpcConnection:
         self.notification_handlers: dict[str, NotificationHandler] = dict(notification_handlers or {})
         self._describe_close = describe_close
         self._max_line_bytes = max_line_bytes
-        self._ids = itertools.count(0)
+        self._next_id = 0
+        self._skipped = 0
         self._pending: dict[int, PendingRequest] = {}
         self._outbox: deque[bytes] = deque()
         self._wake = anyio.Event()
@@ -166,7 +164,8 @@ class JsonRpcConnection:
         """Send a request now; await the returned object's :meth:`PendingRequest.wait` for the result."""
         if self._close_message is not None:
             raise AcpConnectionClosed(self._close_message)
-        request_id = next(self._ids)
+        request_id = self._next_id
+        self._next_id += 1
         call = PendingRequest(self, request_id)
         self._pending[request_id] = call
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
@@ -210,7 +209,10 @@ class JsonRpcConnection:
                     reason = "ACP connection closed"
                     if self._describe_close is not None:
                         with anyio.move_on_after(5):
-                            reason = await self._describe_close()
+                            try:
+                                reason = await self._describe_close()
+                            except Exception:
+                                log.exception("describing how the agent ended failed")
                     self._finish(reason)
                 tg.cancel_scope.cancel()
         finally:
@@ -247,71 +249,58 @@ class JsonRpcConnection:
                 try:
                     await self._send.send(data)
                 except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
-                    log.debug("write to agent failed: %r", exc)
+                    log.debug("write to agent failed: %r", exc)  # it exited: the reader sees EOF next
                     self._outbox.clear()
+                    return
+                except Exception as exc:
+                    log.warning("writing to the agent failed: %r", exc)
+                    self._finish(f"writing to the agent failed: {type(exc).__name__}: {exc}")
                     return
             self._wake = anyio.Event()
             if not self._outbox and self._close_message is None:
                 await self._wake.wait()
 
     async def _reader(self) -> None:
-        buffer = bytearray()
-        scan_from = 0
-        discarding = False
+        framer = LineFramer(self._max_line_bytes)
         while True:
             try:
                 chunk = await self._receive.receive(1 << 16)
             except (anyio.EndOfStream, anyio.ClosedResourceError, anyio.BrokenResourceError):
                 break
+            except Exception as exc:  # not an end of stream, still the end: closed like an exit
+                log.warning("reading from the agent failed: %r", exc)
+                self._finish(f"reading from the agent failed: {type(exc).__name__}: {exc}")
+                return
             if self._close_message is not None:
                 break
-            if discarding:
-                newline = chunk.find(b"\n")
-                if newline < 0:
-                    continue
-                chunk = chunk[newline + 1 :]
-                discarding = False
-            buffer += chunk
-            start = 0
-            while (newline := buffer.find(b"\n", scan_from)) >= 0:
-                if newline - start > self._max_line_bytes:
-                    log.warning(
-                        "dropped a message of %d bytes from the agent (limit %d)",
-                        newline - start,
-                        self._max_line_bytes,
-                    )
-                else:
-                    self._handle_line(bytes(buffer[start:newline]))
-                start = newline + 1
-                scan_from = start
-            if start:
-                del buffer[:start]
-            scan_from = len(buffer)
-            if len(buffer) > self._max_line_bytes:
-                log.warning(
-                    "dropped a message longer than %d bytes from the agent (no newline seen)",
-                    self._max_line_bytes,
-                )
-                buffer.clear()
-                scan_from = 0
-                discarding = True
-        if buffer.strip() and not discarding:
-            self._handle_line(bytes(buffer))
+            for line in framer.feed(chunk):
+                self._handle_line(line)
+        if (last := framer.end()) is not None:
+            self._handle_line(last)
 
     def _handle_line(self, line: bytes) -> None:
         if not line.strip():
             return
         try:
-            message = json.loads(line)
-        except (UnicodeDecodeError, json.JSONDecodeError):
-            preview = line[:200].decode("utf-8", "replace")
-            log.warning("agent wrote a line that is not JSON (skipped): %s", preview)
+            message = decode_line(line)
+        except Exception as exc:  # not JSON, not UTF-8, too deep, an integer over the digit limit...
+            self._skip(line, exc)
             return
         for item in message if isinstance(message, list) else [message]:
-            if isinstance(item, dict):
+            try:
+                if not isinstance(item, dict):
+                    raise ValueError("a JSON value that is not a message object")
                 self._dispatch(item)
-            else:
-                log.warning("agent sent a JSON value that is not a message (skipped): %.200r", item)
+            except Exception as exc:
+                self._skip(line, exc)
+
+    def _skip(self, line: bytes, error: Exception) -> None:
+        self._skipped += 1
+        level = logging.WARNING if self._skipped <= MAX_SKIP_WARNINGS else logging.DEBUG
+        why, preview = f"{type(error).__name__}: {str(error)[:160]}", line[:120].decode("utf-8", "replace")
+        log.log(level, "skipped a message from the agent (%s): %r", why, preview)
+        if self._skipped == MAX_SKIP_WARNINGS:
+            log.warning("further skipped messages on this connection are logged at debug level")
 
     def _dispatch(self, message: dict[str, Any]) -> None:
         method = message.get("method")
@@ -324,9 +313,15 @@ class JsonRpcConnection:
         if "id" not in message:
             log.debug("ignored a message with neither method nor id: %.200r", message)
             return
-        call = self._pending.get(message["id"]) if isinstance(message["id"], int) else None
+        response_id = message["id"]
+        # By JSON type: Python's True == 1 and 1.0 == 1, but only an integer is one of our ids.
+        is_ours = type(response_id) is int and 0 <= response_id < self._next_id
+        call = self._pending.get(response_id) if is_ours else None
         if call is None or call.done.is_set():
-            log.debug("ignored a response with an unknown id: %.200r", message.get("id"))
+            if is_ours:  # a late answer to a request we abandoned (or a duplicate): expected
+                log.debug("ignored a response to finished request %d", response_id)
+            else:
+                raise ValueError(f"a response with an unknown id {json.dumps(response_id)[:60]}")
             return
         error = message.get("error")
         if error is not None:
@@ -385,7 +380,11 @@ class JsonRpcConnection:
                     log.exception("handling %s from the agent failed", method)
                     self._reply_error(request_id, AcpRpcError(INTERNAL_ERROR, f"client error: {exc}"))
                     return
-                self._enqueue({"jsonrpc": "2.0", "id": request_id, "result": result})
+                try:
+                    self._enqueue({"jsonrpc": "2.0", "id": request_id, "result": result})
+                except Exception as exc:  # a result JSON cannot carry: still an answer, not a dead task
+                    log.exception("answering %s from the agent failed", method)
+                    self._reply_error(request_id, AcpRpcError(INTERNAL_ERROR, f"client error: {exc}"))
             if scope.cancelled_caught and self._close_message is None:
                 self._reply_error(request_id, AcpRpcError(REQUEST_CANCELLED, "Request cancelled"))
         finally:
@@ -396,4 +395,6 @@ class JsonRpcConnection:
 
 
 def _hashable(value: Any) -> Any:
-    return value if isinstance(value, (int, str, type(None))) else json.dumps(value, sort_keys=True)
+    # Keyed by JSON type too, so that incoming ids true and 1 (or "1" and 1) stay apart.
+    key = value if isinstance(value, (int, str)) else json.dumps(value, sort_keys=True)
+    return type(value).__name__, key

@@ -2,6 +2,8 @@
 
 - Nothing here raises on agent data: a malformed optional field becomes absent, an invalid list item is
   dropped, unknown kinds/types/statuses/categories are kept as open strings.
+- Agent free-form values (an update's raw object, ``rawInput``/``rawOutput``) are cut below
+  ``MAX_RAW_DEPTH`` levels behind ``DEPTH_MARKER``, never lost silently (pydantic serializes ~255 levels).
 - Message ids: Silo synthesizes ``silo-msg-<n>`` per run of same-kind text chunks when the agent sends
   none (:class:`MessageIdSynthesizer`).
 """
@@ -12,6 +14,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from silo_nb.acp.framing import cut_depth
 from silo_nb.sessions.models import (
     AgentCommand,
     AgentCommandInput,
@@ -30,6 +33,8 @@ from silo_nb.sessions.models import (
 )
 
 __all__ = [
+    "DEPTH_MARKER",
+    "MAX_RAW_DEPTH",
     "METADATA_KINDS",
     "TEXT_KINDS",
     "MessageIdSynthesizer",
@@ -47,6 +52,8 @@ __all__ = [
     "synthesize_legacy_options",
 ]
 
+MAX_RAW_DEPTH = 100
+DEPTH_MARKER = f"[cut by Silo: nested deeper than {MAX_RAW_DEPTH} levels]"
 TEXT_KINDS = frozenset({"agent_message_chunk", "agent_thought_chunk", "user_message_chunk"})
 _RUN_BREAKERS = frozenset({"tool_call", "tool_call_update", "plan"})
 # Updates that describe the session rather than the conversation: a journal holding only these has no
@@ -156,8 +163,8 @@ def parse_tool_call(value: Any) -> AgentToolCall | None:
             if isinstance(locations, list)
             else None
         ),
-        raw_input=raw.get("rawInput"),
-        raw_output=raw.get("rawOutput"),
+        raw_input=cut_depth(raw.get("rawInput"), MAX_RAW_DEPTH, DEPTH_MARKER),
+        raw_output=cut_depth(raw.get("rawOutput"), MAX_RAW_DEPTH, DEPTH_MARKER),
     )
 
 
@@ -190,7 +197,8 @@ def parse_update(update: Mapping[str, Any]) -> AgentSessionUpdate | None:
     kind = _str(update.get("sessionUpdate"))
     if kind is None:
         return None
-    fields: dict[str, Any] = {"kind": kind, "raw": dict(update)}
+    update = cut_depth(dict(update), MAX_RAW_DEPTH, DEPTH_MARKER)
+    fields: dict[str, Any] = {"kind": kind, "raw": update}
     if kind in TEXT_KINDS:
         content = parse_content_block(update.get("content"))
         if content is not None:
