@@ -172,6 +172,7 @@ class Connector:
             agent_id=handle.agent_id,
             chat_resume_state=resume_state,
             cwd=handle.cwd,
+            journal_problem=handle.journal_problem,
         )
 
     async def _handshake(

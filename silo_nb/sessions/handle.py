@@ -177,6 +177,11 @@ class AgentSessionHandle(AgentTraffic):
         )
 
     @property
+    def journal_problem(self) -> str | None:
+        """Why the journal cannot be written right now (accepted lines wait in memory), else None."""
+        return self._writer.problem if self._writer is not None else None
+
+    @property
     def disposed(self) -> bool:
         return self._disposed
 
@@ -370,9 +375,14 @@ class AgentSessionHandle(AgentTraffic):
         """Journal into ``writer`` from now on; updates that came before it are appended first."""
         self._writer = writer
         if writer is not None:
+            writer.on_problem = self._journal_problem_changed
             for update in self._early:
                 writer.append(update)
             self._early.clear()
+
+    def _journal_problem_changed(self, problem: str | None) -> None:
+        """Shown in the session's status (``AgentInfo.journal_problem``) until writing works again."""
+        self._registry._patch(self.id, journal_problem=problem)
 
     def _adopt(self, *, session_id: str, outcome: ResumeOutcome) -> None:
         self._session_id = session_id

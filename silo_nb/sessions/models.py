@@ -323,6 +323,8 @@ class AgentInfo(_Model):
     agent_id: str | None = None
     chat_resume_state: ChatResumeState | None = None
     cwd: str | None = None
+    # silo_nb's: why the session's journal cannot be written right now (full disk…), None when it can.
+    journal_problem: str | None = None
 
 
 class AgentProfileSummary(_Model):

@@ -672,6 +672,17 @@ async def test_panel_command_palette_runs_slash_commands(
     assert "Review the diff" in widget.commands_html.value and "Explain" not in widget.commands_html.value
 
 
+def test_panel_shows_a_journal_problem_until_it_clears(
+    panel: tuple[SessionPanel, list[str]], service: silo_nb.AgentsService, handle: FakeHandle
+) -> None:
+    widget, _runs = panel
+    assert "journal" not in widget.session_html.value
+    service._patch(handle.id, journal_problem="No space left on device <disk>")
+    assert "⚠ journal: No space left on device &lt;disk&gt;" in widget.session_html.value
+    service._patch(handle.id, journal_problem=None)
+    assert "journal" not in widget.session_html.value
+
+
 async def test_panel_status_badge_follows_the_service(
     panel: tuple[SessionPanel, list[str]], service: silo_nb.AgentsService, handle: FakeHandle
 ) -> None:

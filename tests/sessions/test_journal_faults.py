@@ -336,3 +336,26 @@ def test_a_real_file_size_limit_in_a_subprocess(tmp_path: Path) -> None:
     assert result["line_count"] == 41, "one torn fragment, skipped by readers"
     assert len(result["problems"]) == 2 and "File too large" in result["problems"][0]
     assert result["problems"][1] is None
+
+
+async def test_a_full_disk_shows_in_the_session_status_until_it_recovers(
+    workspace: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The failure episode reaches ``AgentInfo.journal_problem`` (what the panel shows), and clears once
+    the buffered lines are on disk; the prompt itself never raises."""
+    svc = workspace.service()
+    seen: list[str | None] = []
+    svc.subscribe(lambda state: seen.append(state[0].journal_problem if state else None))
+    async with await svc.sessions.connect("demo") as handle:
+        monkeypatch.setattr(journal_module, "os", ScriptedOs(*["enospc"] * 50))
+        await handle.prompt([{"type": "text", "text": "hello"}])
+        (info,) = svc.get_state()
+        assert info.journal_problem and "No space left" in info.journal_problem
+        assert handle.journal_problem == info.journal_problem
+        monkeypatch.setattr(journal_module, "os", os)
+        await handle.prompt([{"type": "text", "text": "hello again"}])
+        assert svc.get_state()[0].journal_problem is None
+        path = svc.sessions.journals.path(svc.workspace_id, handle.session_id)
+        prompts = [u.text for u in parse_lines(read_lines(path)) if u.kind == "user_message_chunk"]
+        assert prompts == ["hello", "hello again"]  # nothing accepted was lost
+    assert any(seen)

@@ -374,11 +374,18 @@ class SessionPanel(ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
             name += f" · {esc(info.title)}"
         self.name_html.value = name
         session_id = self.handle.session_id
-        self.session_html.value = (
+        session = (
             f'<span style="{styles.SMALL};{styles.FAINT_TEXT}">session <code>{esc(session_id)}</code></span>'
             if session_id
             else ""
         )
+        problem = info.journal_problem if info is not None else None
+        warning = (
+            f'<span style="{styles.SMALL};{styles.ERROR_TEXT}">⚠ journal: {esc(problem)}</span> '
+            if problem
+            else ""
+        )
+        self.session_html.value = warning + session
 
     def _on_update(self, update: AgentSessionUpdate) -> None:
         if not self.turn_active and not self._closed:
