@@ -3,24 +3,53 @@
 - ``{name}`` / ``{name.attr}`` are filled from the user namespace; unknown names are left as written and
   ``{{``/``}}`` are literal braces. Nothing is evaluated beyond names and attribute access.
 - An attachment is embedded (a ``resource`` block) when the agent accepts embedded context, else written
-  to a file under ``<workspace>/.silo/attachments/`` and sent as a ``resource_link`` the agent can read.
-- A DataFrame is sent as CSV of its first rows (with its shape noted); text as is; anything else as
-  ``repr``.
+  to a file under ``<workspace>/.silo/attachments/<session>/`` and sent as a ``resource_link`` the agent
+  can read. A DataFrame is sent as CSV of its first rows (with its shape noted); text as is; anything
+  else as ``repr``.
+- What ``--file`` may read and send: one regular file (symlinks resolved first) the kernel's user can
+  read, up to :data:`MAX_FILE_BYTES`. Nothing under ``/proc``, ``/sys`` or ``/dev`` (on their file
+  systems, whatever the path says), no FIFO, socket, device or folder: ``/proc/self/environ`` would hand
+  the kernel's secrets to the agent. Embedded (its text sent in the prompt) when the agent accepts that
+  and it is UTF-8 text up to :data:`MAX_EMBED_BYTES`; else sent as a link the agent reads itself. Any
+  other readable file is allowed: the user names it on purpose.
+- Attachment files are private whatever the umask: the folders are 0700, each file is created 0600
+  (``mkstemp`` + ``fchmod``, then renamed over the old one, so a planted symlink is replaced, never
+  followed). They live as long as the session: :func:`discard_attachments` removes the session's
+  folder when it is disposed, unless the user put a ``.keep`` file in it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import logging
+import os
 import re
+import shutil
+import stat
+import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from silo_nb.sessions.errors import AgentSessionInputError
 
-__all__ = ["MAX_EMBED_BYTES", "attachment_blocks", "file_blocks", "interpolate"]
+__all__ = [
+    "MAX_EMBED_BYTES",
+    "MAX_FILE_BYTES",
+    "attachment_blocks",
+    "attachments_folder",
+    "discard_attachments",
+    "file_blocks",
+    "interpolate",
+]
+
+log = logging.getLogger("silo_nb.notebook.attachments")
 
 MAX_EMBED_BYTES = 256 * 1024
+MAX_FILE_BYTES = 1024 * 1024
+KEEP_MARKER = ".keep"
+_PSEUDO_ROOTS = ("/proc", "/sys", "/dev")
 DATAFRAME_ROWS = 50
 _FIELD = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)\}")
 _MISSING = object()
@@ -60,18 +89,71 @@ def _describe(name: str, value: Any) -> tuple[str, str, str]:
     return repr(value), "text/plain", ".txt"
 
 
-def _spill(workspace: Path, name: str, text: str, suffix: str) -> Path:
-    folder = workspace / ".silo" / "attachments"
-    folder.mkdir(parents=True, exist_ok=True)
-    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:10]
+def attachments_folder(workspace: Path, session_id: str | None) -> Path:
+    """Where a session's attachment files go (``None``: the shared folder, never cleaned)."""
+    root = workspace / ".silo" / "attachments"
+    if session_id is None:
+        return root
+    name = re.sub(r"[^A-Za-z0-9_.-]", "_", session_id).lstrip(".") or "_"
+    return root / name
+
+
+def _private_folder(folder: Path) -> None:
+    """``folder`` (and missing parents) as a real 0700 folder whatever the umask."""
+    if not folder.parent.exists():
+        _private_folder(folder.parent)
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(folder, 0o700)
+    info = os.lstat(folder)
+    if not stat.S_ISDIR(info.st_mode):  # a symlink or file planted where our folder goes
+        raise AgentSessionInputError(f"{folder} is not a folder — remove it and try again.")
+    if stat.S_IMODE(info.st_mode) != 0o700 and folder.name != ".silo":
+        os.chmod(folder, 0o700)
+
+
+def _spill(folder: Path, name: str, text: str, suffix: str) -> Path:
+    _private_folder(folder)
+    data = text.encode("utf-8", "backslashreplace")
+    digest = hashlib.sha256(data).hexdigest()[:10]
     path = folder / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', name)}-{digest}{suffix}"
-    path.write_text(text, encoding="utf-8")
+    fd, temporary = tempfile.mkstemp(dir=folder, prefix=".part-", suffix=suffix)
+    try:
+        os.fchmod(fd, 0o600)  # mkstemp asks for 0600 but the umask could only narrow it; say it anyway
+        with os.fdopen(fd, "wb") as stream:
+            stream.write(data)
+        os.replace(temporary, path)  # replaces a symlink at ``path`` itself, never its target
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
     return path
 
 
+def discard_attachments(workspace: Path, session_id: str) -> bool:
+    """Remove a disposed session's attachment files; ``True`` if removed. Never raises.
+
+    A ``.keep`` file in the session's folder keeps them (attachments kept on purpose).
+    """
+    folder = attachments_folder(workspace, session_id)
+    try:
+        if not folder.is_dir() or folder.is_symlink() or (folder / KEEP_MARKER).exists():
+            return False
+        shutil.rmtree(folder)
+        return True
+    except OSError as exc:
+        log.warning("could not remove the attachments in %s: %s", folder, exc)
+        return False
+
+
 def attachment_blocks(
-    names: list[str], namespace: Mapping[str, Any], *, embedded: bool, workspace: Path
+    names: list[str],
+    namespace: Mapping[str, Any],
+    *,
+    embedded: bool,
+    workspace: Path,
+    session_id: str | None = None,
 ) -> list[dict[str, Any]]:
+    """``--attach`` blocks; a variable that is not embedded is written to the session's folder."""
     blocks: list[dict[str, Any]] = []
     for name in names:
         value = _lookup(namespace, name)
@@ -83,28 +165,73 @@ def attachment_blocks(
                 {"type": "resource", "uri": f"silo:variable/{name}", "mime_type": mime, "text": text}
             )
         else:
-            path = _spill(workspace, name, text, suffix)
+            path = _spill(attachments_folder(workspace, session_id), name, text, suffix)
             blocks.append({"type": "resource_link", "uri": path.resolve().as_uri(), "name": path.name})
     return blocks
 
 
+def _size(size: int) -> str:
+    mib = size / 1024 / 1024
+    return f"{mib:.0f} MiB" if mib == int(mib) else f"{size:,} bytes"
+
+
+def _pseudo_devices() -> set[int]:
+    devices: set[int] = set()
+    for root in _PSEUDO_ROOTS:
+        with contextlib.suppress(OSError):
+            devices.add(os.stat(root).st_dev)
+    return devices
+
+
+def _open_regular(raw: str, workspace: Path) -> tuple[Path, int, int]:
+    """(resolved path, open descriptor, size) of the file ``--file raw`` names, or a one-line error."""
+    path = Path(raw).expanduser()
+    if not path.is_absolute():
+        path = workspace / path
+    try:
+        resolved = path.resolve(strict=True)
+    except (OSError, RuntimeError):
+        raise AgentSessionInputError(f"--file {raw}: no such file.") from None
+    text = str(resolved)
+    for root in _PSEUDO_ROOTS:
+        if text == root or text.startswith(root + "/"):
+            raise AgentSessionInputError(
+                f"--file {raw}: {resolved} is under {root} — only regular files can be attached."
+            )
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC  # a FIFO must not block the kernel
+    try:
+        fd = os.open(resolved, flags)
+    except OSError as exc:
+        raise AgentSessionInputError(f"--file {raw}: cannot read it ({exc.strerror or exc}).") from None
+    info = os.fstat(fd)
+    problem = None
+    if not stat.S_ISREG(info.st_mode) or info.st_dev in _pseudo_devices():
+        problem = f"{resolved} is not a regular file — only regular files can be attached."
+    elif info.st_size > MAX_FILE_BYTES:
+        problem = (
+            f"{_size(info.st_size)}, over the {_size(MAX_FILE_BYTES)} limit for --file — "
+            "attach a smaller extract (save the part you need to a file)."
+        )
+    if problem is not None:
+        os.close(fd)
+        raise AgentSessionInputError(f"--file {raw}: {problem}")
+    return resolved, fd, info.st_size
+
+
 def file_blocks(paths: list[str], *, embedded: bool, workspace: Path) -> list[dict[str, Any]]:
+    """``--file`` blocks: regular files only, up to ``MAX_FILE_BYTES`` (see the module notes)."""
     blocks: list[dict[str, Any]] = []
     for raw in paths:
-        path = Path(raw).expanduser()
-        if not path.is_absolute():
-            path = workspace / path
-        if not path.is_file():
-            raise AgentSessionInputError(f"--file {raw}: no such file.")
-        uri = path.resolve().as_uri()
-        size = path.stat().st_size
-        if embedded and size <= MAX_EMBED_BYTES:
-            try:
-                text = path.read_text(encoding="utf-8")
-            except UnicodeDecodeError:
-                blocks.append({"type": "resource_link", "uri": uri, "name": path.name})
-                continue
-            blocks.append({"type": "resource", "uri": uri, "text": text})
-        else:
-            blocks.append({"type": "resource_link", "uri": uri, "name": path.name})
+        path, fd, size = _open_regular(raw, workspace)
+        with os.fdopen(fd, "rb") as stream:
+            data = stream.read(MAX_EMBED_BYTES + 1) if embedded and size <= MAX_EMBED_BYTES else None
+        uri = path.as_uri()
+        link = {"type": "resource_link", "uri": uri, "name": path.name}
+        if data is None or len(data) > MAX_EMBED_BYTES:
+            blocks.append(link)
+            continue
+        try:
+            blocks.append({"type": "resource", "uri": uri, "text": data.decode("utf-8")})
+        except UnicodeDecodeError:
+            blocks.append(link)
     return blocks

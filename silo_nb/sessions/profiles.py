@@ -4,6 +4,11 @@ Search order, later wins per id: the built-in ``demo``; each ``silo/profiles.tom
 ``silo/profiles.json`` on the Jupyter config path, from the most general folder (system) to the most
 specific (the user's); then the file ``$SILO_NB_PROFILES`` (``.toml`` or ``.json`` by suffix).
 A broken file or entry is skipped with a warning and remembered, so "no profile named X" can say why.
+
+- ``command``: a bare name (``npx``) is looked up on PATH when the agent starts; a path with a slash that
+  is relative (``./bin/agent``, ``tools/agent``) is made absolute here, at load time, against the folder
+  of the profile file it is written in (as named, symlinks not resolved), so it never depends on a
+  session's ``cwd`` or the kernel's; ``~`` is expanded.
 """
 
 from __future__ import annotations
@@ -99,6 +104,17 @@ def _read_file(path: Path) -> list[Any]:
     return data
 
 
+def _anchored(profile: AgentProfile, folder: Path) -> AgentProfile:
+    """``profile`` with a relative command path made absolute against its file's ``folder``."""
+    command = os.path.expanduser(profile.command)
+    has_slash = os.sep in command or (os.altsep is not None and os.altsep in command)
+    if not has_slash:
+        return profile  # a bare name: PATH, when the agent starts
+    if not os.path.isabs(command):
+        command = os.path.normpath(os.path.join(os.path.abspath(folder), command))
+    return profile if command == profile.command else profile.model_copy(update={"command": command})
+
+
 def _first_error(exc: ValidationError) -> str:
     error = exc.errors()[0]
     where = ".".join(str(part) for part in error.get("loc", ()))
@@ -120,7 +136,7 @@ def load_profiles(files: Iterable[Path]) -> tuple[dict[str, AgentProfile], list[
             continue
         for index, entry in enumerate(entries):
             try:
-                profile = AgentProfile.model_validate(entry)
+                profile = _anchored(AgentProfile.model_validate(entry), path.parent)
             except ValidationError as exc:
                 ident = entry.get("id") if isinstance(entry, dict) else None
                 problems.append(f"{path}: profile {ident or f'#{index + 1}'}: {_first_error(exc)}")

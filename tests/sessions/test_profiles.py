@@ -393,3 +393,52 @@ def test_connect_timeout_must_be_positive() -> None:
         with pytest.raises(ValueError, match="connect_timeout"):
             AgentProfile(id="x", command="c", connect_timeout=bad)
     assert AgentProfile(id="x", command="c", connect_timeout=0.01).connect_timeout == 0.01
+
+
+# -- relative commands -------------------------------------------------------------------------------
+
+
+def _script(path: Path, says: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"#!/bin/sh\necho {says}\n", encoding="utf-8")
+    path.chmod(0o755)
+
+
+@pytest.mark.parametrize("command", ["./bin/agent", "bin/agent", "tools/../bin/agent"])
+def test_a_relative_command_is_the_profile_files_never_the_sessions_cwd(
+    tmp_path: Path, user_dir: Path, command: str
+) -> None:
+    import anyio
+
+    from silo_nb.acp.process import AgentProcess
+
+    profiles = write_toml(user_dir, toml_profile("local", command=command))
+    _script(profiles.parent / "bin" / "agent", "profile-folder")
+    session_cwd = tmp_path / "project"
+    _script(session_cwd / "bin" / "agent", "decoy-in-cwd")
+    (session_cwd / "tools").mkdir()
+
+    profile = load_profiles([profiles])[0]["local"]
+    assert profile.command == str(profiles.parent / "bin" / "agent")
+
+    async def run() -> bytes:
+        process = await AgentProcess.spawn(profile.command, profile.args, cwd=str(session_cwd))
+        output = await process.stdout.receive()
+        await process.wait(5)
+        return output
+
+    assert anyio.run(run).strip() == b"profile-folder"
+
+
+def test_bare_and_absolute_commands_are_left_alone(user_dir: Path) -> None:
+    profiles = write_toml(
+        user_dir, toml_profile("bare", command="npx") + toml_profile("abs", command="/usr/bin/env")
+    )
+    loaded = load_profiles([profiles])[0]
+    assert loaded["bare"].command == "npx" and loaded["abs"].command == "/usr/bin/env"
+
+
+def test_a_home_relative_command_is_expanded(user_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(user_dir))
+    profiles = write_toml(user_dir, toml_profile("home", command="~/bin/agent"))
+    assert load_profiles([profiles])[0]["home"].command == str(user_dir / "bin" / "agent")

@@ -1,7 +1,10 @@
 """The transcript as GitHub-flavoured Markdown text (``text/markdown``, ``%silo export x.md``).
 
 - No raw HTML of ours; our own inline fields (titles, plan steps, labels) are escaped, including
-  JupyterLab's ``$`` math, and sit on one line. Agent text is kept as the agent wrote it.
+  JupyterLab's ``$`` math, and sit on one line.
+- Agent text keeps its Markdown but carries no active HTML (:func:`inert_markdown`): wherever the
+  Markdown is rendered, even by a renderer with raw HTML on, no tag, comment or event attribute of the
+  agent's becomes HTML and no link or image points anywhere but http/https/mailto or a relative URL.
 - The Markdown stays valid whatever the agent wrote: a fence it left open (a reply cut mid-stream) is
   closed before the next part (:func:`~silo_nb.notebook.render.md_html.unclosed_fence`, from the same
   parser the HTML uses), and our own fences are longer than any backtick run they enclose.
@@ -10,11 +13,17 @@
 
 from __future__ import annotations
 
+import logging
 import re
+from bisect import bisect_right
+
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
 
 from silo_nb.notebook.render import labels
 from silo_nb.notebook.render.code import lexer_for_filename, lexer_for_language
-from silo_nb.notebook.render.md_html import unclosed_fence
+from silo_nb.notebook.render.html import AGENT_MARKDOWN_LIMIT
+from silo_nb.notebook.render.md_html import safe_url, unclosed_fence
 from silo_nb.notebook.transcript import (
     Entry,
     MessageEntry,
@@ -24,9 +33,164 @@ from silo_nb.notebook.transcript import (
     TranscriptState,
 )
 
-__all__ = ["md_header", "transcript_markdown"]
+__all__ = ["inert_markdown", "md_header", "transcript_markdown"]
+
+log = logging.getLogger("silo_nb.notebook.render")
 
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]<>|~&#$])")
+
+
+# -- agent Markdown made inert ---------------------------------------------------------------------
+#
+# How: the source is rewritten, not re-emitted, so the agent's Markdown stays as written. Outside code
+# (fences, indented code, code spans, found by markdown-it-py's own parse), every ``<`` becomes ``&lt;``
+# (no tag, comment, declaration or autolink can start) except an autolink to http/https/mailto, and a
+# ``]`` that starts a link destination or a reference definition whose target is not plainly safe is
+# backslash-escaped (the link is then its text). Both escapes render as the same characters, so
+# escaping too much changes nothing shown: when unsure, escape. Escaping can turn an HTML block or a
+# reference definition into paragraph text, which changes where code starts, so the rewrite repeats
+# until nothing changes; the result is then checked by parsing it with raw HTML enabled, and text
+# that fails the check (never seen) is shown whole in a fence instead. Text longer than the HTML
+# view's AGENT_MARKDOWN_LIMIT is fenced whole too (the HTML shows it plain): parsing it would stall
+# the kernel.
+
+_BLOCKS = MarkdownIt("commonmark", {"html": True}).enable(["table"]).disable(["inline"])
+_CHECK = MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"])
+_CHECK.validateLink = lambda url: True  # type: ignore[method-assign]  # see every link, then judge it
+_SPECIAL = re.compile(r"[\\`<\]]")
+_SAFE_AUTOLINK = re.compile(r"<(?:[Hh][Tt][Tt][Pp][Ss]?://|[Mm][Aa][Ii][Ll][Tt][Oo]:)[^\s<>`\\&]*>")
+_DESTINATION = re.compile(r"[ \t]*<?([^\s<>]*)")
+_PUNCTUATION = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
+_BACKTICKS = re.compile(r"`+")
+_ROUNDS = 6
+
+
+def _safe_destination(text: str, start: int) -> bool:
+    """Whether the link target starting at ``text[start]`` is plainly http/https/mailto or relative."""
+    match = _DESTINATION.match(text, start)
+    assert match is not None  # the pattern matches the empty string
+    target = match.group(1)
+    # An entity or escape could spell a scheme; a target on the next line is not looked for: unsafe.
+    return bool(target) and not re.search(r"[\\&]", target) and safe_url(target)
+
+
+def _neutralise_span(text: str, code_spans: bool) -> str:
+    """One stretch of inline text with HTML and unsafe link targets escaped; code spans kept."""
+    runs: dict[int, list[int]] = {}
+    if code_spans:
+        for run in _BACKTICKS.finditer(text):
+            runs.setdefault(len(run.group(0)), []).append(run.start())
+    out: list[str] = []
+    done = 0
+    position = 0
+    while (match := _SPECIAL.search(text, position)) is not None:
+        i = match.start()
+        char = text[i]
+        if char == "\\":
+            position = i + 2 if text[i + 1 : i + 2] in _PUNCTUATION else i + 1
+            continue
+        if char == "`":
+            opener = _BACKTICKS.match(text, i)
+            assert opener is not None
+            length = opener.end() - i
+            starts = runs.get(length, [])
+            later = bisect_right(starts, i)
+            position = starts[later] + length if code_spans and later < len(starts) else i + length
+            continue
+        if char == "<":
+            autolink = _SAFE_AUTOLINK.match(text, i)
+            if autolink is not None:
+                position = autolink.end()
+                continue
+            out += [text[done:i], "&lt;"]
+        else:  # "]": a link destination or a reference definition follows?
+            follower = text[i + 1 : i + 2]
+            if follower not in ("(", ":") or _safe_destination(text, i + 2):
+                position = i + 1
+                continue
+            out += [text[done:i], "\\]"]
+        done = position = i + 1
+    out.append(text[done:])
+    return "".join(out)
+
+
+def _table_row(line: str) -> str:
+    """A table row: code spans cannot cross cells (cells are split first), so each cell is scanned."""
+    cells = re.split(r"(?<!\\)(\|)", line)
+    return "".join(cell if cell == "|" else _neutralise_span(cell, True) for cell in cells)
+
+
+def _rewrite(text: str) -> str:
+    lines = text.split("\n")
+    kinds: list[str] = ["text"] * len(lines)  # text: scanned without code spans (escape all)
+    spans: dict[int, int] = {}
+    table_rows: set[int] = set()
+    for token in _BLOCKS.parse(text):
+        if token.map is None:
+            continue
+        start, end = token.map
+        if token.type in ("fence", "code_block"):
+            kinds[start:end] = ["code"] * (end - start)
+        elif token.type == "table_open":
+            table_rows.update(range(start, end))
+        elif token.type == "inline" and start not in table_rows:
+            spans[start] = max(spans.get(start, start), end)
+    out: list[str] = []
+    index = 0
+    while index < len(lines):
+        if kinds[index] == "code":
+            out.append(lines[index])
+            index += 1
+        elif index in table_rows:
+            out.append(_table_row(lines[index]))
+            index += 1
+        elif index in spans:
+            end = spans[index]
+            out.append(_neutralise_span("\n".join(lines[index:end]), True))
+            index = end
+        else:
+            out.append(_neutralise_span(lines[index], False))
+            index += 1
+    return "\n".join(out)
+
+
+def _inert(tokens: list[Token]) -> bool:
+    for token in tokens:
+        if token.type in ("html_block", "html_inline"):
+            return False
+        for name in ("href", "src"):
+            url = token.attrs.get(name)
+            if url is not None and url != "" and not safe_url(str(url)):
+                return False
+        if token.children and not _inert(token.children):
+            return False
+    return True
+
+
+def inert_markdown(text: str) -> str:
+    """Agent Markdown with no active HTML: raw HTML shown as text, unsafe links as their text.
+
+    Code spans and code blocks stay verbatim; everything else renders as the agent wrote it. Checked
+    against markdown-it-py with raw HTML enabled; text that would fail the check, or longer than
+    ``AGENT_MARKDOWN_LIMIT``, is fenced whole.
+    """
+    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\0", "\ufffd")
+    if len(text) > AGENT_MARKDOWN_LIMIT:
+        return "\n".join(_md_fence(text))
+    try:
+        for _ in range(_ROUNDS):
+            rewritten = _rewrite(text)
+            if rewritten == text:
+                break
+            text = rewritten
+        else:
+            raise ValueError("the rewrite did not settle")
+        if _inert(_CHECK.parse(text)):
+            return text
+        raise ValueError("active HTML left after the rewrite")
+    except Exception:  # never raise into a render; a fence is inert whatever it holds
+        log.exception("agent Markdown could not be made inert; shown as code")
+        return "\n".join(_md_fence(text))
 
 
 def _md_escape(text: str) -> str:
@@ -51,8 +215,8 @@ def _md_fence(text: str, info: str = "") -> list[str]:
 
 
 def _md_balanced(text: str) -> str:
-    """Markdown text with a fence it left open closed (streaming replies stop mid-block)."""
-    text = text.rstrip()
+    """Agent Markdown made inert, with a fence it left open closed (streaming replies stop mid-block)."""
+    text = inert_markdown(text.rstrip()).rstrip()
     closer = unclosed_fence(text)
     return f"{text}\n{closer}" if closer else text
 

@@ -1,0 +1,172 @@
+"""The Markdown transcript (``text/markdown``, ``%silo export x.md``) carries no active HTML from the agent.
+
+The produced Markdown is rendered the worst way (markdown-it-py with raw HTML *enabled*, GFM tables),
+and the HTML must hold no tag we did not expect, no event attribute, no script/data/javascript URL.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Any
+
+import pytest
+from markdown_it import MarkdownIt
+
+from silo_nb.notebook.render import transcript_markdown
+from silo_nb.notebook.render.html import AGENT_MARKDOWN_LIMIT
+from silo_nb.notebook.render.markdown import inert_markdown
+from silo_nb.notebook.transcript import TranscriptState, fold_all
+from silo_nb.sessions.models import AgentSessionUpdate
+from silo_nb.sessions.parse import parse_update
+
+HOSTILE = [
+    "<script>alert(1)</script>",
+    "hi <img src=x onerror=alert(2)> there",
+    '<a href="javascript:alert(3)">click</a>',
+    "[click](javascript:alert(4))",
+    "[click][r]\n\n[r]: javascript:alert(5)",
+    "[click][r]\n\n[r]:\n  javascript:alert(5)",
+    "<javascript:alert(6)>",
+    "[x](data:text/html;base64,PHNjcmlwdD5hbGVydCg3KTwvc2NyaXB0Pg==)",
+    "![pic](data:image/svg+xml;base64,PHN2ZyBvbmxvYWQ9YWxlcnQoOCk+)",
+    "<!-- a comment --> and <?php echo 1; ?> and <![CDATA[x]]> and <!DOCTYPE html>",
+    "<svg onload=alert(9)>",
+    "<div>\n\n**bold** <b onclick=alert(10)>x</b>\n\n</div>",
+    "[x](<javascript:alert(11)>)",
+    "[x](java&#115;cript:alert(12)) [y](javascript&#58;alert(12))",
+    "[x](JaVaScRiPt:alert(13)) [y](  vbscript:alert(13))",
+    "[r\n]: javascript:alert(14)\n\n[r]",
+    "[r]: javascript:alert(15)\n    <script>alert(15)</script>",
+    "<div>\n```\n<script>alert(16)</script>\n```\n</div>",
+    "| a | b |\n|---|---|\n| ` | <script>alert(17)</script> | ` |",
+    "> quoted <iframe src=javascript:alert(18)>\n> [q](javascript:alert(18))",
+    "- item <style>*{x:y}</style>\n  - [n](file:///etc/passwd)",
+    "`open span <script>alert(19)</script>",
+    "\\<script>alert(20)</script> and \\\\<script>alert(20)</script>",
+    "text\n```\nunclosed <script>inside a fence is code</script>",
+]
+
+_TAG = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9]*)([^<>]*)>")
+# What CommonMark + tables produce from Markdown, and nothing else.
+_OUR_TAGS = {
+    "p", "em", "strong", "code", "pre", "a", "img", "ul", "ol", "li", "blockquote", "h1", "h2", "h3",
+    "h4", "h5", "h6", "hr", "br", "table", "thead", "tbody", "tr", "th", "td", "s",
+}  # fmt: skip
+
+
+def render_worst_case(markdown: str) -> str:
+    """HTML as a careless renderer makes it: raw HTML on, every link kept."""
+    md = MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"])
+    md.validateLink = lambda url: True  # type: ignore[method-assign]
+    return md.render(markdown)
+
+
+def assert_inert(html: str) -> None:
+    lowered = html.lower()
+    assert "<script" not in lowered and "<svg" not in lowered and "<!--" not in lowered, html
+    assert "<?" not in html and "<!" not in html, html
+    for match in _TAG.finditer(html):
+        assert match.group(2).lower() in _OUR_TAGS, match.group(0)
+        attrs = match.group(3)
+        assert not re.search(r"\son\w+\s*=", attrs, re.IGNORECASE), match.group(0)
+        for url in re.findall(r'(?:href|src)="([^"]*)"', attrs):
+            scheme = re.match(r"^([^/?#]*):", url)
+            assert scheme is None or scheme.group(1).lower() in ("http", "https", "mailto"), match.group(0)
+
+
+def wire(session_update: str, /, **fields: Any) -> AgentSessionUpdate:
+    update = parse_update({"sessionUpdate": session_update, **fields})
+    assert update is not None
+    return update
+
+
+def hostile_state(reply: str) -> TranscriptState:
+    chunk = {"type": "text", "text": reply}
+    return fold_all(
+        [
+            wire("user_message_chunk", messageId="u", content=chunk),
+            wire("agent_thought_chunk", messageId="t", content=chunk),
+            wire("agent_message_chunk", messageId="m", content=chunk),
+            wire(
+                "tool_call",
+                toolCallId="x",
+                kind="execute",
+                title="run",
+                content=[{"type": "content", "content": {"type": "text", "text": "# out\n" + reply}}],
+            ),
+        ],
+        TranscriptState(),
+    )
+
+
+@pytest.mark.parametrize("reply", HOSTILE)
+def test_the_transcript_markdown_has_no_active_html(reply: str) -> None:
+    markdown = transcript_markdown(hostile_state(reply), title="T")
+    assert_inert(render_worst_case(markdown))
+
+
+def test_all_of_it_at_once() -> None:
+    markdown = transcript_markdown(hostile_state("\n\n".join(HOSTILE)))
+    assert_inert(render_worst_case(markdown))
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "Use `<b>` for bold; ``a ` <i> b``.",
+        "```html\n<script>alert(1)</script>\n[x](javascript:y)\n```",
+        "    <indented code> [x](javascript:y)",
+        "~~~\n<div onclick=x>\n~~~",
+    ],
+)
+def test_code_spans_and_blocks_stay_verbatim(source: str) -> None:
+    assert inert_markdown(source) == source
+
+
+def test_markdown_and_safe_links_are_kept() -> None:
+    source = (
+        "# Title\n\n**bold** _it_ [site](https://example.com) [mail](mailto:a@b.c) [rel](docs/a.md#x)"
+        " ![img](https://example.com/a.png) <https://example.com/auto>\n\n[r]: https://example.com/r\n\n[ref][r]"
+    )
+    out = inert_markdown(source)
+    assert out == source
+    html = render_worst_case(out)
+    for url in ("https://example.com", "mailto:a@b.c", "docs/a.md#x", "https://example.com/auto"):
+        assert f'href="{url}"' in html
+    assert 'href="https://example.com/r"' in html and 'src="https://example.com/a.png"' in html
+
+
+def test_unsafe_links_become_their_text_and_html_shows_as_text() -> None:
+    html = render_worst_case(inert_markdown("[click me](javascript:alert(1)) <b>bold</b>"))
+    assert "click me" in html and "<a" not in html
+    assert "&lt;b&gt;bold&lt;/b&gt;" in html
+
+
+def test_idempotent_and_fences_stay_balanced() -> None:
+    for reply in HOSTILE:
+        once = inert_markdown(reply)
+        assert inert_markdown(once) == once, reply
+    markdown = transcript_markdown(hostile_state(HOSTILE[-1]))
+    assert "unclosed <script>inside a fence is code</script>" in markdown  # verbatim, as code
+    assert_inert(render_worst_case(markdown))
+
+
+def test_pathological_replies_cost_little() -> None:
+    reply = "<b>x</b> `code` [a](javascript:b) *" * 1_500 + "\n\n" + "[" * 40_000
+    assert len(reply) < AGENT_MARKDOWN_LIMIT
+    started = time.perf_counter()
+    out = inert_markdown(reply)
+    elapsed = time.perf_counter() - started
+    assert "<b>" not in out and out.count("&lt;b>") == 1_500 and out.count("`code`") == 1_500
+    assert_inert(render_worst_case(out))
+    assert elapsed < 2.0, elapsed
+
+
+def test_replies_over_the_html_limit_are_fenced_whole() -> None:
+    reply = "<b>x</b> [a](javascript:b) " * (AGENT_MARKDOWN_LIMIT // 20)
+    started = time.perf_counter()
+    out = inert_markdown(reply)
+    assert time.perf_counter() - started < 0.5
+    assert out == f"```\n{reply}\n```"
+    assert_inert(render_worst_case(out))
