@@ -17,6 +17,7 @@ from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import CapturedIO, capture_output
 
 import silo_nb
+from silo_nb.notebook.attachments import attachments_folder
 from silo_nb.notebook.magics import NotebookSession
 from silo_nb.notebook.magics import prompt as prompt_module
 from silo_nb.notebook.magics import silo as silo_module
@@ -131,6 +132,28 @@ async def test_command_cell_and_attachments(shell: InteractiveShell, workspace: 
     captured, result = await run(shell, "%%prompt --attach df note --file data.txt\nlook at these")
     assert result.success, result.error_in_exec
     assert "3 attachment" in final_bundle(captured).data["text/markdown"]
+
+
+async def test_spilled_attachments_are_private_and_go_with_disconnect(
+    shell: InteractiveShell, workspace: Workspace
+) -> None:
+    """An agent without embedded context gets attachments as files: 0600 in a 0700 per-session folder,
+    removed by ``%silo disconnect`` (not by a reconnect, whose earlier prompts may point at them)."""
+    workspace.add_profiles(demo_agent("plain", "--no-embedded-context"))
+    shell._silo_nb = NotebookSession(shell, workspace.service())
+    await run(shell, "%silo connect plain")
+    session_id = shell.user_ns["plain"].session_id
+    shell.user_ns["note"] = "remember the ice"
+    _, result = await run(shell, "%%prompt --attach note\nread this")
+    assert result.success, result.error_in_exec
+    folder = attachments_folder(workspace.folder, session_id)
+    (spilled,) = list(folder.iterdir())
+    assert spilled.read_text() == "remember the ice"
+    assert spilled.stat().st_mode & 0o777 == 0o600 and folder.stat().st_mode & 0o777 == 0o700
+    await run(shell, "%silo connect plain")  # a reconnect keeps them
+    assert spilled.exists()
+    await run(shell, "%silo disconnect plain")
+    assert not folder.exists()
 
 
 async def test_errors_are_one_line(shell: InteractiveShell, workspace: Workspace) -> None:

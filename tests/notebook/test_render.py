@@ -370,10 +370,12 @@ def test_huge_diff_is_cut() -> None:
 
 def test_markdown_parts() -> None:
     markdown = transcript_markdown(full_state(), meta="restored from journal")
-    assert markdown.startswith("**Notes session**\n\n> **You:**\n> Fix <notes> & 'quotes'\n> second line\n")
+    assert markdown.startswith(
+        "**Notes session**\n\n> **You:**\n> Fix &lt;notes> & 'quotes'\n> second line\n"
+    )
     assert "> _Thinking:_\n> I should *read* the file first." in markdown
     assert "<details" not in markdown
-    assert "## Done\n\nI fixed **notes.md** <script>" in markdown  # agent text as is
+    assert "## Done\n\nI fixed **notes.md** &lt;script>" in markdown  # agent Markdown kept, its HTML as text
     assert "- [x] Read the notes _(high)_" in markdown
     assert "- [ ] Edit the notes _(in progress, medium)_" in markdown
     assert "- [ ] Report back _(low)_" in markdown

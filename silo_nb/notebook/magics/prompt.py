@@ -59,7 +59,9 @@ async def run_prompt(
     text = interpolate(body.rstrip("\n"), shell.user_ns)
     embedded = handle.prompt_capabilities.embedded_context
     try:
-        extra = attachment_blocks(args.attach, shell.user_ns, embedded=embedded, workspace=workspace)
+        extra = attachment_blocks(
+            args.attach, shell.user_ns, embedded=embedded, workspace=workspace, session_id=handle.session_id
+        )
         extra += file_blocks(args.file, embedded=embedded, workspace=workspace)
     except ValueError as exc:
         raise UsageError(one_line(exc)) from None

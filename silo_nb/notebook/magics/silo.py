@@ -24,6 +24,7 @@ from IPython.core.error import UsageError
 
 from silo_nb.notebook import turns
 from silo_nb.notebook._display import display, update_display
+from silo_nb.notebook.attachments import discard_attachments
 from silo_nb.notebook.magics.args import argument, magic_arguments, one_line, parse, split, summary, usage
 from silo_nb.notebook.magics.connections import Connection, NotebookSession
 from silo_nb.notebook.magics.prompt import palette_run, run_prompt
@@ -220,12 +221,14 @@ def _panel(session: NotebookSession, connection: Connection, handle: AgentSessio
 @magic_arguments("silo disconnect")
 @argument("name", metavar="NAME", help="the connection")
 async def _disconnect(session: NotebookSession, args: argparse.Namespace) -> None:
-    """Disconnect and dispose of the session (its journal stays)."""
+    """Disconnect and dispose of the session (its journal stays; its attachment files go)."""
     connection = session.connection(args.name)
     handle = connection.handle
     session.drop(connection)
     if handle is not None:
         await handle.aclose()
+        # Only here: a reconnect resumes the same session, whose earlier prompts may point at these files.
+        discard_attachments(session.service.workspace_folder, handle.session_id)
     print(f"disconnected {args.name}")
 
 
