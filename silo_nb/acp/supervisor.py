@@ -91,6 +91,16 @@ class Supervisor:
         self.agent_pid = 0
         self.agent_status: int | None = None  # as os.waitstatus_to_exitcode: -N for signal N
         self.pending: list[int] = []
+        self.wake_read = -1  # the signal wakeup pipe: readable when a child exits (SIGCHLD)
+
+    def pause(self, seconds: float) -> None:
+        """Wait up to ``seconds``, returning early when a child exits (not a process, just this one)."""
+        if self.wake_read < 0:
+            select.select([], [], [], seconds)
+            return
+        select.select([self.wake_read], [], [], seconds)
+        with contextlib.suppress(OSError):
+            os.read(self.wake_read, 4096)
 
     def report(self, line: str) -> None:
         if self.lifeline is not None:
@@ -125,10 +135,10 @@ class Supervisor:
             self.reap()
             if not descendants():
                 return
-            time.sleep(0.02)
+            self.pause(0.02)
         for _ in range(50):  # a process may fork while we kill: repeat until none is left
             self.signal_tree(signal.SIGKILL)
-            time.sleep(0.005)
+            self.pause(0.005)
             self.reap()
             if not descendants():
                 return
@@ -136,9 +146,12 @@ class Supervisor:
     def run(self) -> int:
         problem = _prctl(PR_SET_CHILD_SUBREAPER, 1)
         if problem is not None:
-            self.report(f"log PR_SET_CHILD_SUBREAPER unavailable ({problem}): descendants of the agent "
-                        "that leave its process group may outlive it")
+            self.report(
+                f"log PR_SET_CHILD_SUBREAPER unavailable ({problem}): descendants of the agent "
+                "that leave its process group may outlive it"
+            )
         wake_read, wake_write = os.pipe()
+        self.wake_read = wake_read
         os.set_blocking(wake_read, False)
         os.set_blocking(wake_write, False)
         signal.set_wakeup_fd(wake_write)
@@ -146,7 +159,7 @@ class Supervisor:
         for sig in FORWARDED:
             signal.signal(sig, lambda sig, _frame: self.pending.append(sig))
         try:
-            agent = subprocess.Popen(self.argv, start_new_session=True, preexec_fn=_die_with_parent)
+            agent = subprocess.Popen(self.argv, start_new_session=True, preexec_fn=_die_with_parent)  # noqa: PLW1509 - one thread
         except OSError as exc:
             self.report(f"error {exc.errno or 0} {exc.strerror or exc}")
             return 127
