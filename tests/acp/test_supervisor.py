@@ -24,10 +24,19 @@ import pytest
 
 from silo_nb.acp import SubprocessTransport
 from silo_nb.acp import process as acp_process
-from tests.conftest import AGENTS, pid_alive
+from tests.conftest import AGENTS
+from tests.conftest import pid_alive as _pid_alive
 
 TREE_AGENT = str(AGENTS / "tree_agent.py")
 DEATH_DEADLINE = 5.0
+
+
+def pid_alive(pid: int) -> bool:
+    # conftest's helper reads /proc/PID/stat after kill(pid, 0): a process exiting in between raises.
+    try:
+        return _pid_alive(pid)
+    except (ProcessLookupError, FileNotFoundError):
+        return False
 
 
 def _wait_all_dead(pids: list[int], deadline: float = DEATH_DEADLINE) -> tuple[list[int], float]:
@@ -160,3 +169,42 @@ async def test_sigterm_to_the_supervisor_reaches_the_agent() -> None:
         assert await transport.process.wait(10) == -15
         assert [pid for pid in tree if pid_alive(pid)] == []
         await transport.aclose()
+
+
+def test_supervisor_runs_as_a_module_and_exits_as_the_agent_did() -> None:
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2]))
+    module = [sys.executable, "-m", "silo_nb.acp.supervisor", "--"]
+    code = subprocess.run(
+        [*module, sys.executable, "-c", "import sys; sys.exit(7)"], check=False, env=env, timeout=30
+    )
+    assert code.returncode == 7
+    killed = subprocess.run(
+        [*module, sys.executable, "-c", "import os; os.kill(os.getpid(), 9)"],
+        check=False,
+        env=env,
+        timeout=30,
+    )
+    assert killed.returncode == -9
+    usage = subprocess.run(module[:-1], check=False, env=env, capture_output=True, text=True, timeout=30)
+    assert usage.returncode == 1 and "usage:" in usage.stderr
+
+
+def test_prctl_failure_is_reported_not_raised() -> None:
+    from silo_nb.acp import supervisor
+
+    assert supervisor._prctl(supervisor.PR_SET_CHILD_SUBREAPER, 1) is None or not sys.platform.startswith(
+        "linux"
+    )
+    assert supervisor._prctl(999_999, 0) == os.strerror(22)  # EINVAL: an unknown option
+
+
+async def test_an_agent_that_cannot_be_executed_is_reported_by_the_supervisor(tmp_path: Path) -> None:
+    junk = tmp_path / "not-a-program"
+    junk.write_bytes(b"\x00\x01 not an executable format")
+    junk.chmod(0o755)
+    began = time.monotonic()
+    with pytest.raises(
+        acp_process.AgentSpawnError, match=r'^could not run ".*not-a-program": Exec format error$'
+    ):
+        await SubprocessTransport.spawn(str(junk), [])
+    assert time.monotonic() - began < 5
