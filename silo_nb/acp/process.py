@@ -7,24 +7,33 @@
   ``PATH``) and exec'd with an argv list.
 - The child gets the kernel's full environment with the profile's ``env`` laid over it (agents need
   their API keys, proxies and XDG dirs; a trimmed environment loses them).
-- The child leads its own process group (``start_new_session``), so shutdown can reach grandchildren
-  such as the ``node`` an ``npx`` wrapper starts.
+- The agent runs under ``supervisor.py`` (a small stdlib-only process, see its docstring): it leads its
+  own process group, so shutdown can reach grandchildren such as the ``node`` an ``npx`` wrapper starts,
+  and the supervisor (a child subreaper) kills the whole tree — also ``setsid()`` descendants — when the
+  agent exits, when told to stop, or when the kernel dies (the lifeline socket closes; stdin EOF is not
+  enough: some agents ignore it). ``pid`` is the agent's, and the supervisor exits as the agent did, so
+  callers see the agent's exit code.
 - stderr is drained continuously into a bounded ring (a full pipe would block the agent); its tail goes
   into error messages.
-- Shutdown: close stdin → wait → SIGTERM the group → wait → SIGKILL the group.
+- Shutdown: close stdin → wait → SIGTERM the group → wait → SIGKILL the group and close the lifeline
+  (the supervisor sweeps what is left) → wait for the supervisor.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import os
 import shutil
 import signal
+import socket
 import subprocess
+import sys
 import weakref
 from collections import deque
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream, Process
@@ -37,6 +46,9 @@ STDERR_RING_LINES = 200
 STDERR_LINE_CHARS = 2000
 TERM_GRACE_SECONDS = 2.0
 STDIN_CLOSE_GRACE_SECONDS = 2.0
+SWEEP_GRACE_SECONDS = 1.0  # the supervisor's SIGTERM → SIGKILL grace for leftovers of an exited agent
+SUPERVISOR_START_TIMEOUT = 10.0
+SUPERVISOR = str(Path(__file__).resolve().parent / "supervisor.py")
 
 _LIVE: weakref.WeakSet[AgentProcess] = weakref.WeakSet()
 
@@ -48,10 +60,15 @@ class AgentSpawnError(Exception):
 class AgentProcess:
     """A running agent. Create with :meth:`spawn` inside the event loop."""
 
-    def __init__(self, process: Process, argv: Sequence[str]) -> None:
+    def __init__(
+        self, process: Process, argv: Sequence[str], pid: int, lifeline: socket.socket | None = None
+    ) -> None:
         self._process = process
         self.argv = tuple(argv)
-        self.pid = process.pid
+        self.pid = pid
+        """The agent's own pid (it leads its process group)."""
+        self.supervisor_pid = process.pid
+        self._lifeline = lifeline  # closing it tells the supervisor to kill the whole tree
         self._stderr_lines: deque[str] = deque(maxlen=STDERR_RING_LINES)
         self._stderr_partial = ""
         self._closing = False
@@ -74,19 +91,33 @@ class AgentProcess:
                 f'command "{command}" was not found on PATH — install it or fix the profile\'s command'
             )
         argv = [resolved, *args]
+        ours, theirs = socket.socketpair()
         try:
             process = await anyio.open_process(
-                argv,
+                [*_supervisor_argv(theirs.fileno()), "--", *argv],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 cwd=cwd,
                 env=child_env,
                 start_new_session=True,
+                pass_fds=(theirs.fileno(),),
             )
         except OSError as exc:
+            ours.close()
             raise AgentSpawnError(f'could not run "{command}": {exc.strerror or exc}') from exc
-        return cls(process, argv)
+        finally:
+            theirs.close()
+        try:
+            pid = await _read_agent_pid(ours, process)
+        except AgentSpawnError as exc:
+            ours.close()
+            with contextlib.suppress(ProcessLookupError):
+                process.kill()
+            with anyio.move_on_after(TERM_GRACE_SECONDS):
+                await process.aclose()
+            raise AgentSpawnError(f'could not run "{command}": {exc}') from None
+        return cls(process, argv, pid, ours)
 
     # -- streams ----------------------------------------------------------------------------------
 
@@ -156,7 +187,7 @@ class AgentProcess:
         return message + (":\n" + "\n".join(tail) if tail else "")
 
     async def terminate(self) -> None:
-        """Close stdin, then SIGTERM and finally SIGKILL the whole group. Idempotent."""
+        """Close stdin, then SIGTERM and finally SIGKILL the whole tree. Idempotent."""
         self._closing = True
         with contextlib.suppress(Exception):
             await self.stdin.aclose()
@@ -168,24 +199,35 @@ class AgentProcess:
                     await anyio.sleep(0.05)
         if self._group_alive():
             self._signal_group(signal.SIGKILL)
-        await self.wait(TERM_GRACE_SECONDS)
+        self._close_lifeline()  # the supervisor sweeps setsid descendants, then exits as the agent did
+        if await self.wait(TERM_GRACE_SECONDS + SWEEP_GRACE_SECONDS + 1.0) is None:
+            log.warning("supervisor %d of agent %d did not exit; killing it", self.supervisor_pid, self.pid)
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.supervisor_pid, signal.SIGKILL)
+            await self.wait(TERM_GRACE_SECONDS)
         _LIVE.discard(self)
 
     def kill_now(self) -> None:
-        """SIGKILL the group at once, without awaiting (interpreter exit, no running loop)."""
+        """SIGKILL the group and tell the supervisor to kill the rest, without awaiting (no loop needed)."""
         self._closing = True
         self._signal_group(signal.SIGKILL)
+        self._close_lifeline()
         _LIVE.discard(self)
 
+    def _close_lifeline(self) -> None:
+        if self._lifeline is not None:
+            self._lifeline.close()
+            self._lifeline = None
+
     def _group_alive(self) -> bool:
+        """Whether the supervisor, or any running member of the agent's group, is left."""
         if self._process.returncode is None:
             return True
         try:
             os.killpg(self.pid, 0)
         except (ProcessLookupError, PermissionError):
             return False
-        # killpg also finds zombies: an orphaned grandchild we signalled stays one until init reaps it,
-        # which can take seconds. A zombie holds nothing and cannot be killed, so only running members
+        # killpg also finds zombies: a zombie holds nothing and cannot be killed, so only running members
         # count (where /proc tells us; elsewhere any member does).
         running = _running_group_members(self.pid)
         return running is None or running > 0
@@ -196,6 +238,39 @@ class AgentProcess:
         except (ProcessLookupError, PermissionError):
             return
         log.debug("sent %s to agent group %d", sig.name, self.pid)
+
+
+def _supervisor_argv(lifeline_fd: int) -> list[str]:
+    # -I -S: no site, no user paths, no PYTHON* variables: a fast, predictable start (stdlib only).
+    grace = str(SWEEP_GRACE_SECONDS)
+    return [sys.executable, "-I", "-S", SUPERVISOR, "--lifeline", str(lifeline_fd), "--grace", grace]
+
+
+async def _read_agent_pid(lifeline: socket.socket, process: Process) -> int:
+    """The supervisor's report on the lifeline: the agent's pid, or why it could not start it."""
+    lifeline.setblocking(False)
+    loop = asyncio.get_running_loop()
+    buffer = b""
+    with anyio.move_on_after(SUPERVISOR_START_TIMEOUT):
+        while True:
+            line, newline, rest = buffer.partition(b"\n")
+            if not newline:
+                chunk = await loop.sock_recv(lifeline, 4096)
+                if not chunk:
+                    code = await process.wait()
+                    raise AgentSpawnError(
+                        f"the agent's supervisor exited with code {code} before starting it"
+                    )
+                buffer += chunk
+                continue
+            buffer = rest
+            kind, _, text = line.decode("utf-8", "replace").partition(" ")
+            if kind == "pid":
+                return int(text)
+            if kind == "error":
+                raise AgentSpawnError(text.partition(" ")[2])  # "error ERRNO STRERROR"
+            log.warning("agent supervisor: %s", text)
+    raise AgentSpawnError(f"the agent's supervisor did not start it within {SUPERVISOR_START_TIMEOUT:g} s")
 
 
 def _running_group_members(pgid: int) -> int | None:
