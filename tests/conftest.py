@@ -40,8 +40,11 @@ def pid_alive(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    with open(f"/proc/{pid}/stat") as proc_stat:
-        return proc_stat.read().split()[2] != "Z"
+    try:
+        with open(f"/proc/{pid}/stat") as proc_stat:
+            return proc_stat.read().split()[2] != "Z"
+    except (ProcessLookupError, FileNotFoundError):  # it exited between the two looks
+        return False
 
 
 def raw_agent(mode: str, **extra: Any) -> dict[str, Any]:
