@@ -31,9 +31,10 @@ import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from silo_nb.sessions import _journal_lock
 from silo_nb.sessions.models import AgentSessionUpdate
 from silo_nb.sessions.parse import journal_line_to_update
-from silo_nb.sessions.storage import ensure_private_dir, journal_path
+from silo_nb.sessions.storage import decode_session_id, ensure_private_dir, journal_path
 
 __all__ = ["FLUSH_DELAY_SECONDS", "JournalFiles", "JournalWriter", "encode_line", "parse_lines", "read_lines"]
 
@@ -322,11 +323,14 @@ class JournalFiles:
 
     Reads go through here so a live session's buffered lines are flushed first; a handle hands its
     writer back (``_release_writer``) when it closes.
+    A writer holds the journal's write lock (``_journal_lock``): a second process connecting to the
+    same session is refused, so two kernels never interleave one journal.
     """
 
     def __init__(self, data_dir: Path) -> None:
         self.data_dir = data_dir
         self._live: dict[Path, JournalWriter] = {}
+        self._locked: set[Path] = set()  # journals this service holds the write lock of
         self._released: set[Path] = set()  # writers the session closed that still hold unwritten lines
 
     def path(self, workspace_id: str, session_id: str) -> Path:
@@ -348,11 +352,14 @@ class JournalFiles:
     def writer(self, path: Path, seed: list[str], *, rewrite: bool = False) -> JournalWriter:
         """A writer on ``path`` seeded with ``seed`` (``rewrite``: the file becomes exactly ``seed``).
         A closed writer on the same file whose lines are not on disk yet hands them over."""
+        if path not in self._locked:
+            _journal_lock.acquire(path, decode_session_id(path.stem) or path.stem)
+            self._locked.add(path)
         writer = JournalWriter(path, seed)
         old = self._live.get(path)
         if old is not None and path in self._released and not rewrite:
             writer._take_over(old)  # only a closed one: a writer still in use keeps its lines
-        self._forget(path)
+        self._forget(path, unlock=False)
         self._live[path] = writer
         if rewrite:
             writer.replace_lines(seed)
@@ -371,9 +378,12 @@ class JournalFiles:
             return
         self._forget(writer.path)
 
-    def _forget(self, path: Path) -> None:
+    def _forget(self, path: Path, *, unlock: bool = True) -> None:
         self._live.pop(path, None)
         self._released.discard(path)
+        if unlock and path in self._locked:
+            self._locked.discard(path)
+            _journal_lock.release(path)
 
     def discard(self, path: Path) -> None:
         live = self._live.get(path)

@@ -7,6 +7,7 @@ Agents are in-process scripted ones (``tests/agents/scripted.py``): the behaviou
 from __future__ import annotations
 
 import json
+import sys
 import time
 from typing import Any
 
@@ -141,3 +142,51 @@ async def test_a_load_that_replays_nothing_keeps_the_journal(workspace: Workspac
     after = journal(svc, old_id)
     assert after[:2] == before  # the conversation is still there, byte for byte
     assert [line["kind"] for line in after[2:]] == ["available_commands_update"]
+
+
+HOLDER = """
+import sys, time
+from pathlib import Path
+from silo_nb.sessions.journal import JournalFiles
+files = JournalFiles(Path(sys.argv[1]))
+writer = files.writer(files.path(sys.argv[2], sys.argv[3]), [])
+print("holding", flush=True)
+time.sleep(60)
+"""
+
+
+async def test_a_second_kernel_on_the_same_session_is_refused_and_the_journal_is_intact(
+    workspace: Workspace,
+) -> None:
+    """Issue 8, item 9: two kernels on one session would interleave one journal; the second is refused."""
+    svc = workspace.service()
+    async with await svc.sessions.connect("demo") as handle:
+        await handle.prompt([{"type": "text", "text": "hello"}])
+        session_id = handle.session_id
+    path = svc.sessions.journals.path(svc.workspace_id, session_id)
+    before = path.read_bytes()
+    async with await anyio.open_process(
+        [sys.executable, "-c", HOLDER, str(svc.data_dir), svc.workspace_id, session_id]
+    ) as other_kernel:
+        assert other_kernel.stdout is not None
+        with anyio.fail_after(20):
+            assert b"holding" in await other_kernel.stdout.receive()
+        with pytest.raises(silo_nb.AgentSessionError) as caught:
+            await svc.sessions.connect("demo", resume={"session_id": session_id})
+        assert f"is open in another process (pid {other_kernel.pid})" in str(caught.value)
+        assert path.read_bytes() == before
+        assert svc.get_state() == []
+        other_kernel.kill()
+    async with await svc.sessions.connect("demo", resume={"session_id": session_id}) as resumed:
+        assert resumed.resume_outcome == "resumed"  # the lock went with the process
+
+
+async def test_the_same_kernel_may_reconnect_while_the_old_handle_closes(workspace: Workspace) -> None:
+    svc = workspace.service()
+    handle = await svc.sessions.connect("demo")
+    await handle.prompt([{"type": "text", "text": "hello"}])
+    handle.dispose()  # closing in the background, writer not yet released
+    other = workspace.service()  # e.g. the extension's state after %reload_ext
+    async with await other.sessions.connect("demo", resume={"session_id": handle.session_id}) as again:
+        assert again.resume_outcome == "resumed"
+    await handle.aclose()

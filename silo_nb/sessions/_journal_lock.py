@@ -1,0 +1,62 @@
+"""One process writes a session's journal at a time: an advisory lock beside the journal file.
+
+- Two kernels connected to the same session would interleave their appends (and a load's atomic rewrite
+  would drop the other's lines), so the second connect is refused with a clear error instead.
+- ``flock`` on ``<journal>.lock``, which also records the holder's pid for the message. The lock is
+  per process and reference-counted here, so the same kernel reconnecting (a new handle while the old
+  one is still closing) never blocks itself. It goes away with the process, even on SIGKILL.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+from pathlib import Path
+
+from silo_nb.sessions.errors import AgentSessionError
+from silo_nb.sessions.storage import ensure_private_dir
+
+__all__ = ["acquire", "release"]
+
+_HELD: dict[Path, list[int]] = {}  # journal path -> [lock fd, holders in this process]
+
+
+def _lock_path(path: Path) -> Path:
+    return path.with_name(path.name + ".lock")
+
+
+def acquire(path: Path, session_id: str) -> None:
+    """Hold the journal of ``session_id``; raises ``AgentSessionError`` if another process writes it."""
+    held = _HELD.get(path)
+    if held is not None:
+        held[1] += 1
+        return
+    ensure_private_dir(path.parent)
+    fd = os.open(_lock_path(path), os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        owner = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "?"
+        os.close(fd)
+        raise AgentSessionError(
+            f'Session "{session_id}" is open in another process (pid {owner}), which writes its journal — '
+            "disconnect it there first, or connect with a fresh session."
+        ) from None
+    except OSError:
+        os.close(fd)
+        raise
+    with contextlib.suppress(OSError):
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, str(os.getpid()).encode(), 0)
+    _HELD[path] = [fd, 1]
+
+
+def release(path: Path) -> None:
+    held = _HELD.get(path)
+    if held is None:
+        return
+    held[1] -= 1
+    if held[1] <= 0:
+        del _HELD[path]
+        os.close(held[0])  # closing the descriptor drops the lock
