@@ -38,6 +38,8 @@ from pathlib import Path
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream, Process
 
+from silo_nb.acp.supervisor import process_table
+
 __all__ = ["AgentProcess", "AgentSpawnError", "kill_all_agent_groups"]
 
 log = logging.getLogger("silo_nb.acp")
@@ -275,22 +277,10 @@ async def _read_agent_pid(lifeline: socket.socket, process: Process) -> int:
 
 def _running_group_members(pgid: int) -> int | None:
     """How many processes of group ``pgid`` are not zombies, from ``/proc``; ``None`` without it."""
-    try:
-        entries = [entry.name for entry in os.scandir("/proc") if entry.name.isdigit()]
-    except OSError:
+    table = process_table()
+    if table is None:
         return None
-    running = 0
-    for name in entries:
-        try:
-            with open(f"/proc/{name}/stat", "rb") as stat_file:
-                stat = stat_file.read()
-        except OSError:
-            continue  # exited while we looked
-        # "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses, so split after the last ")".
-        fields = stat[stat.rfind(b")") + 2 :].split()
-        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
-            running += 1
-    return running
+    return sum(1 for _pid, state, _ppid, pgrp in table if pgrp == pgid and state not in (b"Z", b"X"))
 
 
 def kill_all_agent_groups() -> None:

@@ -57,23 +57,32 @@ def _die_with_parent() -> None:
         os.kill(os.getpid(), signal.SIGKILL)  # the supervisor died before prctl took effect
 
 
-def descendants() -> list[int]:
-    """Running (non-zombie) descendants of this process, from ``/proc``."""
-    children: dict[int, list[int]] = {}
+def process_table() -> list[tuple[int, bytes, int, int]] | None:
+    """``(pid, state, ppid, pgrp)`` of every process, from ``/proc``; ``None`` without it."""
     try:
         names = [entry.name for entry in os.scandir("/proc") if entry.name.isdigit()]
     except OSError:
-        return []
+        return None
+    table: list[tuple[int, bytes, int, int]] = []
     for name in names:
         try:
             with open(f"/proc/{name}/stat", "rb") as stat_file:
                 stat = stat_file.read()
         except OSError:
             continue  # exited while we looked
-        # "pid (comm) state ppid ...": comm may hold spaces and parentheses, so split after the last ")".
+        # "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses, so split after the last ")".
         fields = stat[stat.rfind(b")") + 2 :].split()
-        if len(fields) > 1 and fields[0] not in (b"Z", b"X"):
-            children.setdefault(int(fields[1]), []).append(int(name))
+        if len(fields) > 2:
+            table.append((int(name), fields[0], int(fields[1]), int(fields[2])))
+    return table
+
+
+def descendants() -> list[int]:
+    """Running (non-zombie) descendants of this process, from ``/proc``."""
+    children: dict[int, list[int]] = {}
+    for pid, state, ppid, _pgrp in process_table() or []:
+        if state not in (b"Z", b"X"):
+            children.setdefault(ppid, []).append(pid)
     found: list[int] = []
     stack = [os.getpid()]
     while stack:

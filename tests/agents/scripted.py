@@ -20,7 +20,9 @@ from typing import Any
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream
 
-from silo_nb.acp import AgentFn
+import silo_nb
+from silo_nb.acp import AgentFn, InProcessTransport
+from silo_nb.sessions.profiles import AgentProfile
 
 
 class Peer:
@@ -124,3 +126,21 @@ def scripted_agent(
             tg.cancel_scope.cancel()
 
     return agent
+
+
+def scripted_service(
+    workspace: Any, turn: Turn, *, profile: dict[str, Any] | None = None, **agent: Any
+) -> silo_nb.AgentsService:
+    """An ``AgentsService`` on a test ``Workspace`` whose profile ``scripted`` runs
+    ``scripted_agent(turn, **agent)`` in-process (``profile`` adds profile fields: timeouts, config…)."""
+    workspace.add_profiles({"id": "scripted", "label": "Scripted", "command": "true", **(profile or {})})
+
+    async def factory(_profile: AgentProfile, _cwd: str) -> InProcessTransport:
+        return InProcessTransport(scripted_agent(turn, **agent))
+
+    return silo_nb.AgentsService(
+        workspace_dir=workspace.folder,
+        config_dirs=[workspace.config],
+        data_dir=workspace.data,
+        transport_factory=factory,
+    )

@@ -15,12 +15,10 @@ import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
 import silo_nb
-from silo_nb.acp import InProcessTransport
 from silo_nb.notebook.render import static_bundle, transcript_html
 from silo_nb.notebook.transcript import PermissionEntry, fold_all, with_status
 from silo_nb.notebook.widgets import TurnView
-from silo_nb.sessions.profiles import AgentProfile
-from tests.agents.scripted import Peer, scripted_agent
+from tests.agents.scripted import Peer, scripted_service
 from tests.conftest import Workspace
 from tests.notebook.test_magics import final_bundle, run, shell  # noqa: F401 - the shell fixture
 
@@ -44,22 +42,8 @@ async def titled_turn(peer: Peer, text: str) -> None:
     await peer.update({"sessionUpdate": "tool_call_update", "toolCallId": "call-1", "status": status})
 
 
-def in_process(workspace: Workspace) -> silo_nb.AgentsService:
-    workspace.add_profiles({"id": "scripted", "label": "Scripted", "command": "true"})
-
-    async def factory(_profile: AgentProfile, _cwd: str) -> InProcessTransport:
-        return InProcessTransport(scripted_agent(titled_turn))
-
-    return silo_nb.AgentsService(
-        workspace_dir=workspace.folder,
-        config_dirs=[workspace.config],
-        data_dir=workspace.data,
-        transport_factory=factory,
-    )
-
-
 async def live_and_restored(workspace: Workspace, answer: Any) -> tuple[TurnView, list[Any], str]:
-    svc = in_process(workspace)
+    svc = scripted_service(workspace, titled_turn)
     with anyio.fail_after(20):
         handle = await svc.sessions.connect("scripted")
     async with handle:

@@ -15,9 +15,7 @@ import anyio
 import pytest
 
 import silo_nb
-from silo_nb.acp import InProcessTransport
-from silo_nb.sessions.profiles import AgentProfile
-from tests.agents.scripted import NEVER, Handler, Peer, scripted_agent
+from tests.agents.scripted import NEVER, Handler, Peer, scripted_service
 from tests.conftest import Workspace
 
 MODE_OPTION = {
@@ -34,28 +32,15 @@ async def echo(peer: Peer, text: str) -> None:
     await peer.update({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}})
 
 
-def service(workspace: Workspace, profile: dict[str, Any], **agent: Any) -> silo_nb.AgentsService:
-    workspace.add_profiles({"id": "scripted", "label": "Scripted", "command": "true", **profile})
-
-    async def factory(_profile: AgentProfile, _cwd: str) -> InProcessTransport:
-        return InProcessTransport(scripted_agent(echo, **agent))
-
-    return silo_nb.AgentsService(
-        workspace_dir=workspace.folder,
-        config_dirs=[workspace.config],
-        data_dir=workspace.data,
-        transport_factory=factory,
-    )
-
-
 async def never(_peer: Peer, _params: dict[str, Any]) -> Any:
     return NEVER
 
 
 async def test_session_config_that_never_answers_is_bounded_by_connect_timeout(workspace: Workspace) -> None:
-    svc = service(
+    svc = scripted_service(
         workspace,
-        {"session_config": {"mode": "code"}, "connect_timeout": 0.5},
+        echo,
+        profile={"session_config": {"mode": "code"}, "connect_timeout": 0.5},
         new_result={"configOptions": [MODE_OPTION]},
         methods={"session/set_config_option": never},
     )
@@ -71,9 +56,10 @@ async def test_session_config_that_answers_is_applied_within_the_budget(workspac
     async def accept(_peer: Peer, params: dict[str, Any]) -> Any:
         return {"configOptions": [{**MODE_OPTION, "currentValue": params["value"]}]}
 
-    svc = service(
+    svc = scripted_service(
         workspace,
-        {"session_config": {"mode": "code"}, "connect_timeout": 5},
+        echo,
+        profile={"session_config": {"mode": "code"}, "connect_timeout": 5},
         new_result={"configOptions": [MODE_OPTION]},
         methods={"session/set_config_option": accept},
     )
@@ -112,9 +98,10 @@ async def test_a_replay_under_the_adopted_id_is_the_transcript(workspace: Worksp
     """claude-agent-acp adopts a new id on load and replays under it: the replay must not be dropped as
     "another session" (it was, and the reconciled journal came out empty)."""
     replay = [chunk("user_message_chunk", "hello"), chunk("agent_message_chunk", "hello (replayed)")]
-    svc = service(
+    svc = scripted_service(
         workspace,
-        {},
+        echo,
+        profile={},
         agent_capabilities={"loadSession": True},
         methods={"session/load": loading(replay, under="forked-9", answer_id="forked-9")},
     )
@@ -127,9 +114,10 @@ async def test_a_replay_under_the_adopted_id_is_the_transcript(workspace: Worksp
 
 async def test_a_load_that_replays_nothing_keeps_the_journal(workspace: Workspace) -> None:
     replay = [{"sessionUpdate": "available_commands_update", "availableCommands": []}]
-    svc = service(
+    svc = scripted_service(
         workspace,
-        {},
+        echo,
+        profile={},
         agent_capabilities={"loadSession": True},
         methods={"session/load": loading(replay, under="scripted-1", answer_id=None)},
     )

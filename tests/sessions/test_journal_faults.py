@@ -22,14 +22,11 @@ from typing import Any
 import anyio
 import pytest
 
-import silo_nb
-from silo_nb.acp import InProcessTransport
 from silo_nb.sessions import journal as journal_module
 from silo_nb.sessions.journal import JournalFiles, JournalWriter, encode_line, parse_lines, read_lines
 from silo_nb.sessions.models import AgentSessionUpdate
 from silo_nb.sessions.parse import parse_update
-from silo_nb.sessions.profiles import AgentProfile
-from tests.agents.scripted import Peer, scripted_agent
+from tests.agents.scripted import Peer, scripted_service
 from tests.conftest import ROOT, Workspace
 
 LONE = "before \ud800 after"
@@ -79,22 +76,8 @@ async def surrogate_turn(peer: Peer, _text: str) -> None:
     await peer.update({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": LONE}})
 
 
-def scripted_service(workspace: Workspace) -> silo_nb.AgentsService:
-    workspace.add_profiles({"id": "scripted", "label": "Scripted", "command": "true"})
-
-    async def factory(_profile: AgentProfile, _cwd: str) -> InProcessTransport:
-        return InProcessTransport(scripted_agent(surrogate_turn))
-
-    return silo_nb.AgentsService(
-        workspace_dir=workspace.folder,
-        config_dirs=[workspace.config],
-        data_dir=workspace.data,
-        transport_factory=factory,
-    )
-
-
 async def test_a_lone_surrogate_through_a_real_session_is_journaled(workspace: Workspace) -> None:
-    svc = scripted_service(workspace)
+    svc = scripted_service(workspace, surrogate_turn)
     with anyio.fail_after(20):
         handle = await svc.sessions.connect("scripted")
         await handle.prompt([{"type": "text", "text": "go"}])
