@@ -223,18 +223,13 @@ class AgentProcess:
 
     def _group_alive(self) -> bool:
         """Whether the supervisor, or any running member of the agent's group, is left."""
-        if self._process.returncode is None:
-            return True
-        try:
-            os.killpg(self.pid, 0)
-        except (ProcessLookupError, PermissionError):
-            return False
-        # killpg also finds zombies: a zombie holds nothing and cannot be killed, so only running members
-        # count (where /proc tells us; elsewhere any member does).
-        running = _running_group_members(self.pid)
-        return running is None or running > 0
+        # Once the supervisor has exited it has swept the agent's tree, and the agent's pid (reaped by the
+        # supervisor) may already belong to an unrelated process: never signal or count it after that.
+        return self._process.returncode is None
 
     def _signal_group(self, sig: signal.Signals) -> None:
+        if self._process.returncode is not None:
+            return  # the supervisor is gone: the group is gone with it, and the pid may be reused
         try:
             os.killpg(self.pid, sig)
         except (ProcessLookupError, PermissionError):

@@ -2,7 +2,8 @@
 
 - Two kernels connected to the same session would interleave their appends (and a load's atomic rewrite
   would drop the other's lines), so the second connect is refused with a clear error instead.
-- ``flock`` on ``<journal>.lock``, which also records the holder's pid for the message. The lock is
+- ``lockf`` (a POSIX record lock: not inherited by a ``fork()``ed child, unlike ``flock``) on
+  ``<journal>.lock``, which also records the holder's pid for the message. The lock is
   per process and reference-counted here, so the same kernel reconnecting (a new handle while the old
   one is still closing) never blocks itself. It goes away with the process, even on SIGKILL.
 """
@@ -35,8 +36,8 @@ def acquire(path: Path, session_id: str) -> None:
     ensure_private_dir(path.parent)
     fd = os.open(_lock_path(path), os.O_RDWR | os.O_CREAT, 0o600)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
+        fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except (BlockingIOError, PermissionError):
         owner = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "?"
         os.close(fd)
         raise AgentSessionError(

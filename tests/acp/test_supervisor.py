@@ -190,12 +190,18 @@ def test_supervisor_runs_as_a_module_and_exits_as_the_agent_did() -> None:
 
 
 def test_prctl_failure_is_reported_not_raised() -> None:
-    from silo_nb.acp import supervisor
-
-    assert supervisor._prctl(supervisor.PR_SET_CHILD_SUBREAPER, 1) is None or not sys.platform.startswith(
-        "linux"
+    # In a subprocess: becoming a subreaper would change this test process for every later test.
+    code = (
+        "import os, sys\n"
+        "from silo_nb.acp import supervisor as s\n"
+        "assert s._prctl(s.PR_SET_CHILD_SUBREAPER, 1) is None or not sys.platform.startswith('linux')\n"
+        "assert s._prctl(999_999, 0) == os.strerror(22)  # EINVAL: an unknown option\n"
+        "print('ok')\n"
     )
-    assert supervisor._prctl(999_999, 0) == os.strerror(22)  # EINVAL: an unknown option
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=30, check=False
+    )
+    assert result.stdout.strip() == "ok", result.stderr
 
 
 async def test_an_agent_that_cannot_be_executed_is_reported_by_the_supervisor(tmp_path: Path) -> None:

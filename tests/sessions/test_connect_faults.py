@@ -7,14 +7,19 @@ Agents are in-process scripted ones (``tests/agents/scripted.py``): the behaviou
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 
 import silo_nb
+from silo_nb.sessions import _journal_lock
 from tests.agents.scripted import NEVER, Handler, Peer, scripted_service
 from tests.conftest import Workspace
 
@@ -178,3 +183,27 @@ async def test_the_same_kernel_may_reconnect_while_the_old_handle_closes(workspa
     async with await other.sessions.connect("demo", resume={"session_id": handle.session_id}) as again:
         assert again.resume_outcome == "resumed"
     await handle.aclose()
+
+
+def test_a_forked_child_does_not_keep_the_journal_lock(tmp_path: Path) -> None:
+    """``lockf``, not ``flock``: a child forked without exec (a fork pool, user code) does not inherit the
+    lock, so releasing it in the kernel really releases it."""
+    path = tmp_path / "s.jsonl"
+    _journal_lock.acquire(path, "s")
+    child = os.fork()
+    if child == 0:  # pragma: no cover - the child only waits
+        time.sleep(3)
+        os._exit(0)
+    try:
+        _journal_lock.release(path)
+        probe = (
+            "import sys; from pathlib import Path; from silo_nb.sessions import _journal_lock as j;"
+            "j.acquire(Path(sys.argv[1]), 's'); print('acquired')"
+        )
+        result = subprocess.run(
+            [sys.executable, "-c", probe, str(path)], capture_output=True, text=True, timeout=30, check=False
+        )
+        assert result.stdout.strip() == "acquired", result.stderr
+    finally:
+        os.kill(child, signal.SIGKILL)
+        os.waitpid(child, 0)
