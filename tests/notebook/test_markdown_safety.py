@@ -10,6 +10,7 @@ import re
 import time
 from typing import Any
 
+import mistune
 import pytest
 from markdown_it import MarkdownIt
 
@@ -45,6 +46,12 @@ HOSTILE = [
     "`open span <script>alert(19)</script>",
     "\\<script>alert(20)</script> and \\\\<script>alert(20)</script>",
     "text\n```\nunclosed <script>inside a fence is code</script>",
+    # Inert alone, active where pasted (found in review): indented code under a label line, a tab in a
+    # list item, and nested links whose escaped bracket mistune (nbconvert) does not honour.
+    "    <img src=x onerror=alert(21)>",
+    "\t<script>alert(22)</script>",
+    "[[a](http://x)](javascript:alert(23))",
+    "[![a](http://x)](javascript:alert(24))",
 ]
 
 _TAG = re.compile(r"<(/?)([a-zA-Z][a-zA-Z0-9]*)([^<>]*)>")
@@ -60,6 +67,11 @@ def render_worst_case(markdown: str) -> str:
     md = MarkdownIt("commonmark", {"html": True}).enable(["table", "strikethrough"])
     md.validateLink = lambda url: True  # type: ignore[method-assign]
     return md.render(markdown)
+
+
+def render_with_mistune(markdown: str) -> str:
+    """What nbconvert's Markdown renderer (mistune) makes of it, raw HTML passed through."""
+    return str(mistune.create_markdown(escape=False, plugins=["table", "strikethrough"])(markdown))
 
 
 def assert_inert(html: str) -> None:
@@ -104,11 +116,13 @@ def hostile_state(reply: str) -> TranscriptState:
 def test_the_transcript_markdown_has_no_active_html(reply: str) -> None:
     markdown = transcript_markdown(hostile_state(reply), title="T")
     assert_inert(render_worst_case(markdown))
+    assert_inert(render_with_mistune(markdown))
 
 
 def test_all_of_it_at_once() -> None:
     markdown = transcript_markdown(hostile_state("\n\n".join(HOSTILE)))
     assert_inert(render_worst_case(markdown))
+    assert_inert(render_with_mistune(markdown))
 
 
 @pytest.mark.parametrize(
@@ -147,7 +161,8 @@ def test_idempotent_and_fences_stay_balanced() -> None:
     for reply in HOSTILE:
         once = inert_markdown(reply)
         assert inert_markdown(once) == once, reply
-    markdown = transcript_markdown(hostile_state(HOSTILE[-1]))
+    unclosed = next(reply for reply in HOSTILE if reply.startswith("text\n```\nunclosed"))
+    markdown = transcript_markdown(hostile_state(unclosed))
     assert "unclosed <script>inside a fence is code</script>" in markdown  # verbatim, as code
     assert_inert(render_worst_case(markdown))
 
@@ -170,3 +185,19 @@ def test_replies_over_the_html_limit_are_fenced_whole() -> None:
     assert time.perf_counter() - started < 0.5
     assert out == f"```\n{reply}\n```"
     assert_inert(render_worst_case(out))
+
+
+def test_a_turn_of_many_long_replies_is_not_made_inert_piece_by_piece() -> None:
+    """20 replies of 99 KB took ~17 s of the kernel's loop (each one checked); over the transcript budget
+    the Markdown form is the plain text in a fence, inert whatever it holds, in linear time."""
+    replies = [
+        wire("agent_message_chunk", messageId=f"m{i}", content={"type": "text", "text": "[<b>x</b> " * 9_900})
+        for i in range(20)
+    ]
+    state = fold_all(replies, TranscriptState())
+    start = time.perf_counter()
+    markdown = transcript_markdown(state)
+    assert time.perf_counter() - start < 5.0  # guards against the per-piece path, not a benchmark
+    assert markdown.startswith("```") and markdown.rstrip().endswith("```")
+    assert_inert(render_worst_case(markdown))
+    assert_inert(render_with_mistune(markdown))

@@ -371,9 +371,9 @@ def test_huge_diff_is_cut() -> None:
 def test_markdown_parts() -> None:
     markdown = transcript_markdown(full_state(), meta="restored from journal")
     assert markdown.startswith(
-        "**Notes session**\n\n> **You:**\n> Fix &lt;notes> & 'quotes'\n> second line\n"
+        "**Notes session**\n\n> **You:**\n>\n> Fix &lt;notes> & 'quotes'\n> second line\n"
     )
-    assert "> _Thinking:_\n> I should *read* the file first." in markdown
+    assert "> _Thinking:_\n>\n> I should *read* the file first." in markdown
     assert "<details" not in markdown
     assert "## Done\n\nI fixed **notes.md** &lt;script>" in markdown  # agent Markdown kept, its HTML as text
     assert "- [x] Read the notes _(high)_" in markdown

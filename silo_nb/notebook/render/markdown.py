@@ -24,6 +24,7 @@ from silo_nb.notebook.render import labels
 from silo_nb.notebook.render.code import lexer_for_filename, lexer_for_language
 from silo_nb.notebook.render.html import AGENT_MARKDOWN_LIMIT
 from silo_nb.notebook.render.md_html import safe_url, unclosed_fence
+from silo_nb.notebook.render.text import transcript_text
 from silo_nb.notebook.transcript import (
     Entry,
     MessageEntry,
@@ -108,7 +109,11 @@ def _neutralise_span(text: str, code_spans: bool) -> str:
             if follower not in ("(", ":") or _safe_destination(text, i + 2):
                 position = i + 1
                 continue
-            out += [text[done:i], "\\]"]
+            # An entity, not a backslash: no renderer reads "&#40;" as link syntax (mistune does not honour
+            # "\\]" after a nested link, so an escaped bracket still made a javascript: link there).
+            out += [text[done : i + 1], "&#40;" if follower == "(" else "&#58;"]
+            done = position = i + 2
+            continue
         done = position = i + 1
     out.append(text[done:])
     return "".join(out)
@@ -174,7 +179,9 @@ def inert_markdown(text: str) -> str:
     against markdown-it-py with raw HTML enabled; text that would fail the check, or longer than
     ``AGENT_MARKDOWN_LIMIT``, is fenced whole.
     """
-    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\0", "\ufffd")
+    # Tabs expanded: a tab's width depends on where the text is pasted (a quote, a list item), which
+    # could turn indented code (inert) into a paragraph or an HTML block there.
+    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\0", "\ufffd").expandtabs(4)
     if len(text) > AGENT_MARKDOWN_LIMIT:
         return "\n".join(_md_fence(text))
     try:
@@ -293,10 +300,12 @@ def _permission_md(entry: PermissionEntry) -> str:
 def _message_md(entry: MessageEntry) -> str:
     extra = [f"_+ {_md_escape(', '.join(entry.non_text))}_"] if entry.non_text else []
     if entry.role == "user":
-        return _quote(["**You:**", *_md_balanced(entry.text).splitlines(), *extra])
+        # A blank line after the label: text right under a paragraph line would continue it, and an
+        # indented code block there would stop being code.
+        return _quote(["**You:**", "", *_md_balanced(entry.text).splitlines(), *extra])
     if entry.role == "agent":
         return "\n\n".join(part for part in (_md_balanced(entry.text), *extra) if part)
-    return _quote(["_Thinking:_", *_md_balanced(entry.text).splitlines()])
+    return _quote(["_Thinking:_", "", *_md_balanced(entry.text).splitlines()])
 
 
 def _entry_md(entry: Entry) -> str:
@@ -315,7 +324,13 @@ def _md_header_line(label: str, status: str) -> str:
 def transcript_markdown(
     state: TranscriptState, *, title: str | None = None, meta: str | None = None, label: str | None = None
 ) -> str:
-    """The transcript as GitHub-flavoured Markdown (no raw HTML of ours; fences always balanced)."""
+    """The transcript as GitHub-flavoured Markdown (no raw HTML of ours; fences always balanced).
+
+    The whole result is checked once more with raw HTML on (pieces that are inert alone could combine);
+    a transcript that fails, or whose text is over ``TRANSCRIPT_MARKDOWN_LIMIT`` (making it inert would
+    stall the kernel), is given as its plain-text form in a fence: inert whatever it holds."""
+    if _text_size(state) > TRANSCRIPT_MARKDOWN_LIMIT:
+        return _fenced_text(state, title=title, meta=meta, label=label)
     parts = labels.compose(
         state,
         title=title,
@@ -326,4 +341,27 @@ def transcript_markdown(
         entry=lambda entry: [md] if (md := _entry_md(entry)).strip() else [],
         footer=lambda pieces: "_" + " · ".join(map(_md_escape, pieces)) + "_",
     )
-    return "\n\n".join(parts) + "\n"
+    result = "\n\n".join(parts) + "\n"
+    if not _inert(_CHECK.parse(result)):
+        log.warning("a transcript's Markdown was not inert as a whole; saved as plain text in a fence")
+        return _fenced_text(state, title=title, meta=meta, label=label)
+    return result
+
+
+TRANSCRIPT_MARKDOWN_LIMIT = 150_000  # characters of agent and tool text in one transcript
+
+
+def _text_size(state: TranscriptState) -> int:
+    size = 0
+    for entry in state.entries:
+        if isinstance(entry, MessageEntry):
+            size += len(entry.text)
+        elif isinstance(entry, ToolEntry):
+            for item in entry.content:
+                size += len(item.old_text or "") + len(item.new_text or "")
+                size += len(item.content.text or "") if item.content is not None else 0
+    return size
+
+
+def _fenced_text(state: TranscriptState, *, title: str | None, meta: str | None, label: str | None) -> str:
+    return "\n".join(_md_fence(transcript_text(state, title=title, meta=meta, label=label))) + "\n"
