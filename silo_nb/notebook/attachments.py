@@ -175,11 +175,26 @@ def _size(size: int) -> str:
     return f"{mib:.0f} MiB" if mib == int(mib) else f"{size:,} bytes"
 
 
+# File systems whose "files" are kernel state (the environment, memory, devices), wherever mounted.
+_PSEUDO_TYPES = frozenset(
+    {"proc", "sysfs", "devtmpfs", "devpts", "debugfs", "securityfs", "cgroup", "cgroup2", "tracefs",
+     "configfs", "efivarfs", "bpf", "pstore", "mqueue", "fusectl"}
+)  # fmt: skip
+
+
 def _pseudo_devices() -> set[int]:
+    """Device numbers of ``/proc``, ``/sys``, ``/dev`` and of every pseudo file system mounted anywhere
+    (a second procfs — a container's ``/host/proc`` — has a device number of its own)."""
     devices: set[int] = set()
     for root in _PSEUDO_ROOTS:
         with contextlib.suppress(OSError):
             devices.add(os.stat(root).st_dev)
+    with contextlib.suppress(OSError, ValueError):
+        for line in Path("/proc/self/mountinfo").read_text().splitlines():
+            fields, _, after = line.partition(" - ")
+            if after.split(" ", 1)[0] in _PSEUDO_TYPES:
+                major, minor = fields.split()[2].split(":")
+                devices.add(os.makedev(int(major), int(minor)))
     return devices
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import stat
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -136,3 +138,34 @@ def test_session_ids_cannot_escape_the_attachments_folder(tmp_path: Path) -> Non
     for hostile in ("../../etc", "/abs", "..", "a/b"):
         folder = attachments_folder(tmp_path, hostile)
         assert folder.parent == root and folder.name not in ("", ".", "..")
+
+
+SECOND_PROC = """
+import sys
+from pathlib import Path
+from silo_nb.notebook.attachments import file_blocks
+from silo_nb.sessions.errors import AgentSessionInputError
+try:
+    file_blocks([sys.argv[1]], embedded=True, workspace=Path(sys.argv[2]))
+except AgentSessionInputError as exc:
+    print("refused:", exc)
+else:
+    print("ACCEPTED")
+"""
+
+
+def test_a_second_procfs_mount_is_refused_too(tmp_path: Path) -> None:
+    """A procfs mounted elsewhere (a container's /host/proc) has its own device number; it is found by
+    file system type in /proc/self/mountinfo. Runs in a private mount namespace (unshare -m, as root)."""
+    mount_point = tmp_path / "p"
+    mount_point.mkdir()
+    script = (
+        f"mount -t proc proc {mount_point} && "
+        f"{sys.executable} -c '{SECOND_PROC}' {mount_point}/self/environ {tmp_path}"
+    )
+    result = subprocess.run(
+        ["unshare", "-m", "sh", "-c", script], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert "refused:" in result.stdout and "not a regular file" in result.stdout, (
+        result.stdout + result.stderr
+    )
