@@ -38,8 +38,6 @@ from pathlib import Path
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream, Process
 
-from silo_nb.acp.supervisor import process_table
-
 __all__ = ["AgentProcess", "AgentSpawnError", "kill_all_agent_groups"]
 
 log = logging.getLogger("silo_nb.acp")
@@ -268,14 +266,6 @@ async def _read_agent_pid(lifeline: socket.socket, process: Process) -> int:
                 raise AgentSpawnError(text.partition(" ")[2])  # "error ERRNO STRERROR"
             log.warning("agent supervisor: %s", text)
     raise AgentSpawnError(f"the agent's supervisor did not start it within {SUPERVISOR_START_TIMEOUT:g} s")
-
-
-def _running_group_members(pgid: int) -> int | None:
-    """How many processes of group ``pgid`` are not zombies, from ``/proc``; ``None`` without it."""
-    table = process_table()
-    if table is None:
-        return None
-    return sum(1 for _pid, state, _ppid, pgrp in table if pgrp == pgid and state not in (b"Z", b"X"))
 
 
 def kill_all_agent_groups() -> None:
