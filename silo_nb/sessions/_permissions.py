@@ -9,21 +9,25 @@
   to the journal and to the session's transcript stream alike. The transcript reducer upserts by that
   id, so a request answered inside a listener shows once, live and after a restore. With no listener
   the request is answered ``cancelled`` at once and nothing is recorded (Silo's rule).
+- A *policy* (any object with ``decide(request, cwd) -> (option_id | None, why)``, e.g.
+  ``silo_nb.experiments.PermissionPolicy``) can stand in for a listener: it answers at once, and its
+  decision line also carries ``decidedBy`` (the rule that chose), so unattended answers are auditable
+  beside human ones. Nothing is approved unless a listener or a policy says so.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import anyio
 
 from silo_nb.sessions.models import AgentPermissionRequest, AgentSessionUpdate
 from silo_nb.sessions.parse import parse_permission_options, parse_tool_call
-from silo_nb.util import ListenerSet
+from silo_nb.util import Disposable, ListenerSet
 
-__all__ = ["PERMISSION_DECISION_KIND", "PERMISSION_REQUEST_KIND", "PermissionDesk"]
+__all__ = ["PERMISSION_DECISION_KIND", "PERMISSION_REQUEST_KIND", "PermissionDesk", "PermissionPolicy"]
 
 PERMISSION_REQUEST_KIND = "permission_request"
 PERMISSION_DECISION_KIND = "permission_decision"
@@ -35,6 +39,14 @@ class _Pending:
     answered: anyio.Event = field(default_factory=anyio.Event)
     settled: bool = False
     choice: str | None = None
+    by: str | None = None
+
+
+@runtime_checkable
+class PermissionPolicy(Protocol):
+    """Answers permission requests by rule: the option id to choose (None: cancel) and why."""
+
+    def decide(self, request: AgentPermissionRequest, cwd: str) -> tuple[str | None, str]: ...
 
 
 class PermissionDesk:
@@ -56,13 +68,29 @@ class PermissionDesk:
 
     # -- PermissionAnswers (what a request asks of the desk) ----------------------------------------------
 
-    def settle(self, request_id: str, option_id: str | None) -> None:
+    def settle(self, request_id: str, option_id: str | None, *, by: str | None = None) -> None:
         pending = self._requests.get(request_id)
         if pending is None or pending.settled:
             return
         pending.settled = True
         pending.choice = option_id
+        pending.by = by
         pending.answered.set()
+
+    def add(
+        self, listener: Callable[[AgentPermissionRequest], None] | PermissionPolicy, cwd: str
+    ) -> Disposable:
+        """Register a listener, or a policy (answered at once, ``decidedBy`` journaled)."""
+        if not isinstance(listener, PermissionPolicy):
+            return self.listeners.add(listener)
+        policy = listener
+
+        def answer(request: AgentPermissionRequest) -> None:
+            option_id, why = policy.decide(request, cwd)
+            known = any(option.option_id == option_id for option in request.options)
+            self.settle(request.request_id, option_id if known else None, by=why)
+
+        return self.listeners.add(answer)
 
     def outcome(self, request_id: str) -> tuple[bool, str | None]:
         pending = self._requests.get(request_id)
@@ -114,7 +142,10 @@ class PermissionDesk:
             await pending.answered.wait()
         finally:
             self.settle(request.request_id, None)
-            self._record(_line(PERMISSION_DECISION_KIND, request, decided=True, choice=pending.choice))
+            decision = _line(
+                PERMISSION_DECISION_KIND, request, decided=True, choice=pending.choice, by=pending.by
+            )
+            self._record(decision)
             self._on_answered()
         if pending.choice is None:
             return {"outcome": {"outcome": "cancelled"}}
@@ -122,7 +153,12 @@ class PermissionDesk:
 
 
 def _line(
-    kind: str, request: AgentPermissionRequest, *, decided: bool = False, choice: str | None = None
+    kind: str,
+    request: AgentPermissionRequest,
+    *,
+    decided: bool = False,
+    choice: str | None = None,
+    by: str | None = None,
 ) -> AgentSessionUpdate:
     raw: dict[str, Any] = {
         "synthesized": True,
@@ -133,4 +169,6 @@ def _line(
     }
     if decided:
         raw["optionId"] = choice
+        if by is not None:
+            raw["decidedBy"] = by
     return AgentSessionUpdate(kind=kind, tool_call=request.tool_call, raw=raw)

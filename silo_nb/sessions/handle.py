@@ -25,8 +25,9 @@ from silo_nb.acp import AcpConnectionClosed, AcpRpcError, AgentConnection
 from silo_nb.sessions._host import JournalHost, SessionRegistry
 from silo_nb.sessions._inbound import AgentTraffic
 from silo_nb.sessions._options import ConfigOptions
-from silo_nb.sessions._permissions import PermissionDesk
+from silo_nb.sessions._permissions import PermissionDesk, PermissionPolicy
 from silo_nb.sessions._prompts import prompt_line, send_prompt, validate_prompt_blocks
+from silo_nb.sessions._turn_end import recorded_turn
 from silo_nb.sessions._turns import TurnTracker
 from silo_nb.sessions.capabilities import AgentCapabilities
 from silo_nb.sessions.errors import AgentSessionError
@@ -42,10 +43,7 @@ from silo_nb.sessions.models import (
     AgentSessionUpdate,
     ResumeOutcome,
 )
-from silo_nb.sessions.parse import (
-    MessageIdSynthesizer,
-    parse_session_summary,
-)
+from silo_nb.sessions.parse import MessageIdSynthesizer, parse_session_summary
 from silo_nb.sessions.profiles import AgentProfile
 from silo_nb.sessions.status import TurnOutcome
 from silo_nb.util import Disposable, ListenerSet
@@ -203,8 +201,11 @@ class AgentSessionHandle(AgentTraffic):
         view repainted from the journal shows (improvement: Silo's UI appends its prompt locally)."""
         return self._transcript_listeners.add(listener)
 
-    def on_permission(self, listener: Callable[[AgentPermissionRequest], None]) -> Disposable:
-        return self._permissions.listeners.add(listener)
+    def on_permission(
+        self, listener: Callable[[AgentPermissionRequest], None] | PermissionPolicy
+    ) -> Disposable:
+        """A listener (answer with ``request.respond``), or a policy that answers by rule (journaled)."""
+        return self._permissions.add(listener, self.cwd)
 
     def on_config_options_changed(self, listener: Callable[[], None]) -> Disposable:
         return self._options.listeners.add(listener)
@@ -234,7 +235,8 @@ class AgentSessionHandle(AgentTraffic):
             self._record(line)
         outcome: TurnOutcome = "failed"
         try:
-            result = await send_prompt(connection, self.session_id, parsed, on_cancelled=self._cancel_if_live)
+            call = send_prompt(connection, self.session_id, parsed, on_cancelled=self._cancel_if_live)
+            result = await recorded_turn(self, call)  # journals a turn_end line, however the turn ends
             outcome = "cancelled" if result.stop_reason == "cancelled" else "finished"
             return result
         except BaseException as exc:

@@ -128,13 +128,13 @@ async def test_a_load_that_replays_nothing_keeps_the_journal(workspace: Workspac
     )
     old_id = await first_turn(svc)
     before = journal(svc, old_id)
-    assert [line["kind"] for line in before] == ["user_message_chunk", "agent_message_chunk"]
+    assert [line["kind"] for line in before] == ["user_message_chunk", "agent_message_chunk", "turn_end"]
     async with await svc.sessions.connect("scripted", resume={"session_id": old_id}) as handle:
         assert handle.resume_outcome == "resumed"
         assert [u.text for u in handle.journal][:2] == ["hello", "hello"]
     after = journal(svc, old_id)
-    assert after[:2] == before  # the conversation is still there, byte for byte
-    assert [line["kind"] for line in after[2:]] == ["available_commands_update"]
+    assert after[:3] == before  # the conversation is still there, byte for byte
+    assert [line["kind"] for line in after[3:]] == ["available_commands_update"]
 
 
 HOLDER = """

@@ -55,8 +55,8 @@ async def test_demo_turn_streams_markdown_thoughts_usage_and_title(workspace: Wo
         path = svc.sessions.journals.path(svc.workspace_id, handle.session_id)
         lines = [json.loads(line) for line in path.read_text().splitlines()]
         assert lines[0]["kind"] == "user_message_chunk" and lines[0]["messageId"] == "silo-journal-user-1"
-        assert [line["kind"] for line in lines[1:]] == kinds
-        assert lines[-1]["kind"] == "usage_update"
+        assert [line["kind"] for line in lines[1:]] == [*kinds, "turn_end"]
+        assert lines[-1]["raw"]["stopReason"] == "end_turn" and lines[-1]["raw"]["profile"] == "demo"
         assert oct(os.stat(path).st_mode & 0o777) == "0o600"
 
 
@@ -444,7 +444,8 @@ async def test_agent_crash_mid_turn(workspace: Workspace) -> None:
     with pytest.raises(silo_nb.AgentSessionError, match=r"is no longer connected .* connect again"):
         await handle.prompt(text("again"))
     journal = await svc.sessions.read_journal(handle.session_id)
-    assert [u.kind for u in journal] == ["user_message_chunk", "agent_message_chunk"]
+    assert [u.kind for u in journal] == ["user_message_chunk", "agent_message_chunk", "turn_end"]
+    assert journal[-1].raw["stopReason"] is None and "agent exited" in journal[-1].raw["error"]
     await handle.aclose()
 
 
