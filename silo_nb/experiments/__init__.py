@@ -1,0 +1,33 @@
+"""Experiments at scale: turns as data, unattended permission policies, and grids of sessions.
+
+- ``frame`` (``frame.py``, rows from ``rows.py``): journals → a pandas DataFrame, one row per turn.
+- ``PermissionPolicy`` / ``Rule`` (``policy.py``): answer permission requests by rule, journaled.
+- ``run_grid`` (``grid.py``): prompts × profiles × configs × repeats, each cell a fresh session in its
+  own working copy (``cells.py``), resumable from its folder (``store.py``), here or on Dask workers
+  (``executors.py``), with a progress display (``progress.py``; the notebook has a widget).
+- Layering: this package uses ``sessions`` (and so ``acp``) only; never IPython or ipywidgets. pandas
+  and dask are optional extras, imported only when used.
+"""
+
+from __future__ import annotations
+
+from silo_nb.experiments.executors import DaskExecutor, LocalExecutor
+from silo_nb.experiments.frame import frame, journal_rows, rows_to_frame
+from silo_nb.experiments.grid import expand_grid, run_grid
+from silo_nb.experiments.policy import PermissionPolicy, Rule
+from silo_nb.experiments.progress import GridCounts, GridProgress, TextProgress
+
+__all__ = [
+    "DaskExecutor",
+    "GridCounts",
+    "GridProgress",
+    "LocalExecutor",
+    "PermissionPolicy",
+    "Rule",
+    "TextProgress",
+    "expand_grid",
+    "frame",
+    "journal_rows",
+    "rows_to_frame",
+    "run_grid",
+]

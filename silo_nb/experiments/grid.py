@@ -1,0 +1,244 @@
+"""``run_grid``: prompts × profiles × configs × repeats, each cell a fresh session, into a DataFrame.
+
+- The grid is expanded into cells with stable ids (``p<prompt>-<profile>-c<config>-r<repeat>``) and
+  described in the run's folder (``store.py``); a run has a name (by default derived from the grid
+  itself, so the same call after a kernel restart finds its run) and a folder (``<folder>/<name>``).
+- Cells that already have a done record are skipped; the others run, at most ``concurrency`` at a time,
+  on this loop or on Dask workers (``executors.py``). Each cell's journal and record are written as it
+  ends, so a crash loses only the cells that were running. ``retry_failed=True`` also redoes failed cells.
+- The DataFrame is rebuilt from the run's folder alone (``silo_nb.frame(folder)`` gives the same one);
+  its ``attrs["run_folder"]`` says where that is.
+- Cancelling the call (the stop button) cancels every running cell; each closes its session (the agent's
+  process group is killed) before the cancellation goes on. Nothing is approved without ``policy=``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import re
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from silo_nb.experiments._pandas import require_pandas
+from silo_nb.experiments.cells import CellResult, CellSpec, template_folder
+from silo_nb.experiments.executors import CellExecutor, executor_for
+from silo_nb.experiments.frame import rows_to_frame
+from silo_nb.experiments.policy import PermissionPolicy
+from silo_nb.experiments.progress import GridCounts, GridProgress, TextProgress
+from silo_nb.experiments.store import RunFolder
+
+__all__ = ["DEFAULT_RUNS_FOLDER", "expand_grid", "run_grid"]
+
+log = logging.getLogger("silo_nb.experiments")
+
+DEFAULT_RUNS_FOLDER = "silo-runs"
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
+
+
+async def run_grid(
+    prompts: Sequence[str | Sequence[str]],
+    *,
+    profiles: Sequence[str] = ("demo",),
+    configs: Sequence[Mapping[str, Any]] = ({},),
+    repeats: int = 1,
+    concurrency: int = 4,
+    policy: PermissionPolicy | None = None,
+    timeout: float = 300.0,
+    name: str | None = None,
+    folder: str | os.PathLike[str] | None = None,
+    template: str | os.PathLike[str] | None = None,
+    executor: Any = None,
+    progress: GridProgress | bool | None = True,
+    retry_failed: bool = False,
+    config_dirs: Iterable[str | os.PathLike[str]] | None = None,
+) -> Any:
+    """Run every cell of the grid (skipping those a previous attempt finished); return the DataFrame.
+
+    ``prompts``: each item a prompt, or a list of prompts sent one after the other in the same session.
+    ``configs``: config option values set on each new session (e.g. ``{"model": "demo-smart"}``).
+    ``executor``: a ``dask.distributed.Client`` to run cells on its workers (default: this loop).
+    """
+    pd = require_pandas()
+    cells = expand_grid(prompts, profiles=profiles, configs=configs, repeats=repeats)
+    _check_numbers(concurrency=concurrency, timeout=timeout)
+    if policy is not None and not isinstance(policy, PermissionPolicy):
+        raise TypeError(f"policy= takes a silo_nb PermissionPolicy — not {type(policy).__name__}.")
+    run_name = name or "grid-" + hashlib.sha256(json.dumps(cells).encode()).hexdigest()[:10]
+    if not _SAFE_NAME.fullmatch(run_name):
+        raise ValueError(f"name={run_name!r} — use letters, digits, '.', '_' and '-' (it names a folder).")
+    root = Path(folder if folder is not None else DEFAULT_RUNS_FOLDER).expanduser().resolve()
+    run = RunFolder.create(root / run_name, run_name, cells)
+    seed = template_folder(template)
+    dirs = tuple(os.fspath(d) for d in config_dirs) if config_dirs is not None else None
+    runner = executor_for(executor)
+    if executor is None:
+        _check_profiles(profiles, dirs)
+    todo = [
+        cell
+        for cell in cells
+        if (record := run.record(cell["cell"])) is None or (retry_failed and record["status"] == "failed")
+    ]
+    sink: GridProgress | None = TextProgress() if progress is True else (progress or None)
+    tracker = _Tracker(run_name, len(cells), len(cells) - len(todo), sink)
+    tracker.failed = sum(
+        1 for c in cells if c not in todo and (r := run.record(c["cell"])) and r["status"] == "failed"
+    )
+    log.info("run %s: %d cells, %d to run on %s", run_name, len(cells), len(todo), runner.label)
+    tracker.start()
+    limiter = anyio.CapacityLimiter(concurrency)
+    try:
+        async with anyio.create_task_group() as group:
+            for cell in todo:
+                spec = CellSpec(
+                    cell=cell["cell"],
+                    profile=cell["profile"],
+                    config=dict(cell["config"]),
+                    prompts=tuple(cell["prompts"]),
+                    timeout=timeout,
+                    policy=policy,
+                    template=seed,
+                    config_dirs=dirs,
+                )
+                group.start_soon(_one_cell, runner, spec, run, limiter, tracker)
+    finally:
+        tracker.finish()
+    table = rows_to_frame(run.rows(), pd)
+    table.attrs["run_folder"] = str(run.path)
+    return table
+
+
+async def _one_cell(
+    runner: CellExecutor, spec: CellSpec, run: RunFolder, limiter: anyio.CapacityLimiter, tracker: _Tracker
+) -> None:
+    async with limiter:
+        tracker.running += 1
+        tracker.changed()
+        try:
+            try:
+                result = await runner.run(spec)
+            except Exception as exc:  # the executor itself failed (a lost Dask worker): the cell failed
+                log.warning("cell %s could not run: %s", spec.cell, exc)
+                result = CellResult(spec.cell, error=f"{type(exc).__name__}: {exc}".splitlines()[0])
+            record = result.record()
+            record.update(profile=spec.profile, config=spec.config, prompts=list(spec.prompts))
+            run.save(spec.cell, result.lines, record)
+        finally:
+            tracker.running -= 1
+        tracker.done += 1
+        tracker.failed += result.status == "failed"
+        tracker.changed()
+
+
+class _Tracker:
+    """Counts for the progress display."""
+
+    def __init__(self, name: str, total: int, skipped: int, sink: GridProgress | None) -> None:
+        self.name, self.total, self.skipped, self.sink = name, total, skipped, sink
+        self.done, self.running, self.failed = skipped, 0, 0
+        self.start_time = time.monotonic()
+
+    def counts(self) -> GridCounts:
+        return GridCounts(
+            self.name,
+            self.total,
+            done=self.done,
+            running=self.running,
+            failed=self.failed,
+            skipped=self.skipped,
+            elapsed=time.monotonic() - self.start_time,
+        )
+
+    def _tell(self, what: str) -> None:
+        if self.sink is not None:
+            try:
+                getattr(self.sink, what)(self.counts())
+            except Exception:  # a broken display must not stop the run
+                log.exception("the progress display failed")
+
+    def start(self) -> None:
+        self._tell("started")
+
+    def changed(self) -> None:
+        self._tell("changed")
+
+    def finish(self) -> None:
+        self._tell("finished")
+
+
+def expand_grid(
+    prompts: Sequence[str | Sequence[str]],
+    *,
+    profiles: Sequence[str],
+    configs: Sequence[Mapping[str, Any]],
+    repeats: int,
+) -> list[dict[str, Any]]:
+    """The grid's cells in order (prompt, profile, config, repeat), as JSON-ready dicts."""
+    if isinstance(prompts, str) or not prompts:
+        raise ValueError(
+            "prompts= takes a non-empty list of prompts, e.g. ['Summarise notes.md', 'Plan it']."
+        )
+    turns: list[list[str]] = []
+    for item in prompts:
+        texts = [item] if isinstance(item, str) else list(item)
+        if not texts or not all(isinstance(t, str) and t.strip() for t in texts):
+            raise ValueError(f"Each prompt is a non-empty string or a list of them — got {item!r}.")
+        turns.append(texts)
+    if isinstance(profiles, str) or not profiles or not all(isinstance(p, str) and p for p in profiles):
+        raise ValueError("profiles= takes a non-empty list of profile ids, e.g. ['demo'].")
+    if isinstance(configs, Mapping) or not configs:
+        raise ValueError("configs= takes a non-empty list of dicts, e.g. [{}, {'model': 'demo-smart'}].")
+    for config in configs:
+        if not isinstance(config, Mapping) or not all(isinstance(k, str) for k in config):
+            raise ValueError(f"Each config is a dict of option id → value — got {config!r}.")
+        json.dumps(dict(config))  # values must be plain data (they are written to run.json)
+    if not isinstance(repeats, int) or repeats < 1:
+        raise ValueError(f"repeats={repeats!r} — give a whole number, 1 or more.")
+    cells: list[dict[str, Any]] = []
+    for p, texts in enumerate(turns):
+        for profile in profiles:
+            for c, config in enumerate(configs):
+                for r in range(repeats):
+                    cells.append(
+                        {
+                            "cell": f"p{p}-{_slug(profile)}-c{c}-r{r}",
+                            "profile": profile,
+                            "variant": _variant(profile, config, len(profiles) > 1),
+                            "config": dict(config),
+                            "prompts": texts,
+                            "prompt_index": p,
+                            "repeat": r,
+                        }
+                    )
+    return cells
+
+
+def _variant(profile: str, config: Mapping[str, Any], with_profile: bool) -> str:
+    label = ", ".join(f"{k}={v}" for k, v in config.items()) or "defaults"
+    return f"{profile}: {label}" if with_profile else label
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "-", text).strip("-")[:40] or "profile"
+
+
+def _check_numbers(*, concurrency: int, timeout: float) -> None:
+    if not isinstance(concurrency, int) or concurrency < 1:
+        raise ValueError(f"concurrency={concurrency!r} — give how many cells may run at once (1 or more).")
+    if not isinstance(timeout, int | float) or timeout <= 0:
+        raise ValueError(f"timeout={timeout!r} — give the seconds one cell may take (more than 0).")
+
+
+def _check_profiles(profiles: Sequence[str], config_dirs: tuple[str, ...] | None) -> None:
+    from silo_nb.sessions.profiles import AgentProfilesService
+
+    known = [summary.id for summary in AgentProfilesService(config_dirs).list()]
+    for profile in profiles:
+        if profile not in known:
+            raise ValueError(f"Unknown profile {profile!r} — known profiles: {', '.join(known)}.")

@@ -1,0 +1,218 @@
+"""Turns as data: a journal's lines folded into one row (a plain dict) per turn — no pandas here.
+
+- A turn starts at the user's prompt (a run of ``user_message_chunk`` lines; Silo and silo_nb both
+  journal it, synthesized) and ends at the next prompt. silo_nb's ``turn_end`` line (stop reason,
+  timing, profile, config; see ``sessions/_turn_end.py``) closes it early; work the agent does after
+  that with no prompt (an agent-initiated turn) becomes a row of its own with no prompt text.
+- Lines before the first prompt (the handshake's commands, config) only update what the session is
+  known to be (mode from ``current_mode_update``, usage); they make no row.
+- Counts: ``updates`` is the agent's own updates in the turn (synthesized lines — prompt, permission
+  request/decision, turn end — are not counted); tool calls are counted once per ``toolCallId`` with
+  their last kind and status; permissions by the chosen option's kind (``allow_*``, ``reject_*``,
+  cancelled when no option was chosen).
+- Tokens and cost come from the turn's last ``usage_update`` (ACP: ``used`` tokens in context,
+  ``size`` the window, ``cost`` the session's running total); ``cost`` is this turn's part of it.
+- A journal written by Silo itself has no ``turn_end``: stop reason, duration, profile and config are
+  then empty (None), everything else is the same.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from silo_nb.sessions.models import AgentSessionUpdate
+from silo_nb.sessions.parse import parse_config_options
+
+__all__ = ["COLUMNS", "turn_rows"]
+
+# The fixed columns, in order; a column per config key (``mode``, ``model``, …) and per tool kind and
+# status (``tool_kind_read``, ``tool_status_completed``) follow them in the frame.
+COLUMNS = (
+    "session",
+    "turn",
+    "profile",
+    "agent",
+    "config",
+    "prompt",
+    "stop_reason",
+    "error",
+    "started",
+    "duration_s",
+    "updates",
+    "tool_calls",
+    "tools_by_kind",
+    "tools_by_status",
+    "permissions_asked",
+    "permissions_allowed",
+    "permissions_rejected",
+    "permissions_cancelled",
+    "tokens_used",
+    "context_size",
+    "cost",
+    "cost_total",
+    "currency",
+    "text",
+)
+_TURN_WORK = frozenset(
+    {
+        "agent_message_chunk",
+        "agent_thought_chunk",
+        "tool_call",
+        "tool_call_update",
+        "plan",
+        "permission_request",
+    }
+)
+
+
+@dataclass
+class _Turn:
+    prompt: str | None
+    started: str | None
+    config: dict[str, Any]
+    updates: int = 0
+    tools: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)  # id -> (kind, status)
+    asked: int = 0
+    allowed: int = 0
+    rejected: int = 0
+    cancelled: int = 0
+    text: list[str] = field(default_factory=list)
+    end: Mapping[str, Any] | None = None
+    usage: tuple[float, float, float | None, str | None] | None = None  # used, size, cost total, currency
+
+
+@dataclass
+class _Session:
+    """What the journal has said about the session so far (carried from turn to turn)."""
+
+    config: dict[str, Any] = field(default_factory=dict)
+    profile: str | None = None
+    agent: str | None = None
+    cost_total: float | None = None
+
+
+def turn_rows(updates: Iterable[AgentSessionUpdate], *, session: str = "") -> list[dict[str, Any]]:
+    """One dict per turn of one session's journal (see the module docstring for each column)."""
+    state = _Session()
+    rows: list[dict[str, Any]] = []
+    turn: _Turn | None = None
+    previous_kind = ""
+    for update in updates:
+        kind = update.kind
+        if kind == "user_message_chunk":
+            if turn is None or previous_kind != "user_message_chunk" or turn.end is not None:
+                if turn is not None:
+                    rows.append(_row(turn, state, session, len(rows) + 1))
+                turn = _Turn(prompt="", started=update.timestamp, config=dict(state.config))
+            turn.prompt = (turn.prompt or "") + (update.text or "")
+        elif kind in _TURN_WORK and (turn is None or turn.end is not None):
+            if turn is not None:
+                rows.append(_row(turn, state, session, len(rows) + 1))
+            turn = _Turn(prompt=None, started=None, config=dict(state.config))  # agent-initiated
+        _session_facts(update, state)
+        if turn is not None:
+            _fold(turn, update, state)
+        previous_kind = kind
+    if turn is not None:
+        rows.append(_row(turn, state, session, len(rows) + 1))
+    return rows
+
+
+def _session_facts(update: AgentSessionUpdate, state: _Session) -> None:
+    raw = update.raw
+    if update.kind == "current_mode_update":
+        mode = next((raw[k] for k in ("currentModeId", "currentValue", "modeId") if raw.get(k)), None)
+        if isinstance(mode, str):
+            state.config["mode"] = mode
+    elif update.kind == "config_option_update":
+        for option in parse_config_options(raw.get("configOptions")):
+            state.config[option.id] = option.current_value
+    elif update.kind == "turn_end":
+        if isinstance(raw.get("config"), Mapping):
+            state.config.update(raw["config"])
+        state.profile = raw.get("profile") if isinstance(raw.get("profile"), str) else state.profile
+        state.agent = raw.get("agent") if isinstance(raw.get("agent"), str) else state.agent
+
+
+def _fold(turn: _Turn, update: AgentSessionUpdate, state: _Session) -> None:
+    kind, raw = update.kind, update.raw
+    synthesized = raw.get("synthesized") is True
+    if not synthesized:
+        turn.updates += 1
+    if kind == "agent_message_chunk" and update.text:
+        turn.text.append(update.text)
+    elif kind in ("tool_call", "tool_call_update") and update.tool_call is not None:
+        call = update.tool_call
+        old_kind, old_status = turn.tools.get(call.tool_call_id, (None, None))
+        status = call.status or old_status or ("pending" if kind == "tool_call" else None)
+        turn.tools[call.tool_call_id] = (call.kind or old_kind, status)
+    elif kind == "permission_request":
+        turn.asked += 1
+    elif kind == "permission_decision":
+        chosen = raw.get("optionId")
+        listed = raw.get("options")
+        options: list[Any] = listed if isinstance(listed, list) else []
+        option_kind = next(
+            (
+                str(o.get("kind", ""))
+                for o in options
+                if isinstance(o, Mapping) and o.get("optionId") == chosen
+            ),
+            "",
+        )
+        if chosen is None:
+            turn.cancelled += 1
+        elif option_kind.startswith("allow"):
+            turn.allowed += 1
+        elif option_kind.startswith("reject"):
+            turn.rejected += 1
+    elif kind == "usage_update" and update.usage is not None:
+        usage = update.usage
+        cost = usage.cost
+        turn.usage = (usage.used, usage.size, cost.amount if cost else None, cost.currency if cost else None)
+    elif kind == "turn_end":
+        turn.end = raw
+        turn.config = dict(state.config)
+
+
+def _row(turn: _Turn, state: _Session, session: str, number: int) -> dict[str, Any]:
+    end = turn.end or {}
+    used, size, cost_total, currency = turn.usage or (None, None, None, None)
+    cost: float | None = None
+    if cost_total is not None:
+        cost = round(cost_total - (state.cost_total or 0.0), 9)
+        state.cost_total = cost_total
+    by_kind: dict[str, int] = {}
+    by_status: dict[str, int] = {}
+    for tool_kind, status in turn.tools.values():
+        by_kind[tool_kind or "other"] = by_kind.get(tool_kind or "other", 0) + 1
+        by_status[status or "pending"] = by_status.get(status or "pending", 0) + 1
+    duration = end.get("durationMs")
+    return {
+        "session": session,
+        "turn": number,
+        "profile": end.get("profile", state.profile),
+        "agent": end.get("agent", state.agent),
+        "config": turn.config,
+        "prompt": turn.prompt,
+        "stop_reason": end.get("stopReason"),
+        "error": end.get("error"),
+        "started": turn.started or end.get("startedAt"),
+        "duration_s": duration / 1000 if isinstance(duration, int | float) else None,
+        "updates": turn.updates,
+        "tool_calls": len(turn.tools),
+        "tools_by_kind": by_kind,
+        "tools_by_status": by_status,
+        "permissions_asked": turn.asked,
+        "permissions_allowed": turn.allowed,
+        "permissions_rejected": turn.rejected,
+        "permissions_cancelled": turn.cancelled,
+        "tokens_used": used,
+        "context_size": size,
+        "cost": cost,
+        "cost_total": cost_total,
+        "currency": currency,
+        "text": "".join(turn.text),
+    }
