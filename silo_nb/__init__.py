@@ -1,15 +1,20 @@
 """silo_nb: Silo's chat agent sessions (the Agent Client Protocol) in Jupyter.
 
 ``silo_nb.agents`` is the ``AgentsService`` of the current workspace (created on first use);
-``silo_nb.AgentsService(...)`` makes an explicit one (tests, scripts).
+``silo_nb.AgentsService(...)`` makes an explicit one (tests, scripts). Experiments:
+``silo_nb.frame(...)`` (turns as a DataFrame), ``silo_nb.run_grid(...)`` and ``silo_nb.PermissionPolicy``.
 """
 
 from __future__ import annotations
 
+import functools
+import sys
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
+from silo_nb.experiments import PermissionPolicy, Rule, frame
+from silo_nb.experiments.grid import run_grid as _run_grid
 from silo_nb.sessions import (
     AgentProfilesService,
     AgentSessionError,
@@ -78,10 +83,14 @@ __all__ = [
     "AgentToolCallLocation",
     "AgentsService",
     "Disposable",
+    "PermissionPolicy",
     "ResourceBlock",
     "ResourceLinkBlock",
+    "Rule",
     "TextBlock",
     "agents",
+    "frame",
+    "run_grid",
     "wait",
 ]
 
@@ -93,6 +102,17 @@ async def wait() -> None:
     from silo_nb.notebook.turns import wait as wait_for_turns
 
     await wait_for_turns()
+
+
+@functools.wraps(_run_grid)
+async def run_grid(*args: Any, **kwargs: Any) -> Any:
+    # The progress display is chosen here, above the layers: a widget inside a Jupyter kernel, else text
+    # (silo_nb.experiments never imports IPython or ipywidgets).
+    if kwargs.get("progress", True) is True and "ipykernel" in sys.modules:
+        from silo_nb.notebook.widgets.grid_progress import kernel_progress
+
+        kwargs["progress"] = kernel_progress() or True
+    return await _run_grid(*args, **kwargs)
 
 
 def load_ipython_extension(ipython: Any) -> None:

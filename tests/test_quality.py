@@ -114,7 +114,8 @@ PACKAGE = ROOT / "silo_nb"
 ALLOWED = {
     "acp": set(),
     "sessions": {"acp"},
-    "notebook": {"acp", "sessions"},
+    "notebook": {"acp", "sessions", "experiments"},
+    "experiments": {"acp", "sessions"},
     "demo_agent": set(),
 }
 MAX_MODULE_LINES = 400
