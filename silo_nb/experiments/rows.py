@@ -7,9 +7,9 @@
 - Lines before the first prompt (the handshake's commands, config) only update what the session is
   known to be (mode from ``current_mode_update``, usage); they make no row.
 - Counts: ``updates`` is the agent's own updates in the turn (synthesized lines — prompt, permission
-  request/decision, turn end — are not counted); tool calls are counted once per ``toolCallId`` with
-  their last kind and status; permissions by the chosen option's kind (``allow_*``, ``reject_*``,
-  cancelled when no option was chosen).
+  request/decision, turn end — are not counted, nor the start-up command list); tool calls are
+  counted once per ``toolCallId`` with their last kind and status; permissions by the chosen
+  option's kind (``allow_*``, ``reject_*``, cancelled when no option was chosen).
 - Tokens and cost come from the turn's last ``usage_update`` (ACP: ``used`` tokens in context,
   ``size`` the window, ``cost`` the session's running total); ``cost`` is this turn's part of it.
 - A journal written by Silo itself has no ``turn_end``: stop reason, duration, profile and config are
@@ -138,8 +138,9 @@ def _session_facts(update: AgentSessionUpdate, state: _Session) -> None:
 
 def _fold(turn: _Turn, update: AgentSessionUpdate, state: _Session) -> None:
     kind, raw = update.kind, update.raw
-    synthesized = raw.get("synthesized") is True
-    if not synthesized:
+    # The command list is announced once at start-up, whenever the agent gets to it (before or during
+    # the first turn): counting it would make the same turn's count depend on timing.
+    if raw.get("synthesized") is not True and kind != "available_commands_update":
         turn.updates += 1
     if kind == "agent_message_chunk" and update.text:
         turn.text.append(update.text)

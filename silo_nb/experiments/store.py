@@ -122,8 +122,10 @@ class RunFolder:
             turns = turn_rows(parse_lines(read_lines(self.journal_path(cell["cell"]))), session=session)
             if not turns:
                 turns = [_empty_row(session, cell, record)]
-            elif record.get("error") and not turns[-1]["error"]:
-                turns[-1]["error"] = record["error"]
+            elif record.get("error"):
+                turns[-1]["error"] = record[
+                    "error"
+                ]  # the cell's reason (a timeout) says more than the turn's
             rows.extend({**grid, **turn} for turn in turns)
         return rows
 

@@ -68,7 +68,9 @@ async def test_frame_of_a_live_demo_session_counts_turns_tools_and_permissions(w
     assert list(df["turn"]) == [1, 2, 3]
     assert list(df["stop_reason"]) == ["end_turn", "end_turn", "refusal"]
     edit = df.iloc[0]
-    assert edit["profile"] == "demo-sub" and edit["agent"] == "Silo demo agent" and edit["model"] == "demo-smart"
+    assert (
+        edit["profile"] == "demo-sub" and edit["agent"] == "Silo demo agent" and edit["model"] == "demo-smart"
+    )
     assert edit["permissions_asked"] == 1 and edit["permissions_allowed"] == 1
     assert edit["tool_calls"] == 2 and edit["tool_status_completed"] == 2
     assert edit["duration_s"] > 0 and edit["cost"] > 0
@@ -104,6 +106,10 @@ def test_without_pandas_the_message_says_what_to_install() -> None:
         "except ImportError as exc:\n    print(exc)\n"
     )
     result = subprocess.run(
-        [sys.executable, "-c", code, str(SILO_FIXTURE)], capture_output=True, text=True, timeout=60, check=True
+        [sys.executable, "-c", code, str(SILO_FIXTURE)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
     )
     assert 'pip install "silo-nb[frame]"' in result.stdout

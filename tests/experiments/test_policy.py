@@ -41,7 +41,10 @@ def test_rules_by_kind_place_and_option_kind(tmp_path: Path) -> None:
     assert policy.decide(request("read", "/etc/passwd"), cwd) == ("yes", "safe rule 1: allow read")
     assert policy.decide(request("edit", "notes.md"), cwd) == ("yes", "safe rule 2: allow edit inside")
     assert policy.decide(request("edit", str(tmp_path / "a" / "b.py")), cwd)[0] == "yes"
-    assert policy.decide(request("edit", "../elsewhere.md"), cwd) == ("no", "safe rule 3: reject edit outside")
+    assert policy.decide(request("edit", "../elsewhere.md"), cwd) == (
+        "no",
+        "safe rule 3: reject edit outside",
+    )
     # One path outside is enough to be outside; a call naming no path is neither inside nor outside.
     assert policy.decide(request("edit", "ok.md", "/tmp/x"), cwd)[0] == "no"
     assert policy.decide(request("edit"), cwd) == (None, "safe otherwise: cancel")
@@ -65,7 +68,10 @@ def test_answers_pick_the_least_lasting_offered_option() -> None:
     no_reject = OPTIONS[:2]
     policy = PermissionPolicy("reject edit", otherwise="allow")
     assert policy.decide(request("edit", options=no_reject), "/") == ("yes", "policy otherwise: allow")
-    assert PermissionPolicy(Rule("reject", tool_kind=("edit", "delete"))).decide(request("delete"), "/")[0] == "no"
+    assert (
+        PermissionPolicy(Rule("reject", tool_kind=("edit", "delete"))).decide(request("delete"), "/")[0]
+        == "no"
+    )
     assert PermissionPolicy({"answer": "cancel", "tool_kind": "read"}, otherwise="allow").decide(
         request("read"), "/"
     ) == (None, "policy rule 1: cancel read")
@@ -74,7 +80,7 @@ def test_answers_pick_the_least_lasting_offered_option() -> None:
 def test_bad_rules_say_what_to_write() -> None:
     with pytest.raises(ValueError, match="use allow, reject, cancel or an option kind"):
         PermissionPolicy("approve read")
-    with pytest.raises(ValueError, match="write e.g. 'allow read'"):
+    with pytest.raises(ValueError, match=r"write e\.g\. 'allow read'"):
         PermissionPolicy("allow read inside now please")
     with pytest.raises(ValueError, match="use 'inside' or 'outside'"):
         Rule("allow", where="near")  # type: ignore[arg-type]
@@ -114,7 +120,9 @@ async def test_an_attached_policy_answers_and_is_journaled_like_a_human(
     decision = next(line for line in lines if line["kind"] == "permission_decision")
     assert decision["raw"]["optionId"] == option
     assert decision["raw"]["decidedBy"] == f"unattended rule 1: {rules[0]}"
-    edit = [line for line in lines if line.get("toolCall", {}).get("toolCallId") == decision["raw"]["toolCallId"]]
+    edit = [
+        line for line in lines if line.get("toolCall", {}).get("toolCallId") == decision["raw"]["toolCallId"]
+    ]
     assert edit[-1]["toolCall"]["status"] == status
     assert "working" in seen and "blocked" not in seen  # the policy answered at once, never blocked
 

@@ -1,0 +1,70 @@
+"""Checks shared by the grid tests: rows recounted from the journals, and agent processes still alive."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from silo_nb.acp.supervisor import process_table
+from silo_nb.experiments.progress import GridCounts
+
+
+def recount(journal: Path) -> dict[str, Any]:
+    """A one-turn journal's counts, computed here independently of silo_nb.experiments.rows."""
+    lines = [json.loads(line) for line in journal.read_text().splitlines()]
+    first = next(i for i, line in enumerate(lines) if line["kind"] == "user_message_chunk")
+    agent = [
+        line
+        for line in lines[first:]
+        if not line.get("raw", {}).get("synthesized") and line["kind"] != "available_commands_update"
+    ]
+    calls = {
+        line["toolCall"]["toolCallId"]
+        for line in lines
+        if "toolCall" in line and line["kind"].startswith("tool")
+    }
+    decisions = [line["raw"] for line in lines if line["kind"] == "permission_decision"]
+    usage = [line["usage"] for line in lines if line["kind"] == "usage_update"]
+    (end,) = [line["raw"] for line in lines if line["kind"] == "turn_end"]
+    return {
+        "updates": len(agent),
+        "tool_calls": len(calls),
+        "permissions_asked": sum(line["kind"] == "permission_request" for line in lines),
+        "permissions_allowed": sum(
+            d["optionId"] is not None and d["optionId"].startswith("allow") for d in decisions
+        ),
+        "tokens_used": usage[-1]["used"] if usage else None,
+        "stop_reason": end["stopReason"],
+        "prompt": next(line["text"] for line in lines if line["kind"] == "user_message_chunk"),
+    }
+
+
+def agents_with(marker: str) -> list[int]:
+    """Live processes whose environment holds ``marker`` (the test's own demo state folder)."""
+    found = []
+    needle = marker.encode()
+    for pid, state, _ppid, _pgrp in process_table() or []:
+        if state == b"Z" or pid == os.getpid():
+            continue
+        try:
+            environ = Path(f"/proc/{pid}/environ").read_bytes()
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if needle in environ and b"silo_nb" in cmdline and b"demo_agent" in cmdline:
+            found.append(pid)
+    return found
+
+
+class Recorder:
+    """A progress sink that keeps every count it is shown."""
+
+    def __init__(self) -> None:
+        self.seen: list[GridCounts] = []
+
+    def started(self, counts: GridCounts) -> None:
+        self.seen.append(counts)
+
+    changed = finished = started
