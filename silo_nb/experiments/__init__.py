@@ -1,6 +1,6 @@
 """Experiments at scale: turns as data, unattended permission policies, and grids of sessions.
 
-- ``frame`` (``frame.py``, rows from ``rows.py``): journals → a pandas DataFrame, one row per turn.
+- ``frame`` (``table.py``, rows from ``rows.py``): journals → a pandas DataFrame, one row per turn.
 - ``PermissionPolicy`` / ``Rule`` (``policy.py``): answer permission requests by rule, journaled.
 - ``run_grid`` (``grid.py``): prompts × profiles × configs × repeats, each cell a fresh session in its
   own working copy (``cells.py``), resumable from its folder (``store.py``), here or on Dask workers
@@ -12,10 +12,10 @@
 from __future__ import annotations
 
 from silo_nb.experiments.executors import DaskExecutor, LocalExecutor
-from silo_nb.experiments.frame import frame, journal_rows, rows_to_frame
 from silo_nb.experiments.grid import expand_grid, run_grid
 from silo_nb.experiments.policy import PermissionPolicy, Rule
 from silo_nb.experiments.progress import GridCounts, GridProgress, TextProgress
+from silo_nb.experiments.table import frame, journal_rows, rows_to_frame
 
 __all__ = [
     "DaskExecutor",

@@ -29,10 +29,10 @@ import anyio
 from silo_nb.experiments._pandas import require_pandas
 from silo_nb.experiments.cells import CellResult, CellSpec, template_folder
 from silo_nb.experiments.executors import CellExecutor, executor_for
-from silo_nb.experiments.frame import rows_to_frame
 from silo_nb.experiments.policy import PermissionPolicy
 from silo_nb.experiments.progress import GridCounts, GridProgress, TextProgress
 from silo_nb.experiments.store import RunFolder
+from silo_nb.experiments.table import rows_to_frame
 
 __all__ = ["DEFAULT_RUNS_FOLDER", "expand_grid", "run_grid"]
 

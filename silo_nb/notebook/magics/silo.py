@@ -27,6 +27,7 @@ from silo_nb.notebook._display import display, update_display
 from silo_nb.notebook.attachments import discard_attachments
 from silo_nb.notebook.magics.args import argument, magic_arguments, one_line, parse, split, summary, usage
 from silo_nb.notebook.magics.connections import Connection, NotebookSession
+from silo_nb.notebook.magics.frame import frame_command
 from silo_nb.notebook.magics.prompt import palette_run, run_prompt
 from silo_nb.notebook.render import styles, transcript_html, transcript_markdown
 from silo_nb.notebook.transcript import fold_all, with_status
@@ -322,6 +323,7 @@ SUBCOMMANDS: dict[str, Handler] = {
     "commands": _commands,
     "agents": _agents,
     "journal": _journal,
+    "frame": frame_command,
     "export": _export,
     "disconnect": _disconnect,
 }

@@ -72,6 +72,7 @@ class GridProgressBar:
         self.label.value = esc(format_counts(counts))
 
     def finished(self, counts: GridCounts) -> None:
+        self._show(counts)
         snapshot = _snapshot(counts, final=True)
         self.final_text = snapshot["text/plain"]
         update_display(snapshot, raw=True, display_id=self.display_id)
