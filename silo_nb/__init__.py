@@ -7,14 +7,10 @@
 
 from __future__ import annotations
 
-import functools
-import sys
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-from silo_nb.experiments import PermissionPolicy, Rule, frame
-from silo_nb.experiments.grid import run_grid as _run_grid
 from silo_nb.sessions import (
     AgentProfilesService,
     AgentSessionError,
@@ -52,7 +48,18 @@ from silo_nb.sessions.models import (
 from silo_nb.util import Disposable
 
 if TYPE_CHECKING:
+    from silo_nb._grid_entry import run_grid
+    from silo_nb.experiments import PermissionPolicy, Rule, frame
+
     agents: AgentsService
+
+# Experiments are loaded on first use: every agent process of the demo imports this package too.
+_LAZY = {
+    "frame": "silo_nb.experiments",
+    "PermissionPolicy": "silo_nb.experiments",
+    "Rule": "silo_nb.experiments",
+    "run_grid": "silo_nb._grid_entry",
+}
 
 __all__ = [
     "AgentCommand",
@@ -104,17 +111,6 @@ async def wait() -> None:
     await wait_for_turns()
 
 
-@functools.wraps(_run_grid)
-async def run_grid(*args: Any, **kwargs: Any) -> Any:
-    # The progress display is chosen here, above the layers: a widget inside a Jupyter kernel, else text
-    # (silo_nb.experiments never imports IPython or ipywidgets).
-    if kwargs.get("progress", True) is True and "ipykernel" in sys.modules:
-        from silo_nb.notebook.widgets.grid_progress import kernel_progress
-
-        kwargs["progress"] = kernel_progress() or True
-    return await _run_grid(*args, **kwargs)
-
-
 def load_ipython_extension(ipython: Any) -> None:
     """``%load_ext silo_nb``: registers ``%silo`` and ``%%prompt``."""
     from silo_nb.notebook.magics import load_ipython_extension as load
@@ -135,4 +131,10 @@ def __getattr__(name: str) -> Any:
         if _default_agents is None:
             _default_agents = AgentsService()
         return _default_agents
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
     raise AttributeError(f"module 'silo_nb' has no attribute {name!r}")
