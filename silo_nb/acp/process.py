@@ -211,6 +211,8 @@ class AgentProcess:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self.supervisor_pid, signal.SIGKILL)
             await self.wait(TERM_GRACE_SECONDS)
+        with anyio.move_on_after(TERM_GRACE_SECONDS):
+            await self._process.aclose()  # its pipes too (one nobody read to its end stays open otherwise)
         _LIVE.discard(self)
 
     def kill_now(self) -> None:
