@@ -9,7 +9,8 @@
   reading itself fails, the connection closes as if the agent had exited.
 - Responses match our requests by JSON type and value (``true``, ``1.0``, ``"1"`` are not id 1).
 - Writes go through one outbox drained by a single writer task, so ``notify`` can be called from
-  synchronous code (``cancel()``) and messages never interleave on the wire.
+  synchronous code (``cancel()``) and messages never interleave on the wire. A write that fails (the
+  agent closed its stdin) ends the connection, unless the reader sees the agent exit first.
 - ``$/cancel_request`` from the agent cancels the matching in-flight handler, which is answered -32800.
 
 This module knows nothing about ACP sessions or Silo; it moves JSON-RPC messages.
@@ -24,8 +25,16 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 from anyio.abc import ByteReceiveStream, ByteSendStream, TaskGroup
 
+from silo_nb.acp.errors import (
+    INTERNAL_ERROR,
+    METHOD_NOT_FOUND,
+    REQUEST_CANCELLED,
+    AcpConnectionClosed,
+    AcpRpcError,
+)
 from silo_nb.acp.framing import DEFAULT_MAX_LINE_BYTES, MAX_NESTING, LineFramer, decode_line, encode_message
 
 __all__ = [
@@ -41,49 +50,12 @@ __all__ = [
 
 log = logging.getLogger("silo_nb.acp")
 
-METHOD_NOT_FOUND = -32601
-INTERNAL_ERROR = -32603
-REQUEST_CANCELLED = -32800
+YIELD_EVERY_LINES = 32  # messages handled between two turns of the event loop, at most
+STOPPED_READING_GRACE_SECONDS = 1.0  # after a failed write, for the reader to see the agent's exit
 MAX_SKIP_WARNINGS = 20  # per connection, then at debug: a flood of bad lines must not flood the log
 RequestHandler = Callable[[Any], Awaitable[Any]]
 NotificationHandler = Callable[[Any], None]
 CloseDescriber = Callable[[], Awaitable[str]]
-
-
-class AcpRpcError(Exception):
-    """An error object a peer returned (or that we return) for a JSON-RPC request."""
-
-    def __init__(self, code: int, message: str, data: Any = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.data = data
-
-    def agent_message(self) -> str:
-        """The agent's own words: the message plus any human-readable detail in ``data``."""
-        detail: str | None = None
-        if isinstance(self.data, str):
-            detail = self.data
-        elif isinstance(self.data, Mapping):
-            for key in ("details", "message", "detail", "error"):
-                value = self.data.get(key)
-                if isinstance(value, str) and value.strip():
-                    detail = value
-                    break
-        text = self.message.strip() or f"error {self.code}"
-        if detail and detail.strip() and detail.strip() not in text:
-            text = f"{text}: {detail.strip()}"
-        return text
-
-    def to_wire(self) -> dict[str, Any]:
-        error: dict[str, Any] = {"code": self.code, "message": self.message}
-        if self.data is not None:
-            error["data"] = self.data
-        return error
-
-
-class AcpConnectionClosed(Exception):
-    """The connection ended (the agent exited, or we disposed it) while a request was pending."""
 
 
 class PendingRequest:
@@ -249,8 +221,9 @@ class JsonRpcConnection:
                 try:
                     await self._send.send(data)
                 except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError) as exc:
-                    log.debug("write to agent failed: %r", exc)  # it exited: the reader sees EOF next
+                    log.debug("write to agent failed: %r", exc)
                     self._outbox.clear()
+                    await self._peer_stopped_reading(exc)
                     return
                 except Exception as exc:
                     log.warning("writing to the agent failed: %r", exc)
@@ -259,6 +232,17 @@ class JsonRpcConnection:
             self._wake = anyio.Event()
             if not self._outbox and self._close_message is None:
                 await self._wake.wait()
+
+    async def _peer_stopped_reading(self, error: BaseException) -> None:
+        # Usually the agent exited and the reader sees EOF next (its exit code is the better message). An
+        # agent that only closed its stdin keeps running, but nothing can reach it any more: end the
+        # connection rather than leave every request (a prompt has no timeout) waiting forever.
+        with anyio.move_on_after(STOPPED_READING_GRACE_SECONDS):
+            await self.closed.wait()
+        if self._close_message is None:
+            log.warning("the agent stopped reading its stdin (%r); closing the connection", error)
+            why = f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+            self._finish(f"the agent stopped reading its input ({why}) — reconnect to continue the session")
 
     async def _reader(self) -> None:
         framer = LineFramer(self._max_line_bytes)
@@ -273,9 +257,14 @@ class JsonRpcConnection:
                 return
             if self._close_message is not None:
                 break
-            for line in framer.feed(chunk):
+            # A receive with data already buffered does not yield: without these checkpoints an agent that
+            # writes faster than we read (a storm of requests) holds the kernel's loop for all of it.
+            for count, line in enumerate(framer.feed(chunk), 1):
                 self._handle_line(line)
-        if (last := framer.end()) is not None:
+                if count % YIELD_EVERY_LINES == 0:
+                    await anyio.lowlevel.checkpoint()
+            await anyio.lowlevel.checkpoint()
+        if self._close_message is None and (last := framer.end()) is not None:  # not when we closed
             self._handle_line(last)
 
     def _handle_line(self, line: bytes) -> None:

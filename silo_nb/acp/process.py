@@ -106,11 +106,17 @@ class AgentProcess:
         except OSError as exc:
             ours.close()
             raise AgentSpawnError(f'could not run "{command}": {exc.strerror or exc}') from exc
+        except BaseException:  # cancelled while starting: nothing is left to the garbage collector
+            ours.close()
+            raise
         finally:
             theirs.close()
         try:
             pid = await _read_agent_pid(ours, process)
-        except AgentSpawnError as exc:
+        except BaseException as exc:
+            if not isinstance(exc, AgentSpawnError):
+                await _abandon_spawn(ours, process)  # cancelled mid-way
+                raise
             ours.close()
             with contextlib.suppress(ProcessLookupError):
                 process.kill()
@@ -205,6 +211,8 @@ class AgentProcess:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self.supervisor_pid, signal.SIGKILL)
             await self.wait(TERM_GRACE_SECONDS)
+        with anyio.move_on_after(TERM_GRACE_SECONDS):
+            await self._process.aclose()  # its pipes too (one nobody read to its end stays open otherwise)
         _LIVE.discard(self)
 
     def kill_now(self) -> None:
@@ -233,6 +241,22 @@ class AgentProcess:
         except (ProcessLookupError, PermissionError):
             return
         log.debug("sent %s to agent group %d", sig.name, self.pid)
+
+
+async def _abandon_spawn(lifeline: socket.socket, process: Process) -> None:
+    """A spawn cancelled before the agent's pid came back: the closed lifeline makes the supervisor kill
+    whatever it started and exit; it is waited for (shielded: the caller is being cancelled) and its
+    pipes closed, so no process, socket or transport is left to the garbage collector."""
+    lifeline.close()
+    with anyio.CancelScope(shield=True):
+        with anyio.move_on_after(SWEEP_GRACE_SECONDS + 1.0):
+            await process.wait()
+        if process.returncode is None:
+            log.warning("supervisor %d of a cancelled spawn did not exit; killing it", process.pid)
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(process.pid, signal.SIGKILL)
+        with anyio.move_on_after(TERM_GRACE_SECONDS):
+            await process.aclose()
 
 
 def _supervisor_argv(lifeline_fd: int) -> list[str]:

@@ -27,6 +27,8 @@ __all__ = ["AgentTraffic"]
 
 log = logging.getLogger("silo_nb.sessions")
 
+MAX_EARLY_UPDATES = 10_000  # updates kept from before the session exists (its journal is not open yet)
+
 
 class AgentTraffic:
     """The inbound half of ``AgentSessionHandle``; the attributes below are set by the handle."""
@@ -56,7 +58,16 @@ class AgentTraffic:
         """The one way into the transcript: the journal, then ``on_transcript`` listeners."""
         if self._writer is not None:
             self._writer.append(update)
-        else:
+        elif len(self._early) < MAX_EARLY_UPDATES:
+            self._early.append(update)
+        elif len(self._early) == MAX_EARLY_UPDATES:
+            # Before the session exists (an agent flooding while it never answers initialize) the
+            # buffer is bounded; what is beyond it belongs to no session yet. Said once.
+            log.warning(
+                "%s sent over %d updates before its session existed; the rest are not kept",
+                self.label,
+                MAX_EARLY_UPDATES,
+            )
             self._early.append(update)
         if not self._disposed:
             self._transcript_listeners.emit(update)

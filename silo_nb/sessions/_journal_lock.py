@@ -6,6 +6,9 @@
   ``<journal>.lock``, which also records the holder's pid for the message. The lock is
   per process and reference-counted here, so the same kernel reconnecting (a new handle while the old
   one is still closing) never blocks itself. It goes away with the process, even on SIGKILL.
+- Within one process the lock cannot tell two handles apart, so handles are noted too (``claim``, weakly):
+  resuming a session that another handle of this kernel still has open (connected or connecting, not
+  disposed) is refused the same way; a disposed handle, or one whose agent is gone, never blocks.
 """
 
 from __future__ import annotations
@@ -13,14 +16,17 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import weakref
 from pathlib import Path
+from typing import Any
 
 from silo_nb.sessions.errors import AgentSessionError
 from silo_nb.sessions.storage import ensure_private_dir
 
-__all__ = ["acquire", "release"]
+__all__ = ["acquire", "claim", "release"]
 
 _HELD: dict[Path, list[int]] = {}  # journal path -> [lock fd, holders in this process]
+_USERS: dict[Path, weakref.ref[Any]] = {}  # journal path -> the session handle last connected to it
 
 
 def _lock_path(path: Path) -> Path:
@@ -61,3 +67,21 @@ def release(path: Path) -> None:
     if held[1] <= 0:
         del _HELD[path]
         os.close(held[0])  # closing the descriptor drops the lock
+
+
+def _in_use(handle: Any) -> bool:
+    # Connected or connecting (its agent connection open) and not disposed: it may still write.
+    connection = getattr(handle, "_connection", None)
+    return not handle.disposed and connection is not None and connection.is_open
+
+
+def claim(path: Path, session_id: str, handle: Any, *, refuse: bool = True) -> None:
+    """Note ``handle`` (an ``AgentSessionHandle``) as the one using the journal at ``path``. With
+    ``refuse``, raise ``AgentSessionError`` instead while another handle of this process has it open."""
+    other = _USERS[path]() if path in _USERS else None
+    if refuse and other is not None and other is not handle and _in_use(other):
+        raise AgentSessionError(
+            f'Session "{session_id}" is already open in this kernel ({other.id}) — use that handle, or '
+            "close it first (await handle.aclose() or %silo disconnect), or connect with a fresh session."
+        )
+    _USERS[path] = weakref.ref(handle)

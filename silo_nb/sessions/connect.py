@@ -30,6 +30,8 @@ from silo_nb.acp import (
     client_capabilities,
     client_info,
 )
+from silo_nb.sessions import _journal_lock
+from silo_nb.sessions._connect_faults import abandon, request_or_undo
 from silo_nb.sessions._host import ConnectHost
 from silo_nb.sessions._reconcile import has_conversation_content, last_title, reconcile_load
 from silo_nb.sessions.capabilities import AgentCapabilities
@@ -120,10 +122,10 @@ class Connector:
         )
         placeholder: str | None = None
         if restore is not None:
+            path = self._journals.path(workspace, restore.session_id)
+            _journal_lock.claim(path, restore.session_id, handle)  # refused while open in this kernel
             # Silo restores the last title from its persisted status; here the journal is that record.
-            title = title or last_title(
-                self._journals.read(self._journals.path(workspace, restore.session_id))
-            )
+            title = title or last_title(self._journals.read(path))
             placeholder = handle.id = "chat:" + restore.session_id
             self._host._register(self._info(handle, title=title, resume_state="resuming", restore=restore))
         # One budget for every wait of the connect: initialize, routing, and applying session_config.
@@ -135,6 +137,8 @@ class Connector:
                 self._host._unregister(placeholder)
             raise
         handle._finish_setup(result)
+        if handle._writer is not None:  # noted under its final id (a new session, an adopted id)
+            _journal_lock.claim(handle._writer.path, handle.session_id, handle, refuse=False)
         if placeholder is not None and placeholder != handle.id:
             self._host._unregister(placeholder)
         state = {"journal-only": "journal-only", "resumed": "resumed"}.get(handle.resume_outcome, "live")
@@ -190,13 +194,10 @@ class Connector:
                 return await self._route(handle, connection, restore, workspace)
         except TimeoutError:
             message = _timed_out(profile, connection)
-            await connection.aclose("connect timed out")
+            await abandon(handle, self._journals, connection, "connect timed out")
             raise AgentSessionError(message) from None
         except BaseException:
-            if handle._writer is not None:
-                handle._writer.flush()
-                self._journals._release_writer(handle._writer)
-            await connection.aclose("connect failed")
+            await abandon(handle, self._journals, connection, "connect failed")
             raise
 
     async def _open(self, handle: AgentSessionHandle, profile: AgentProfile) -> AgentConnection:
@@ -279,7 +280,7 @@ class Connector:
             if not advertised:
                 continue
             try:
-                result = await connection.rpc.request(method, params)
+                result = await request_or_undo(handle, connection, method, params)
             except AcpRpcError as exc:
                 log.info("%s %s failed: %s", handle.label, method, exc.agent_message())
                 continue

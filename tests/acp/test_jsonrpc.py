@@ -440,6 +440,9 @@ async def test_one_mebibyte_line_round_trips_intact() -> None:
         await h.agent.write_chunks(_split_fixed(line, 50_000))
         await h.agent.send(notification("n", {"blob": blob}))
         reply_line = await h.agent.read_line()
+        with anyio.fail_after(10):
+            while not seen:  # the reader yields between chunks: let it reach the notification's end
+                await anyio.sleep(0.01)
     reply = json.loads(reply_line)
     assert reply["id"] == 1
     assert reply["result"]["blob"] == blob

@@ -6,8 +6,8 @@
 answer; then it answers ``{"stopReason": "end_turn"}`` (or what ``turn`` returned).
 
 ``methods`` adds or replaces request handlers: ``await handler(peer, params)`` returns the result, or
-``NEVER`` to leave the request unanswered. ``agent_capabilities`` and ``new_result`` extend what
-``initialize`` and ``session/new`` answer.
+``NEVER`` to leave the request unanswered, or raises ``AcpRpcError`` to answer with that error.
+``agent_capabilities`` and ``new_result`` extend what ``initialize`` and ``session/new`` answer.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream
 
 import silo_nb
-from silo_nb.acp import AgentFn, InProcessTransport
+from silo_nb.acp import AcpRpcError, AgentFn, InProcessTransport
 from silo_nb.sessions.profiles import AgentProfile
 
 
@@ -82,7 +82,11 @@ def scripted_agent(
         async with anyio.create_task_group() as tg:
 
             async def custom(message: dict[str, Any]) -> None:
-                result = await handlers[message["method"]](peer, message.get("params") or {})
+                try:
+                    result = await handlers[message["method"]](peer, message.get("params") or {})
+                except AcpRpcError as exc:  # the handler's way to answer with an error
+                    await peer.write({"id": message["id"], "error": exc.to_wire()})
+                    return
                 if result is not NEVER:
                     await peer.write({"id": message["id"], "result": result})
 

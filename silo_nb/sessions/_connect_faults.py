@@ -1,0 +1,60 @@
+"""What a ``connect`` (or an in-place resume) does when it fails half-way, so that nothing is left behind.
+
+- ``request_or_undo``: ``session/resume`` / ``session/load`` whose failure of any kind (an error answer,
+  the agent dying, the connect timing out) puts the journal back exactly as it was before the call: the
+  updates the agent replayed before failing are not the transcript (the prior lines are). A closed
+  connection becomes Silo's ``AgentSessionError``, not a raw wire exception.
+- ``abandon``: every failed handshake hands the journal writer back (flushed; its write lock released,
+  so another kernel may take the session) before the agent is shut down — on a timeout too.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from silo_nb.acp import AcpConnectionClosed, AgentConnection
+from silo_nb.sessions.errors import AgentSessionError
+
+if TYPE_CHECKING:
+    from silo_nb.sessions.handle import AgentSessionHandle
+    from silo_nb.sessions.journal import JournalFiles
+
+__all__ = ["abandon", "request_or_undo"]
+
+log = logging.getLogger("silo_nb.sessions")
+
+
+async def request_or_undo(
+    handle: AgentSessionHandle, connection: AgentConnection, method: str, params: dict[str, Any]
+) -> Any:
+    """``method``'s result; on any failure the journal is left as it was before the call."""
+    writer = handle._writer
+    before = writer.snapshot_lines() if writer is not None else None
+    try:
+        return await connection.rpc.request(method, params)
+    except BaseException as exc:
+        if writer is not None and before is not None and len(writer) != len(before):
+            log.info(
+                "%s: %s failed after the agent replayed %d updates; the journal is left as it was",
+                handle.label,
+                method,
+                len(writer) - len(before),
+            )
+            writer.replace_lines(before)
+        if isinstance(exc, AcpConnectionClosed):
+            raise AgentSessionError(
+                f"{handle.label} could not {method.rsplit('/', maxsplit=1)[-1]} the session: {exc}"
+            ) from exc
+        raise
+
+
+async def abandon(
+    handle: AgentSessionHandle, journals: JournalFiles, connection: AgentConnection, reason: str
+) -> None:
+    """A handshake failed: hand the journal writer back, then shut the agent down."""
+    writer = handle._writer
+    if writer is not None:
+        writer.flush()
+        journals._release_writer(writer)
+    await connection.aclose(reason)
