@@ -82,7 +82,7 @@ async def run_prompt(
                 earlier,
                 display_id=display_id,
                 metadata={**metadata, "restored": True},
-                meta="restored from the journal — %%prompt --rerun sends it again",
+                meta=None,  # the header's "↺ restored" badge says it; a paragraph would travel with the HTML
                 label=handle.agent_name,
             )
             return
