@@ -8,6 +8,7 @@ from pathlib import Path
 import anyio
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
+from IPython.utils.capture import capture_output
 
 import silo_nb
 from silo_nb.notebook.magics import NotebookSession
@@ -144,3 +145,27 @@ def test_a_broken_profile_file_warns_once_per_change(
         service.list()
         service.list()
     assert len([r for r in caplog.records if "ignored agent profile" in r.message]) == 2
+
+
+WIDGET = "application/vnd.jupyter.widget-view+json"
+
+
+async def test_palette_turns_join_the_saved_output_and_disconnect_freezes_it(shell: InteractiveShell) -> None:
+    captured, _ = await run(shell, "%silo connect demo")
+    connection = shell._silo_nb.connections["demo"]
+    with anyio.fail_after(10):
+        while not connection.handle.commands:
+            await anyio.sleep(0.02)
+    connection.panel.run("title", "From the palette")
+    with capture_output() as later:
+        await silo_nb.wait()
+    # The connect cell's output is re-sent (same display_id) with the palette turn in its snapshot.
+    refreshed = [o for o in later.outputs if WIDGET in o.data]
+    assert refreshed, [o.data.keys() for o in later.outputs]
+    assert refreshed[-1].data[WIDGET]["model_id"] == connection.box.model_id
+    assert "/title From the palette" in refreshed[-1].data["text/plain"]
+    assert "Renamed." in refreshed[-1].data["text/html"]
+    captured, _ = await run(shell, "%silo disconnect demo")
+    frozen = [o for o in captured.outputs if "text/html" in o.data]
+    assert frozen and WIDGET not in frozen[-1].data  # nothing left for a frontend to load
+    assert "Renamed." in frozen[-1].data["text/html"]

@@ -39,6 +39,7 @@ from silo_nb.notebook.magics.connections import Connection, NotebookSession
 from silo_nb.notebook.magics.prompt import palette_run, run_prompt
 from silo_nb.notebook.render import styles, transcript_html, transcript_markdown
 from silo_nb.notebook.transcript import fold_all, with_status
+from silo_nb.notebook.widgets import snapshot
 from silo_nb.sessions.errors import AgentSessionError
 
 if TYPE_CHECKING:
@@ -153,7 +154,7 @@ async def connect(
         and existing.handle is not None
         and existing.handle.is_live
     ):
-        display(existing.box)
+        snapshot.show(existing.box)
         session.last_name = name
         return
     if existing is not None:
@@ -224,6 +225,7 @@ async def _open(
         session.records.put(connection.name, profile_id=connection.profile_id, session_id=handle.session_id)
     connection.box = _panel(session, connection, handle)
     update_display(connection.box, display_id=status_id)
+    snapshot.track(connection.box, status_id)
     if handle.resume_outcome == "journal-only":
         print(
             f"{handle.label} can neither resume nor load session {handle.session_id}: "
@@ -234,12 +236,13 @@ async def _open(
 
 def _panel(session: NotebookSession, connection: Connection, handle: AgentSessionHandle) -> Any:
     from silo_nb.notebook.widgets import SessionPanel
-    from silo_nb.notebook.widgets._common import ipw
+    from silo_nb.notebook.widgets.connection_box import ConnectionBox
 
     panel = SessionPanel(handle, session.service, on_run=lambda text: palette_run(session, connection, text))
+    box = ConnectionBox(panel)
     connection.panel = panel
-    connection.output = ipw.Output()
-    return ipw.VBox([panel, connection.output])
+    connection.output = box.output
+    return box
 
 
 @magic_arguments("silo disconnect")
@@ -248,6 +251,9 @@ async def _disconnect(session: NotebookSession, args: argparse.Namespace) -> Non
     """Disconnect and dispose of the session (its journal stays; its attachment files go)."""
     connection = session.connection(args.name)
     handle = connection.handle
+    if connection.box is not None:
+        # Its life ends here: leave the snapshot alone in its outputs (nothing left for a widget to load).
+        snapshot.freeze(connection.box)
     session.drop(connection)
     if handle is not None:
         await handle.aclose()
@@ -317,7 +323,7 @@ async def _agents(session: NotebookSession, args: argparse.Namespace) -> None:
     """A live list of the sessions: activity, needs-attention, acknowledge."""
     from silo_nb.notebook.widgets import AgentsList
 
-    display(AgentsList(session.service))
+    snapshot.show(AgentsList(session.service))
 
 
 @magic_arguments("silo journal")
