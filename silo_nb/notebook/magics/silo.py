@@ -255,6 +255,8 @@ async def _disconnect(session: NotebookSession, args: argparse.Namespace) -> Non
         # Its life ends here: leave the snapshot alone in its outputs (nothing left for a widget to load).
         snapshot.freeze(connection.box)
     session.drop(connection)
+    if not session.connections:
+        snapshot.freeze_all()  # the agents lists too: nothing is left for them to follow
     if handle is not None:
         await handle.aclose()
         # Only here: a reconnect resumes the same session, whose earlier prompts may point at these files.

@@ -11,9 +11,9 @@
   it reaches the original cell from any cell (and headless runners update it too).
 - JupyterLab prefers the widget renderer over any other type in a trusted output, and with no kernel
   that renderer says "Loading widget…" forever (it has no fallback, see research/jupyter-facts.md §3).
-  So when a widget's life ends (``%silo disconnect``) :func:`freeze` replaces its outputs with the
-  snapshot alone, as a turn's output is replaced when the turn ends; a notebook saved after that shows
-  the snapshot everywhere.
+  So when a widget's life ends (``%silo disconnect``; the agents lists too once no session is left)
+  :func:`freeze` replaces its outputs with the snapshot alone, as a turn's output is replaced when the
+  turn ends; a notebook saved after that shows the snapshot everywhere.
 """
 
 from __future__ import annotations
@@ -24,7 +24,16 @@ from typing import Any
 from silo_nb.notebook._display import display, update_display
 from silo_nb.notebook.widgets._common import log
 
-__all__ = ["WIDGET_VIEW", "SnapshotMixin", "freeze", "live_displays", "refresh_all", "show", "track"]
+__all__ = [
+    "WIDGET_VIEW",
+    "SnapshotMixin",
+    "freeze",
+    "freeze_all",
+    "live_displays",
+    "refresh_all",
+    "show",
+    "track",
+]
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
@@ -96,3 +105,9 @@ def freeze(widget: Any) -> None:
             update_display({"text/html": html, "text/plain": text}, raw=True, display_id=display_id)
         except Exception:
             log.exception("could not freeze the output %s", display_id)
+
+
+def freeze_all() -> None:
+    """Freeze every live display (the last session of this kernel ended: nothing is left to watch)."""
+    for widget in {id(w): w for w in list(_SHOWN.values())}.values():
+        freeze(widget)
