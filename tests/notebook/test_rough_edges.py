@@ -165,7 +165,8 @@ async def test_palette_turns_join_the_saved_output_and_disconnect_freezes_it(she
     assert refreshed[-1].data[WIDGET]["model_id"] == connection.box.model_id
     assert "/title From the palette" in refreshed[-1].data["text/plain"]
     assert "Renamed." in refreshed[-1].data["text/html"]
+    session_id = connection.handle.session_id
     captured, _ = await run(shell, "%silo disconnect demo")
-    frozen = [o for o in captured.outputs if "text/html" in o.data]
-    assert frozen and WIDGET not in frozen[-1].data  # nothing left for a frontend to load
-    assert "Renamed." in frozen[-1].data["text/html"]
+    frozen = [o for o in captured.outputs if session_id in o.data.get("text/html", "")]
+    assert frozen and all(WIDGET not in o.data for o in frozen)  # nothing left for a frontend to load
+    assert "Renamed." in frozen[0].data["text/html"]
