@@ -195,7 +195,7 @@ def display_restored(
     updates: list[AgentSessionUpdate],
     *,
     metadata: dict[str, Any],
-    meta: str,
+    meta: str | None,
     display_id: str | None = None,
     label: str | None = None,
 ) -> TranscriptState:

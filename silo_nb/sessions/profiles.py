@@ -125,6 +125,8 @@ def load_profiles(files: Iterable[Path]) -> tuple[dict[str, AgentProfile], list[
     """Profiles by id (built-in demo first, later files win), and one line per problem found."""
     profiles: dict[str, AgentProfile] = {DEMO_PROFILE_ID: demo_profile()}
     problems: list[str] = []
+    files = list(files)
+    files_state = _files_state(files)
     for path in files:
         try:
             entries = _read_file(path)
@@ -145,8 +147,32 @@ def load_profiles(files: Iterable[Path]) -> tuple[dict[str, AgentProfile], list[
             profiles.pop(profile.id, None)
             profiles[profile.id] = profile
     for problem in problems:
-        log.warning("ignored agent profile: %s", problem)
+        _warn_once(problem, files_state)
     return profiles, problems
+
+
+# Profiles are re-read on every use (twice per connect): a problem is logged once per state of the files
+# (their paths, sizes and mtimes), so an edit that leaves it broken warns again, and nothing else does.
+_WARNED: set[tuple[str, tuple[tuple[str, int, int], ...]]] = set()
+
+
+def _files_state(files: list[Path]) -> tuple[tuple[str, int, int], ...]:
+    state = []
+    for path in files:
+        try:
+            info = path.stat()
+        except OSError:
+            state.append((str(path), -1, -1))
+        else:
+            state.append((str(path), info.st_size, info.st_mtime_ns))
+    return tuple(state)
+
+
+def _warn_once(problem: str, files_state: tuple[tuple[str, int, int], ...]) -> None:
+    key = (problem, files_state)
+    if key not in _WARNED:
+        _WARNED.add(key)
+        log.warning("ignored agent profile: %s", problem)
 
 
 class AgentProfilesService:

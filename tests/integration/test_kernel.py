@@ -5,6 +5,7 @@ order kept. Needs ipykernel ≥ 7.4 (comm messages reach an awaiting cell)."""
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator
 
 import pytest
@@ -59,6 +60,11 @@ async def test_stop_button_cancels_a_turn_waiting_for_permission(kernel: KernelH
     assert reply["content"]["status"] in ("error", "aborted")
     plain = kernel.outputs(msg_id, "update_display_data")[-1]["content"]["data"]["text/plain"]
     assert "cancelled" in plain
+    # One line, not an asyncio traceback (issue 11): IPython's UsageError form, on stderr.
+    said = "".join(m["content"].get("text", "") for m in kernel.outputs(msg_id, "stream"))
+    assert said.strip() == "UsageError: cancelled", said
+    errors = json.dumps([m["content"] for m in kernel.outputs(msg_id, "error")])
+    assert "CancelledError" not in errors and "Traceback" not in errors, errors
     check = kernel.execute("import silo_nb; print(silo_nb.agents.get_state()[0].activity)")
     await kernel.reply(check, timeout=15)
     printed = "".join(m["content"].get("text", "") for m in kernel.outputs(check, "stream"))

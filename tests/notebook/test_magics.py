@@ -62,7 +62,8 @@ def restart(ip: InteractiveShell, workspace: Workspace) -> None:
 
 
 def final_bundle(captured: CapturedIO) -> Any:
-    updates = [o for o in captured.outputs if getattr(o, "update", False) or "text/markdown" in o.data]
+    # A turn's bundle has Markdown; the panels' refreshes sent at each turn's end do not.
+    updates = [o for o in captured.outputs if "text/markdown" in o.data]
     assert updates, [o.data.keys() for o in captured.outputs]
     return updates[-1]
 
@@ -182,7 +183,8 @@ async def test_set_cancel_commands_agents_journal_export_disconnect(
     captured, _ = await run(shell, "%silo set demo verbose true")
     assert {o.id: o.current_value for o in handle.config_options}["verbose"] is True
     captured, result = await run(shell, "%silo set demo mode yolo")
-    assert not result.success and '"yolo" is not a choice for "Mode".' in captured.stderr + captured.stdout
+    message = captured.stderr + captured.stdout
+    assert not result.success and '"yolo" is not a choice for "Mode" (choices: ask, code, plan).' in message
     await run(shell, "%%prompt\nhello")
     with anyio.fail_after(10):
         while not handle.commands:  # announced a moment after the session started
@@ -285,7 +287,7 @@ async def test_a_restored_turn_shows_the_permission_decision(
     repainted, _ = await run(shell, "%%prompt\nedit the notes")  # same cell, same position: from the journal
     assert repainted.outputs[-1].metadata["silo"]["restored"] is True
     for captured in (live, repainted):
-        markdown = captured.outputs[-1].data["text/markdown"]
+        markdown = final_bundle(captured).data["text/markdown"]
         assert "Permission: Edit notes.md → **Allow once**" in markdown, markdown
         assert "Edited notes.md." in markdown
 

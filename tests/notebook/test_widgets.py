@@ -14,6 +14,7 @@ import pytest
 import silo_nb
 from silo_nb.notebook.transcript import PermissionEntry
 from silo_nb.notebook.widgets import AgentsList, PermissionRow, SessionPanel, Throttle, Ticker, TurnView
+from silo_nb.notebook.widgets.snapshot_views import option_values
 from silo_nb.sessions._permissions import PermissionDesk
 from silo_nb.sessions.errors import AgentSessionError
 from silo_nb.sessions.models import (
@@ -642,14 +643,28 @@ async def test_panel_rebuilds_when_the_agent_changes_its_options(
     assert dropdown_id not in {c.model_id for c in widget.controls.children}
 
 
+def listed(widget: SessionPanel) -> str:
+    """What the palette lists: each command's button and description."""
+    return " ".join(
+        f"{row.children[0].description} {row.children[1].value}" for row in widget.command_buttons.children
+    )
+
+
+def frontend_enter(text: Any) -> None:
+    """What the browser sends when Enter is pressed in a ``Text``."""
+    text._handle_msg(
+        {"content": {"data": {"method": "custom", "content": {"event": "submit"}}}, "buffers": []}
+    )
+
+
 async def test_panel_command_palette_runs_slash_commands(
     comms: list[Sent], panel: tuple[SessionPanel, list[str]], handle: FakeHandle
 ) -> None:
     widget, runs = panel
     assert widget.command_box.options == ("/explain", "/compact")
     assert widget.command_box.ensure_option is False
-    assert "Explain some code" in widget.commands_html.value
-    assert "what to explain" in widget.commands_html.value
+    assert "/explain <span" in listed(widget) and "Explain some code" in listed(widget)
+    assert "what to explain" in listed(widget)
 
     frontend_update(widget.command_box, value="/explain")
     assert widget.args_text.placeholder == "what to explain"
@@ -666,10 +681,25 @@ async def test_panel_command_palette_runs_slash_commands(
     frontend_click(widget.run_button)
     assert len(runs) == 3 and "Pick a command" in widget.message.value
 
+    # Clicking a listed command fills the field; Enter in the arguments field runs it.
+    frontend_click(widget.command_buttons.children[1].children[0])
+    assert widget.command_box.value == "/compact" and widget.message.value == ""
+    frontend_update(widget.args_text, value="now")
+    frontend_enter(widget.args_text)
+    assert runs[-1] == "/compact now" and widget.args_text.value == ""
+
+    # A command the agent did not announce is refused, with the list; nothing is sent.
+    frontend_update(widget.command_box, value="/nosuch")
+    frontend_enter(widget.args_text)
+    assert len(runs) == 4
+    assert "/nosuch is not a command of Fake agent (commands: /explain, /compact)" in widget.message.value
+    with pytest.raises(ValueError, match="/nosuch is not a command"):
+        widget.run("nosuch")
+
     handle.commands = (AgentCommand(name="review", description="Review the diff"),)
     handle.fire_commands()
     assert widget.command_box.options == ("/review",)
-    assert "Review the diff" in widget.commands_html.value and "Explain" not in widget.commands_html.value
+    assert "Review the diff" in listed(widget) and "Explain" not in listed(widget)
 
 
 def test_panel_shows_a_journal_problem_until_it_clears(
@@ -701,10 +731,12 @@ async def test_panel_background_updates_only_outside_turns(
     panel: tuple[SessionPanel, list[str]], handle: FakeHandle
 ) -> None:
     widget, _runs = panel
+    assert widget.background.layout.display == "none"  # no empty box to expand
     widget.turn_active = True
     handle.emit(chunk("during the turn", message_id="t1"))
     widget.flush()
     assert widget.background_state.entries == ()
+    assert widget.background.layout.display == "none"
 
     widget.turn_active = False
     handle.emit(chunk("working on my own", message_id="b1"))
@@ -714,6 +746,31 @@ async def test_panel_background_updates_only_outside_turns(
     assert "working on my own" in widget.background.body.value
     assert widget.background.selected_index is None  # collapsed
     assert "(1)" in widget.background.titles[0]
+    assert widget.background.layout.display is None  # shown now
+    html, text = widget.snapshot()
+    assert "Background activity (1)" in html and "working on my own" in html
+    assert "working on my own" in text
+
+
+def test_panel_and_agents_list_carry_a_static_snapshot(
+    comms: list[Sent], panel: tuple[SessionPanel, list[str]], service: silo_nb.AgentsService
+) -> None:
+    """A saved notebook shows a readable snapshot, never ``SessionPanel(children=(…`` (issue 11)."""
+    widget, _runs = panel
+    bundle = widget._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle  # still the live widget
+    assert bundle["application/vnd.jupyter.widget-view+json"]["model_id"] == widget.model_id
+    html, text = bundle["text/html"], bundle["text/plain"]
+    assert "Children" not in text and "children=" not in text and "HTML(" not in text
+    assert text.splitlines()[0].startswith("Fake agent · Fix the parser — ")
+    assert "<b>Fake agent</b>" in html and "/explain" in html and "session" in text
+    for name, value in option_values([o for o in widget.handle.config_options if o.type != "number"]):
+        assert f"{name}: {value}" in text
+    agents = AgentsList(service)
+    bundle = agents._repr_mimebundle_()
+    assert "Fix the parser" in bundle["text/html"] and "Fix the parser · Fake agent" in bundle["text/plain"]
+    assert "AgentsList(" not in bundle["text/plain"]
+    agents.close_all()
 
 
 async def test_panel_close_all_disposes_everything(

@@ -25,7 +25,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 
 from silo_nb.notebook import turns
-from silo_nb.notebook.magics.args import one_line
+from silo_nb.notebook.magics.args import expand, one_line
 from silo_nb.notebook.magics.connections import Connection, NotebookSession
 from silo_nb.notebook.magics.prompt import run_prompt
 from silo_nb.notebook.magics.silo import help_text, run_line
@@ -60,12 +60,25 @@ def _session() -> NotebookSession:
 
 async def prompt_cell(argline: str, body: str) -> None:
     """What a transformed ``%%prompt`` cell awaits (blocking mode)."""
-    await run_prompt(_session(), argline, body, blocking=True)
+    session = _session()
+    # IPython expands the line of its own cell magics; the transformed cell bypasses that, so do it here.
+    argline = expand(argline, session.shell.user_ns)
+    try:
+        await run_prompt(session, argline, body, blocking=True)
+    except asyncio.CancelledError:
+        # ipykernel turns the interrupt of an awaiting cell into a CancelledError: the turn already says
+        # "cancelled" in its output, so one line instead of a traceback through asyncio. Raising (not
+        # returning) keeps the cell failed, so "Run All" stops as it does on any interrupt.
+        raise UsageError("cancelled") from None  # IPython prints exactly this class as one line
 
 
 async def silo_line(line: str) -> None:
     """What a transformed top-level ``%silo`` line awaits (blocking mode)."""
-    await run_line(_session(), line)
+    session = _session()
+    try:
+        await run_line(session, expand(line, session.shell.user_ns))
+    except asyncio.CancelledError:
+        raise UsageError("cancelled") from None  # IPython prints exactly this class as one line
 
 
 @magics_class

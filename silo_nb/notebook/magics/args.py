@@ -9,19 +9,35 @@
   change what a quoted path means.
 - A bad option makes the parser raise ``UsageError(message)`` (``MagicArgumentParser.error``; never
   ``SystemExit``, and there is no ``-h``): it is re-raised as ONE line that names the command.
+- :func:`expand` fills ``$var`` and ``{expr}`` as IPython does for its own line magics (its
+  ``DollarFormatter``): the transformed (blocking) path bypasses ``run_line_magic``, where IPython would
+  otherwise do it. :func:`did_you_mean` is the close-match hint (difflib) errors end with.
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
 from IPython.core import magic_arguments as _ma
 from IPython.core.error import UsageError
+from IPython.utils.text import DollarFormatter
 
-__all__ = ["argument", "command", "magic_arguments", "one_line", "parse", "split", "summary", "usage"]
+__all__ = [
+    "argument",
+    "command",
+    "did_you_mean",
+    "expand",
+    "magic_arguments",
+    "one_line",
+    "parse",
+    "split",
+    "summary",
+    "usage",
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -83,3 +99,21 @@ def one_line(exc: BaseException) -> str:
     head = lines[0]
     tail = [line for line in lines[1:] if not line.startswith("Agent stderr")]
     return f"{head} (agent stderr: {tail[-1].strip()})" if tail else head
+
+
+def expand(line: str, namespace: Mapping[str, Any]) -> str:
+    """``$name`` and ``{expression}`` filled from ``namespace``, exactly as IPython expands the lines of
+    its own magics (``InteractiveShell.var_expand``); a line that does not format is left as written."""
+    try:
+        return str(DollarFormatter().vformat(line, args=[], kwargs=dict(namespace)))
+    except Exception:  # IPython's own rule: a line it cannot format is used untransformed
+        return line
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """`` — did you mean "x"?`` for the closest of ``choices``, or ``""`` when none is close."""
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    if not close:
+        lowered = {choice.lower(): choice for choice in choices}
+        close = [lowered[word.lower()]] if word.lower() in lowered else []
+    return f' — did you mean "{close[0]}"?' if close else ""

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from IPython.core.error import UsageError
 
 from silo_nb.notebook.cells import ConnectionRecords, notebook_identity
+from silo_nb.notebook.magics.args import did_you_mean
 
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
@@ -66,10 +67,20 @@ class NotebookSession:
         # A turn is witnessed when its own cell is the one running (a blocking %%prompt).
         self.service.is_witnessed = lambda session_id: session_id in self.blocking_sessions
 
-    def add(self, connection: Connection) -> None:
-        """Register a new connection under its name; it becomes the default one."""
+    def add(self, connection: Connection) -> str | None:
+        """Register a new connection under its name; it becomes the default one. Returns the previous
+        default, for :meth:`forget_failed`."""
+        previous = self.last_name
         self.connections[connection.name] = connection
         self.last_name = connection.name
+        return previous
+
+    def forget_failed(self, connection: Connection, previous: str | None) -> None:
+        """A connect that failed leaves nothing behind: not its name, not the default it took."""
+        if self.connections.get(connection.name) is connection:
+            del self.connections[connection.name]
+        if self.last_name == connection.name and connection.name not in self.connections:
+            self.last_name = previous if previous in self.connections else next(iter(self.connections), None)
 
     def connection(self, name: str | None) -> Connection:
         """The connection called ``name`` (default: the most recent one), or a one-line ``UsageError``."""
@@ -79,6 +90,9 @@ class NotebookSession:
         connection = self.connections.get(key)
         if connection is None:
             known = ", ".join(self.connections) or "none"
+            hint = did_you_mean(key, self.connections)
+            if hint:  # a typo of a live name: say which, not how to connect a new one
+                raise UsageError(f'No connection named "{key}"{hint} (connected: {known}).')
             raise UsageError(
                 f'No connection named "{key}" — run %silo connect PROFILE --as {key} (connected: {known}).'
             )

@@ -16,7 +16,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
@@ -82,7 +82,7 @@ async def run_prompt(
                 earlier,
                 display_id=display_id,
                 metadata={**metadata, "restored": True},
-                meta="restored from the journal — %%prompt --rerun sends it again",
+                meta=None,  # the header's "↺ restored" badge says it; a paragraph would travel with the HTML
                 label=handle.agent_name,
             )
             return
@@ -121,12 +121,14 @@ def send_turn(
     background: bool,
     display_id: str | None = None,
     output: Any = None,
+    on_end: Callable[[turns.Turn], None] | None = None,
 ) -> Coroutine[Any, Any, None]:
     """Build the prompt blocks and show the live turn view now; return the coroutine driving the turn.
 
     ``extra``: blocks already shaped for this agent (attachments). The view is shown in the running cell
     (replacing ``display_id`` if given), or, with ``output`` (an ``ipywidgets.Output``), in that widget,
     where the final HTML then replaces it. Await the result, or schedule it and ``turns.track`` the task.
+    ``on_end(turn)`` runs once the turn's static bundle is in place.
     """
     blocks: list[Any] = ([{"type": "text", "text": text}] if text.strip() else []) + list(extra)
     turn = turns.start_turn(
@@ -138,27 +140,41 @@ def send_turn(
         display_id=display_id,
         output=output,
     )
-    return _drive(session, turn)
+    return _drive(session, turn, on_end)
 
 
-async def _drive(session: NotebookSession, turn: turns.Turn) -> None:
-    if turn.background:
-        await turns.run_turn(turn)
-        return
-    session.blocking_sessions.add(turn.handle.id)
-    ticking = asyncio.get_running_loop().create_task(waker())
+async def _drive(
+    session: NotebookSession, turn: turns.Turn, on_end: Callable[[turns.Turn], None] | None
+) -> None:
+    ticking = None
+    if not turn.background:
+        session.blocking_sessions.add(turn.handle.id)
+        ticking = asyncio.get_running_loop().create_task(waker())
     try:
         await turns.run_turn(turn)
     finally:
-        ticking.cancel()
-        session.blocking_sessions.discard(turn.handle.id)
+        if ticking is not None:
+            ticking.cancel()
+            session.blocking_sessions.discard(turn.handle.id)
+        if on_end is not None:
+            on_end(turn)
+        # Each turn's end: every live panel and agents list re-sends its bundle, so the saved notebook
+        # holds their state after this turn (status, title, controls, the palette's turns).
+        from silo_nb.notebook.widgets import snapshot
+
+        snapshot.refresh_all()
 
 
 def palette_run(session: NotebookSession, connection: Connection, text: str) -> None:
     """A command from the session panel's palette: a background turn shown under the panel."""
-    handle, output = connection.handle, connection.output
+    handle, output, box = connection.handle, connection.output, connection.box
     if handle is None or output is None:
         return
+
+    def keep(turn: turns.Turn) -> None:
+        if turn.bundle is not None and box is not None:
+            box.add_turn(turn.bundle[0])
+
     drive = send_turn(
         session,
         connection,
@@ -167,6 +183,7 @@ def palette_run(session: NotebookSession, connection: Connection, text: str) -> 
         metadata=_metadata(connection, handle),
         background=True,
         output=output,
+        on_end=keep,
     )
     turns.track(asyncio.get_running_loop().create_task(drive))
 

@@ -25,12 +25,22 @@ from IPython.core.error import UsageError
 from silo_nb.notebook import turns
 from silo_nb.notebook._display import display, update_display
 from silo_nb.notebook.attachments import discard_attachments
-from silo_nb.notebook.magics.args import argument, magic_arguments, one_line, parse, split, summary, usage
+from silo_nb.notebook.magics.args import (
+    argument,
+    did_you_mean,
+    magic_arguments,
+    one_line,
+    parse,
+    split,
+    summary,
+    usage,
+)
 from silo_nb.notebook.magics.connections import Connection, NotebookSession
 from silo_nb.notebook.magics.frame import frame_command
 from silo_nb.notebook.magics.prompt import palette_run, run_prompt
 from silo_nb.notebook.render import styles, transcript_html, transcript_markdown
 from silo_nb.notebook.transcript import fold_all, with_status
+from silo_nb.notebook.widgets import snapshot
 from silo_nb.sessions.errors import AgentSessionError
 
 if TYPE_CHECKING:
@@ -50,7 +60,8 @@ async def run_line(session: NotebookSession, line: str) -> None:
     command, rest = argv[0], argv[1:]
     handler = SUBCOMMANDS.get(command)
     if handler is None:
-        raise UsageError(f"%silo: unknown subcommand {command!r} — try %silo help")
+        hint = did_you_mean(command, SUBCOMMANDS)
+        raise UsageError(f"%silo: unknown subcommand {command!r}{hint or ' — try %silo help'}")
     args = parse(handler, rest)
     try:
         await handler(session, args)
@@ -99,6 +110,16 @@ async def _connect(session: NotebookSession, args: argparse.Namespace) -> None:
     name = args.name or args.profile.replace("-", "_")  # profile ids may hold "-"; variables may not
     if not name.isidentifier():
         raise UsageError(f"%silo connect: --as {name!r} must be a Python identifier (it becomes a variable).")
+    known = [profile.id for profile in session.service.profiles.list()]
+    if args.profile not in known:
+        # The service would say so too, but only we can point at the close one and list the rest.
+        hint = did_you_mean(args.profile, known) or "."
+        problems = session.service.profiles.problems
+        skipped = f" Skipped: {problems[0]}" if problems else ""
+        raise UsageError(
+            f'No agent profile with id "{args.profile}"{hint} Profiles: {", ".join(known) or "none"} '
+            f"(see %silo profiles).{skipped}"
+        )
     await connect(
         session,
         name,
@@ -134,7 +155,7 @@ async def connect(
         and existing.handle is not None
         and existing.handle.is_live
     ):
-        display(existing.box)
+        snapshot.show(existing.box)
         session.last_name = name
         return
     if existing is not None:
@@ -155,7 +176,7 @@ async def connect(
             "transcript": "discard" if discard else "carry",
         }
     connection = Connection(name=name, profile_id=profile_id)
-    session.add(connection)
+    previous = session.add(connection)
     status_id = f"silo-connect-{id(connection)}"
     display(
         {
@@ -165,7 +186,7 @@ async def connect(
         raw=True,
         display_id=status_id,
     )
-    coroutine = _open(session, connection, status_id, cwd=cwd, resume=resume)
+    coroutine = _open(session, connection, status_id, previous, cwd=cwd, resume=resume)
     if background:
         connection.task = asyncio.get_running_loop().create_task(coroutine)
         return
@@ -178,13 +199,17 @@ async def _open(
     session: NotebookSession,
     connection: Connection,
     status_id: str,
+    previous: str | None,
     *,
     cwd: str | None,
     resume: dict[str, Any] | None,
 ) -> None:
     try:
         handle = await session.service.sessions.connect(connection.profile_id, cwd=cwd, resume=resume)
-    except (AgentSessionError, ValueError) as exc:
+    except BaseException as exc:
+        session.forget_failed(connection, previous)
+        if not isinstance(exc, (AgentSessionError, ValueError)):
+            raise
         connection.error = one_line(exc)
         update_display(
             {
@@ -201,6 +226,7 @@ async def _open(
         session.records.put(connection.name, profile_id=connection.profile_id, session_id=handle.session_id)
     connection.box = _panel(session, connection, handle)
     update_display(connection.box, display_id=status_id)
+    snapshot.track(connection.box, status_id)
     if handle.resume_outcome == "journal-only":
         print(
             f"{handle.label} can neither resume nor load session {handle.session_id}: "
@@ -211,12 +237,13 @@ async def _open(
 
 def _panel(session: NotebookSession, connection: Connection, handle: AgentSessionHandle) -> Any:
     from silo_nb.notebook.widgets import SessionPanel
-    from silo_nb.notebook.widgets._common import ipw
+    from silo_nb.notebook.widgets.connection_box import ConnectionBox
 
     panel = SessionPanel(handle, session.service, on_run=lambda text: palette_run(session, connection, text))
+    box = ConnectionBox(panel)
     connection.panel = panel
-    connection.output = ipw.Output()
-    return ipw.VBox([panel, connection.output])
+    connection.output = box.output
+    return box
 
 
 @magic_arguments("silo disconnect")
@@ -225,7 +252,12 @@ async def _disconnect(session: NotebookSession, args: argparse.Namespace) -> Non
     """Disconnect and dispose of the session (its journal stays; its attachment files go)."""
     connection = session.connection(args.name)
     handle = connection.handle
+    if connection.box is not None:
+        # Its life ends here: leave the snapshot alone in its outputs (nothing left for a widget to load).
+        snapshot.freeze(connection.box)
     session.drop(connection)
+    if not session.connections:
+        snapshot.freeze_all()  # the agents lists too: nothing is left for them to follow
     if handle is not None:
         await handle.aclose()
         # Only here: a reconnect resumes the same session, whose earlier prompts may point at these files.
@@ -248,13 +280,29 @@ async def _cancel(session: NotebookSession, args: argparse.Namespace) -> None:
 async def _set(session: NotebookSession, args: argparse.Namespace) -> None:
     """Set one of the session's config options."""
     _, handle = await session.handle(args.name)
-    option = next((o for o in handle.config_options if o.id == args.option), None)
+    options = handle.config_options
+    option = next((o for o in options if o.id == args.option), None)
+    if option is None:
+        ids = [o.id for o in options]
+        hint = did_you_mean(args.option, ids)
+        raise UsageError(
+            f'%silo set: {handle.agent_name} has no option "{args.option}"{hint} '
+            f"(options: {', '.join(ids) or 'none'})."
+        )
     value: Any = args.value
-    if option is not None and option.type == "boolean":
+    if option.type == "boolean":
         lowered = args.value.lower()
         if lowered not in ("true", "false", "1", "0", "yes", "no", "on", "off"):
             raise UsageError(f'%silo set: "{args.value}" is not true or false for "{option.name}".')
         value = lowered in ("true", "1", "yes", "on")
+    elif option.type == "select" and option.options:
+        values = [str(choice.value) for choice in option.options]
+        if args.value not in values:
+            hint = did_you_mean(args.value, values)
+            raise UsageError(
+                f'%silo set: "{args.value}" is not a choice for "{option.name}"{hint} '
+                f"(choices: {', '.join(values)})."
+            )
     await handle.set_config_option(args.option, value)
     current = {o.id: o.current_value for o in handle.config_options}
     print(f"{args.name}: {args.option} = {current.get(args.option)}")
@@ -278,7 +326,7 @@ async def _agents(session: NotebookSession, args: argparse.Namespace) -> None:
     """A live list of the sessions: activity, needs-attention, acknowledge."""
     from silo_nb.notebook.widgets import AgentsList
 
-    display(AgentsList(session.service))
+    snapshot.show(AgentsList(session.service))
 
 
 @magic_arguments("silo journal")

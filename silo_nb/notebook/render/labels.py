@@ -126,7 +126,8 @@ def footer_parts(state: TranscriptState, meta: str | None, *, with_status: bool 
     """Plain-text pieces of the footer: the turn status (``with_status``: when no header row shows it),
     stop reason, error, usage, hidden updates, meta."""
     parts: list[str] = [turn_status(state)[0]] if with_status else []
-    if state.stop_reason and state.stop_reason != "end_turn":
+    # "■ cancelled · stop: cancelled" would say one thing twice.
+    if state.stop_reason and state.stop_reason not in ("end_turn", state.status):
         parts.append(f"stop: {state.stop_reason}")
     if state.error:
         parts.append(f"error: {state.error}")

@@ -17,6 +17,8 @@ from typing import Any
 
 from silo_nb.notebook.render import status_badge_html, styles
 from silo_nb.notebook.widgets._common import close_tree, esc, ipw, local_clock, seconds_since, set_children
+from silo_nb.notebook.widgets.snapshot import SnapshotMixin
+from silo_nb.notebook.widgets.snapshot_views import agents_snapshot
 from silo_nb.notebook.widgets.throttle import Ticker
 from silo_nb.sessions.agents import AgentsService
 from silo_nb.sessions.models import AgentInfo
@@ -53,7 +55,7 @@ def _attention_html(info: AgentInfo) -> str:
     return f'<span style="{styles.WARNING_TEXT}"{title}>● needs attention{suffix}</span>'
 
 
-class AgentsList(ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
+class AgentsList(SnapshotMixin, ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
     """A live table of the agent sessions, with acknowledge buttons for those needing attention."""
 
     def __init__(self, service: AgentsService, *, all_workspaces: bool = False) -> None:
@@ -68,6 +70,10 @@ class AgentsList(ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
         self._ticker = Ticker(1.0, self._tick)
         self._render(service.get_state(all_workspaces=all_workspaces))
         self._subscription = service.subscribe(self._render, all_workspaces=all_workspaces)
+
+    def snapshot(self) -> tuple[str, str]:
+        """The list now, as static ``(html, text)``."""
+        return agents_snapshot(self._infos)
 
     def acknowledge(self, session_id: str) -> None:
         """The Acknowledge button's twin: clear the session's ``needs_attention``."""

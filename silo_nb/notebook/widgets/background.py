@@ -4,6 +4,7 @@
   feeds it every update that arrives while no prompt turn is active); it keeps no transcript itself.
 - Rendering is throttled; the title counts the entries. While the agent is not working, the transcript
   is shown as finished (between agent turns nothing is running).
+- Hidden until there is something to show: an empty section that expands to an empty box only puzzles.
 """
 
 from __future__ import annotations
@@ -27,7 +28,12 @@ class BackgroundActivity(ipw.Accordion):  # type: ignore[misc]  # ipywidgets is 
         self.working = False
         self._closed = False
         self.body: Any = ipw.HTML(value="")
-        super().__init__(children=[self.body], titles=(BACKGROUND_TITLE,), selected_index=None)
+        super().__init__(
+            children=[self.body],
+            titles=(BACKGROUND_TITLE,),
+            selected_index=None,
+            layout=ipw.Layout(display="none"),
+        )
         self._throttle = Throttle(throttle, self._render)
         self._watching = self.transcript.watch(self._throttle.poke)
 
@@ -55,3 +61,4 @@ class BackgroundActivity(ipw.Accordion):  # type: ignore[misc]  # ipywidgets is 
         self.body.value = transcript_html(shown)
         count = len(state.entries)
         self.titles = (f"{BACKGROUND_TITLE} ({count})" if count else BACKGROUND_TITLE,)
+        self.layout.display = None if count else "none"

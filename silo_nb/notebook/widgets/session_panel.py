@@ -9,9 +9,10 @@
   task (the widget callback itself only schedules). If the agent rejects it, the control snaps back to
   the handle's current value and the message line says why. ``on_config_options_changed`` rebuilds the
   controls when the set of options changes, or just re-syncs their values.
-- The command palette lists ``handle.commands`` (a ``Combobox`` of ``/name``, an arguments field whose
-  placeholder is the command's input hint, their descriptions) and Run calls ``on_run("/name args")``;
-  the owner (the magics) sends it as a prompt turn. :meth:`run` is the Python twin.
+- The command palette (:class:`CommandPalette`) lists ``handle.commands``; Run, or Enter in its
+  arguments field, calls ``on_run("/name args")``; the owner (the magics) sends it as a prompt turn.
+  :meth:`run` is the Python twin; a name the agent did not announce is refused, with the list.
+- :meth:`snapshot` (``SnapshotMixin``): the panel as static HTML + text, carried by its display bundle.
 - Agents also work on their own between prompts. Updates that arrive while no prompt turn is active
   (``turn_active`` False; the magics set it) feed the :class:`BackgroundActivity` section under the
   panel; during a turn the turn view shows them instead.
@@ -28,6 +29,9 @@ from silo_nb.notebook.render import status_badge_html, styles
 from silo_nb.notebook.transcript import TranscriptState
 from silo_nb.notebook.widgets._common import close_tree, esc, ipw, log, seconds_since
 from silo_nb.notebook.widgets.background import BackgroundActivity
+from silo_nb.notebook.widgets.palette import CommandPalette
+from silo_nb.notebook.widgets.snapshot import SnapshotMixin
+from silo_nb.notebook.widgets.snapshot_views import panel_snapshot
 from silo_nb.notebook.widgets.throttle import Ticker
 from silo_nb.sessions.agents import AgentsService
 from silo_nb.sessions.models import (
@@ -86,7 +90,7 @@ def _error_html(text: str) -> str:
     return f'<span style="{styles.ERROR_TEXT}">⚠ {esc(text)}</span>'
 
 
-class SessionPanel(ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
+class SessionPanel(SnapshotMixin, ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
     """A connected session: status badge, config controls, command palette and background activity."""
 
     def __init__(
@@ -117,31 +121,18 @@ class SessionPanel(ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
         self.controls: Any = ipw.HBox(children=[], layout=ipw.Layout(flex_flow="row wrap"))
         self.message: Any = ipw.HTML(value="")
 
-        self.command_box: Any = ipw.Combobox(
-            options=(), value="", placeholder="/command", ensure_option=False, layout=ipw.Layout(width="14em")
+        self.palette = CommandPalette(
+            lambda: self.handle.commands, agent_name=handle.agent_name, on_run=on_run, report=self._report
         )
-        self.args_text: Any = ipw.Text(value="", placeholder="arguments", layout=ipw.Layout(flex="1 1 auto"))
-        self.run_button: Any = ipw.Button(
-            description="Run",
-            icon="play",
-            tooltip="Send the command as a prompt",
-            disabled=on_run is None,
-            layout=ipw.Layout(width="auto"),
-        )
-        self.commands_html: Any = ipw.HTML(value="")
-        self.palette: Any = ipw.VBox(
-            children=[
-                ipw.HBox(children=[self.command_box, self.args_text, self.run_button]),
-                self.commands_html,
-            ]
-        )
+        # The palette's parts, as the panel has always exposed them.
+        self.command_box, self.args_text = self.palette.command_box, self.palette.args_text
+        self.run_button, self.commands_html = self.palette.run_button, self.palette.commands_html
+        self.command_buttons = self.palette.command_buttons
 
         self.background = BackgroundActivity(throttle=throttle)
         super().__init__(children=[self.header, self.controls, self.message, self.palette, self.background])
 
         self._ticker = Ticker(1.0, self._render_status)
-        self.command_box.observe(lambda _change: self._show_hint(), names="value")
-        self.run_button.on_click(lambda _button: self._run_clicked())
         self.refresh_options()
         self.refresh_commands()
         self._render_status()
@@ -176,16 +167,28 @@ class SessionPanel(ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
             self._set_control(control, value)
         return self._start_set(option_id, value)
 
+    def snapshot(self) -> tuple[str, str]:
+        """The panel now, as static ``(html, text)``."""
+        info = self.info
+        return panel_snapshot(
+            agent_name=self.handle.agent_name,
+            title=info.title if info is not None else None,
+            activity=info.activity if info is not None else "dead",
+            session_id=self.handle.session_id,
+            options=[o for o in self.handle.config_options if o.type in RENDERED_TYPES],
+            commands=self.handle.commands,
+            background=self.background_state,
+        )
+
     def run(self, name: str, args: str = "") -> str:
-        """Run a command as the Run button would: ``on_run("/name args")``. Returns the text sent."""
-        command = name.strip().lstrip("/").strip()
-        if not command:
-            raise ValueError("no command given")
-        extra = args.strip()
-        text = f"/{command} {extra}" if extra else f"/{command}"
-        if self._on_run is not None:
-            self._on_run(text)
-        return text
+        """Run a command as the Run button would: ``on_run("/name args")``. Returns the text sent.
+
+        A name the agent did not announce raises ``ValueError`` listing the ones it did."""
+        return self.palette.run(name, args)
+
+    def pick(self, name: str) -> None:
+        """A listed command's button twin: the palette's field shows ``/name``."""
+        self.palette.pick(name)
 
     def flush(self) -> None:
         """Render the background transcript now if an update is waiting for the throttle."""
@@ -216,24 +219,8 @@ class SessionPanel(ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
 
     def refresh_commands(self) -> None:
         """Repaint the command palette from ``handle.commands``."""
-        if self._closed:
-            return
-        commands = self.handle.commands
-        self.command_box.options = tuple(f"/{c.name}" for c in commands)
-        lines = []
-        for command in commands:
-            line = f"<code>/{esc(command.name)}</code>"
-            if command.description:
-                line += f" — {esc(command.description)}"
-            if command.input is not None and command.input.hint:
-                line += f' <i style="{styles.FAINT_TEXT}">({esc(command.input.hint)})</i>'
-            lines.append(line)
-        self.commands_html.value = (
-            f'<div style="{styles.SMALL}">' + "<br>".join(lines) + "</div>"
-            if lines
-            else f'<div style="{styles.SMALL};{styles.FAINT_TEXT}">No commands advertised.</div>'
-        )
-        self._show_hint()
+        if not self._closed:
+            self.palette.refresh()
 
     def close_all(self) -> None:
         """Dispose every subscription and listener, stop the timers and close every widget."""
@@ -327,30 +314,8 @@ class SessionPanel(ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
                 finally:
                     self._syncing = False
 
-    # -- commands ---------------------------------------------------------------------------------
-
-    def _command(self, name: str) -> AgentCommand | None:
-        wanted = name.strip().lstrip("/")
-        return next((c for c in self.handle.commands if c.name == wanted), None)
-
-    def _show_hint(self) -> None:
-        command = self._command(str(self.command_box.value or ""))
-        hint = command.input.hint if command is not None and command.input is not None else None
-        self.args_text.placeholder = hint or "arguments"
-
-    def _run_clicked(self) -> None:
-        name = str(self.command_box.value or "")
-        if not name.strip().lstrip("/"):
-            self.message.value = _error_html("Pick a command first.")
-            return
-        try:
-            self.run(name, str(self.args_text.value or ""))
-        except Exception as exc:
-            log.exception("running %s failed", name)
-            self.message.value = _error_html(f"{name} could not be run: {exc}")
-            return
-        self.message.value = ""
-        self.args_text.value = ""
+    def _report(self, text: str | None) -> None:
+        self.message.value = _error_html(text) if text else ""
 
     # -- status and background activity -----------------------------------------------------------
 

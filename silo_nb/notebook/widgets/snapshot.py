@@ -1,0 +1,113 @@
+"""Static snapshots of the live widgets, so a saved notebook reads well without a kernel.
+
+- A widget output saves as its model id and a ``text/plain`` repr (``VBox(children=(…``): nbconvert and
+  GitHub show the repr, Markdown exports print it. :class:`SnapshotMixin` makes a widget's own display
+  bundle carry a readable ``text/html`` + ``text/plain`` snapshot beside the widget view: nbconvert drops
+  a widget view that has no saved state and renders the snapshot instead; frontends without widget
+  support (and untrusted notebooks in JupyterLab) show it too.
+- Kept current: every display is recorded by ``display_id`` (:func:`show`, :func:`track`) and
+  :func:`refresh_all` — called at each turn's end — re-sends each bundle under its ``display_id``, so
+  the notebook saves the state after the latest turn. ``update_display`` is routed by ``display_id``, so
+  it reaches the original cell from any cell (and headless runners update it too).
+- JupyterLab prefers the widget renderer over any other type in a trusted output, and with no kernel
+  that renderer says "Loading widget…" forever (it has no fallback, see research/jupyter-facts.md §3).
+  So when a widget's life ends (``%silo disconnect``; the agents lists too once no session is left)
+  :func:`freeze` replaces its outputs with the snapshot alone, as a turn's output is replaced when the
+  turn ends; a notebook saved after that shows the snapshot everywhere.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any
+
+from silo_nb.notebook._display import display, update_display
+from silo_nb.notebook.widgets._common import log
+
+__all__ = [
+    "WIDGET_VIEW",
+    "SnapshotMixin",
+    "freeze",
+    "freeze_all",
+    "live_displays",
+    "refresh_all",
+    "show",
+    "track",
+]
+
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+# display_id -> the widget shown there (weak: a closed, forgotten widget must not be kept alive here).
+_SHOWN: weakref.WeakValueDictionary[str, Any] = weakref.WeakValueDictionary()
+_counter = 0
+
+
+class SnapshotMixin:
+    """Put first in the bases of a widget class; the class defines :meth:`snapshot`."""
+
+    def snapshot(self) -> tuple[str, str]:
+        """``(html, text)``: what the widget shows now, without widgets."""
+        raise NotImplementedError
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any] | None:
+        data: dict[str, Any] | None = super()._repr_mimebundle_(**kwargs)  # type: ignore[misc]
+        if data is None:  # a closed widget has no view: the snapshot is all there is
+            data = {}
+        try:
+            html, text = self.snapshot()
+        except Exception:  # a snapshot must never break the live display
+            log.exception("could not render the snapshot of %s", type(self).__name__)
+            return data
+        return {**data, "text/html": html, "text/plain": text}
+
+
+def _new_id() -> str:
+    global _counter
+    _counter += 1
+    return f"silo-widget-{id(_SHOWN):x}-{_counter}"
+
+
+def track(widget: Any, display_id: str) -> None:
+    """Remember that ``widget`` is shown under ``display_id`` (it was displayed or updated there)."""
+    _SHOWN[display_id] = widget
+
+
+def show(widget: Any) -> str:
+    """Display ``widget`` (with its snapshot) in the running cell; returns its ``display_id``."""
+    display_id = _new_id()
+    display(widget, display_id=display_id)
+    track(widget, display_id)
+    return display_id
+
+
+def live_displays(widget: Any) -> list[str]:
+    return [display_id for display_id, shown in list(_SHOWN.items()) if shown is widget]
+
+
+def refresh_all() -> None:
+    """Re-send every live widget's bundle, so each saved output holds its current snapshot."""
+    for display_id, widget in list(_SHOWN.items()):
+        if getattr(widget, "comm", None) is None:  # closed: nothing live to refresh
+            _SHOWN.pop(display_id, None)
+            continue
+        try:
+            update_display(widget, display_id=display_id)
+        except Exception:
+            log.exception("could not refresh the output %s", display_id)
+
+
+def freeze(widget: Any) -> None:
+    """Replace every output of ``widget`` by its snapshot alone (no widget view left to load)."""
+    for display_id in live_displays(widget):
+        _SHOWN.pop(display_id, None)
+        try:
+            html, text = widget.snapshot()
+            update_display({"text/html": html, "text/plain": text}, raw=True, display_id=display_id)
+        except Exception:
+            log.exception("could not freeze the output %s", display_id)
+
+
+def freeze_all() -> None:
+    """Freeze every live display (the last session of this kernel ended: nothing is left to watch)."""
+    for widget in {id(w): w for w in list(_SHOWN.values())}.values():
+        freeze(widget)
