@@ -175,7 +175,8 @@ def summary_lines(nb: Any) -> list[str]:
         shown = [line for output in cell.outputs for line in _output_lines(output)]
         lines += ["    " + _clip(line) for line in shown[:SUMMARY_LINES]]
         if len(shown) > SUMMARY_LINES:
-            lines.append(f"    … {len(shown) - SUMMARY_LINES} more lines")
+            more = len(shown) - SUMMARY_LINES
+            lines.append(f"    … {more} more line{'s' if more > 1 else ''}")
     return lines
 
 
@@ -232,6 +233,7 @@ def main(argv: list[str] | None = None, out: Any = None) -> int:
     parser.add_argument("notebook", nargs="?", type=Path, default=DEFAULT_NOTEBOOK)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="where the run copy goes (build/demo)")
     parser.add_argument("--lab", action="store_true", help="then open the copy in JupyterLab")
+    parser.add_argument("--once", action="store_true", help="run once only (no restart and restore check)")
     args = parser.parse_args(argv)
     try:
         import nbclient  # noqa: F401
@@ -248,6 +250,9 @@ def main(argv: list[str] | None = None, out: Any = None) -> int:
         env = demo_env(args.out, target)
         first = execute(target, env)
         _describe("run 1: a new kernel, talking to the demo agent", target, first, out)
+        if args.once:
+            print(f"\nSaved: {target} (the tracked {args.notebook} is untouched).", file=out)
+            return _open_lab(target, env, out) if args.lab else 0
         second = execute(target, env)
         _describe('run 2: a new kernel, as after "Restart Kernel and Run All"', target, second, out)
     except (CellExecutionError, ValueError) as exc:
