@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import io
 import subprocess
 import sys
 from pathlib import Path
@@ -22,7 +23,7 @@ from typing import Any
 import nbformat
 import pytest
 
-from silo_nb.demo_notebook import RunReport, run_twice, turn_outputs
+from silo_nb.demo_notebook import RunReport, main, prepare, run_twice, turn_outputs
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted(p for p in (ROOT / "notebooks").glob("*.ipynb") if not p.name.startswith("04-real-agents"))
@@ -112,3 +113,39 @@ def test_saved_notebook_shows_no_widget_repr_in_nbconvert_html(
                     f"{cell.source.splitlines()[0]}: a widget with no text/html snapshot"
                 )
                 assert not [r for r in REPRS if r in data.get("text/plain", "")], data.get("text/plain")
+
+
+def test_prepare_starts_afresh_and_removes_only_its_own_files(tmp_path: Path) -> None:
+    source = tmp_path / "src" / "nb.ipynb"
+    (source.parent / "data").mkdir(parents=True)
+    (source.parent / "data" / "penguins.csv").write_text("a,b\n1,2\n")
+    nbformat.write(nbformat.v4.new_notebook(), source)
+    out = tmp_path / "out"
+    (out / ".silo" / "data").mkdir(parents=True)
+    for name in ("notes.md", "mine.txt"):
+        (out / name).write_text("x")
+    target = prepare(source, out)
+    assert target == out / "nb.ipynb" and target.read_bytes() == source.read_bytes()
+    assert not (out / ".silo").exists() and not (out / "notes.md").exists()
+    assert (out / "mine.txt").read_text() == "x"  # not ours: kept
+    assert (out / "data" / "penguins.csv").is_file()
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["no-such.ipynb"], "error: no-such.ipynb is not a notebook file; give the path of an .ipynb"),
+        (
+            ["notebooks/03-teaching.ipynb", "--out", "notebooks"],
+            "error: --out notebooks is the notebook's own",
+        ),
+    ],
+)
+def test_bad_arguments_get_one_line(argv: list[str], message: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    tracked = (ROOT / "notebooks" / "03-teaching.ipynb").read_bytes()
+    out = io.StringIO()
+    assert main(argv, out=out) in (1, 2)
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(message), lines
+    assert (ROOT / "notebooks" / "03-teaching.ipynb").read_bytes() == tracked
