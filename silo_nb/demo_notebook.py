@@ -130,6 +130,7 @@ def execute(path: Path, env: Mapping[str, str], timeout: float = 300) -> RunRepo
     client = NotebookClient(
         nb, timeout=timeout, kernel_name="python3", extra_arguments=["--IPKernelApp.log_level=ERROR"]
     )
+    _send_cell_ids(client)
     client.execute(cwd=str(path.parent), env=dict(env))
     nbformat.write(nb, path)
     state = Path(env["SILO_NB_DATA_DIR"]).parent
@@ -139,6 +140,51 @@ def execute(path: Path, env: Mapping[str, str], timeout: float = 300) -> RunRepo
         journal_prompts(Path(env["SILO_NB_DATA_DIR"])),
         agent_prompts(state / "demo-agent"),
     )
+
+
+def _send_cell_ids(client: Any) -> None:
+    """Send each cell's id as ``metadata.cellId`` with its execute request, as JupyterLab does.
+
+    nbclient 0.11 sends none, so silo_nb would key the turns by a hash of source and position; with the
+    ids, a notebook run here and then opened in JupyterLab finds its turns again by cell after a restart.
+    Only the kernel client's ``execute`` is replaced (same message, plus the metadata), through the hooks
+    nbclient offers: ``on_notebook_start`` (the client exists) and ``on_cell_execute`` (which cell runs).
+    """
+    running: dict[str, str | None] = {"cell_id": None}
+
+    def on_cell_execute(cell: Any, **_: Any) -> None:
+        running["cell_id"] = cell.get("id")
+
+    def on_notebook_start(**_: Any) -> None:
+        kc = client.kc
+
+        def execute(
+            code: str,
+            *,
+            silent: bool = False,
+            store_history: bool = True,
+            user_expressions: dict[str, Any] | None = None,
+            allow_stdin: bool | None = None,
+            stop_on_error: bool = True,
+        ) -> str:
+            content = {
+                "code": code,
+                "silent": silent,
+                "store_history": store_history,
+                "user_expressions": user_expressions or {},
+                "allow_stdin": kc.allow_stdin if allow_stdin is None else allow_stdin,
+                "stop_on_error": stop_on_error,
+            }
+            message = kc.session.msg("execute_request", content)
+            if running["cell_id"]:
+                message["metadata"]["cellId"] = running["cell_id"]
+            kc.shell_channel.send(message)
+            return str(message["header"]["msg_id"])
+
+        kc.execute = execute
+
+    client.on_cell_execute = on_cell_execute
+    client.on_notebook_start = on_notebook_start
 
 
 def run_twice(source: Path, out_dir: Path, timeout: float = 300) -> tuple[Path, RunReport, RunReport]:

@@ -73,36 +73,39 @@ def test_runs_headless_then_restores_after_a_restart_with_no_prompt_resent(
     second_turns = turn_outputs(second.notebook)
     assert len(second_turns) == len(cells)
     assert all(t["metadata"]["silo"]["restored"] is True for t in second_turns)
+    # Keyed by the cells' own ids (sent as JupyterLab sends them), so JupyterLab finds these turns too.
+    cell_ids = [c.id for c in cells]
+    assert [t["metadata"]["silo"]["cell_id"] for t in first_turns] == cell_ids
     for before, after in zip(first_turns, second_turns, strict=True):
         assert after["metadata"]["silo"]["session_id"] == before["metadata"]["silo"]["session_id"]
         assert WIDGET not in after["data"] and "text/html" in after["data"]
 
 
-def to_html(path: Path) -> str:
+def to_html(*paths: Path) -> list[str]:
+    """``jupyter nbconvert --to html`` (one process for all), and the pages it wrote."""
     done = subprocess.run(
-        [sys.executable, "-m", "jupyter", "nbconvert", "--to", "html", str(path)],
+        [sys.executable, "-m", "jupyter", "nbconvert", "--to", "html", *map(str, paths)],
         capture_output=True,
         text=True,
         timeout=120,
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    return path.with_suffix(".html").read_text(encoding="utf-8")
+    return [path.with_suffix(".html").read_text(encoding="utf-8") for path in paths]
 
 
 def test_saved_notebook_shows_no_widget_repr_in_nbconvert_html(
     ran: tuple[Path, RunReport, RunReport],
 ) -> None:
     path, _, second = ran
-    # As saved: nbconvert embeds the widget state, and its page renders the widgets with JavaScript.
-    as_saved = to_html(path)
-    assert not [r for r in REPRS if r in as_saved]
     # Without the widget state, as GitHub or JupyterLab without a kernel see it: the static fallback shows.
     bare = nbformat.read(path, as_version=4)
     bare.metadata.pop("widgets", None)
     bare_path = path.with_name(path.stem + "-no-widget-state.ipynb")
     nbformat.write(bare, bare_path)
-    html = to_html(bare_path)
+    as_saved, html = to_html(path, bare_path)
+    # As saved: nbconvert embeds the widget state, and its page renders the widgets with JavaScript.
+    assert not [r for r in REPRS if r in as_saved]
     shown = [r for r in REPRS if r in html]
     assert not shown, f"{path.name}: nbconvert HTML shows widget reprs {shown} (no static snapshot)"
     for cell in second.notebook.cells:
