@@ -8,6 +8,7 @@
 - Every update a turn sends is appended to the session's history (which ``session/load`` replays), and the
   user's prompt is recorded there as a ``user_message_chunk``.
 - A script talks to the client only through a ``Peer`` (notify, request), so it knows nothing of the wire.
+- The ``edit`` script reads and, once allowed, really appends to ``notes.md`` in the session's cwd (notes.py).
 - Scripted content makes this module longer than the others; the logic is the small part.
 """
 
@@ -15,10 +16,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import re
 from typing import Any, Final, Protocol
 
+from silo_nb.demo_agent.notes import apply_edit, plan_edit
 from silo_nb.demo_agent.store import MODELS, MODES, Session, Turn
 from silo_nb.demo_agent.wire import INTERNAL_ERROR, JsonObject, RpcError
 
@@ -232,7 +233,7 @@ class TurnScript:
             await self.emit({"sessionUpdate": "plan", "entries": entries})
 
     async def edit_notes(self) -> None:
-        path = os.path.join(self.session.cwd, "notes.md")
+        edit = plan_edit(self.session.cwd, self.text)
         read_id = self.session.next_id("call")
         await self.emit(
             {
@@ -241,21 +242,20 @@ class TurnScript:
                 "title": "Read notes.md",
                 "kind": "read",
                 "status": "pending",
-                "locations": [{"path": path, "line": 1}],
+                "locations": [{"path": edit.path, "line": 1}],
             }
         )
         await self.emit({"sessionUpdate": "tool_call_update", "toolCallId": read_id, "status": "in_progress"})
-        notes = {"type": "text", "text": "# Notes\n\nold line\n"}
-        await self.emit(
-            {
-                "sessionUpdate": "tool_call_update",
-                "toolCallId": read_id,
-                "status": "completed",
-                "content": [{"type": "content", "content": notes}],
-            }
-        )
+        if edit.problem is not None:
+            await self.emit(self._tool_end(read_id, "failed", edit.problem))
+            await self.say(f"I could not edit notes.md: {edit.problem}.")
+            return
+        found = edit.old_text if edit.old_text is not None else "(notes.md does not exist yet)"
+        await self.emit(self._tool_end(read_id, "completed", found))
         edit_id = self.session.next_id("call")
-        diff = {"type": "diff", "path": path, "oldText": "old line\n", "newText": "new line\n"}
+        diff: JsonObject = {"type": "diff", "path": edit.path, "newText": edit.new_text}
+        if edit.old_text is not None:
+            diff["oldText"] = edit.old_text
         tool_call: JsonObject = {
             "toolCallId": edit_id,
             "title": "Edit notes.md",
@@ -265,12 +265,32 @@ class TurnScript:
         }
         await self.emit({"sessionUpdate": "tool_call", **tool_call})
         await self.pause(self.delay)
-        permission = {
-            "sessionId": self.session.session_id,
-            "toolCall": tool_call,
-            "options": PERMISSION_OPTIONS,
+        if not await self.permission(tool_call):
+            await self.emit({"sessionUpdate": "tool_call_update", "toolCallId": edit_id, "status": "failed"})
+            await self.say("Left notes.md unchanged.")
+            return
+        failure = apply_edit(edit)  # only now, once allowed: the permission has a visible effect
+        if failure is not None:
+            await self.emit(self._tool_end(edit_id, "failed", failure))
+            await self.say(f"Left notes.md unchanged: {failure}.")
+            return
+        await self.emit({"sessionUpdate": "tool_call_update", "toolCallId": edit_id, "status": "completed"})
+        await self.say("Edited notes.md.")
+
+    @staticmethod
+    def _tool_end(call_id: str, status: str, text: str) -> JsonObject:
+        content = {"type": "content", "content": {"type": "text", "text": text}}
+        return {
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": call_id,
+            "status": status,
+            "content": [content],
         }
-        answer = await self.peer.request("session/request_permission", permission)
+
+    async def permission(self, tool_call: JsonObject) -> bool:
+        """Ask the client; True when it picked an allow option, TurnCancelled when the turn was cancelled."""
+        request = {"sessionId": self.session.session_id, "toolCall": tool_call, "options": PERMISSION_OPTIONS}
+        answer = await self.peer.request("session/request_permission", request)
         waiter = asyncio.ensure_future(self.turn.cancelled.wait())
         either: list[asyncio.Future[Any]] = [answer, waiter]
         try:
@@ -287,14 +307,7 @@ class TurnScript:
         option_id = outcome.get("optionId") if isinstance(outcome, dict) else None
         if kind == "cancelled":
             raise TurnCancelled
-        if kind == "selected" and isinstance(option_id, str) and option_id.startswith("allow"):
-            await self.emit(
-                {"sessionUpdate": "tool_call_update", "toolCallId": edit_id, "status": "completed"}
-            )
-            await self.say("Edited notes.md.")
-        else:
-            await self.emit({"sessionUpdate": "tool_call_update", "toolCallId": edit_id, "status": "failed"})
-            await self.say("Left notes.md unchanged.")
+        return kind == "selected" and isinstance(option_id, str) and option_id.startswith("allow")
 
     # -- slash commands (looked up as command_<name>)
 

@@ -31,14 +31,17 @@ from tests.demo_agent.helpers import (
 @pytest.mark.asyncio
 @bounded
 async def test_a_whole_edit_turn_over_stdio(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
     async with spawned_agent(tmp_path) as wire:
         assert (await wire.initialize())["agentInfo"]["name"] == "silo-demo"
-        session_id, _ = await wire.new_session()
+        session_id, _ = await wire.new_session(str(project))
         seen, response = await wire.prompt(session_id, "Please edit my notes", answer_with("allow-once"))
         assert response["result"] == {"stopReason": "end_turn"}
         assert wire_sequence(seen) == EDIT_SEQUENCE
         assert updates(seen)[-3]["content"]["text"] == "Edited notes.md."
         assert await wire.stop() == 0
+    assert (project / "notes.md").read_text(encoding="utf-8") == "# Notes\n\n- Please edit my notes\n"
     assert (tmp_path / f"{session_id}.json").is_file()
 
 

@@ -90,7 +90,8 @@ async def test_a_broken_input_is_raised_after_clean_up(tmp_path: Path) -> None:
 @pytest.mark.asyncio
 @bounded
 async def test_two_agents_in_one_process_share_only_the_state_dir(tmp_path: Path) -> None:
-    shared, elsewhere = tmp_path / "shared", tmp_path / "elsewhere"
+    shared, elsewhere, project = tmp_path / "shared", tmp_path / "elsewhere", tmp_path / "project"
+    project.mkdir()
     async with (
         running_agent(shared) as first,
         running_agent(shared) as second,
@@ -98,7 +99,7 @@ async def test_two_agents_in_one_process_share_only_the_state_dir(tmp_path: Path
     ):
         for wire in (first, second, third):
             await wire.initialize()
-        session_id, _ = await first.new_session()
+        session_id, _ = await first.new_session(str(project))
         await first.prompt(session_id, "hello")
 
         # Not in the other agents' memory: a prompt there does not find it.
@@ -106,7 +107,7 @@ async def test_two_agents_in_one_process_share_only_the_state_dir(tmp_path: Path
             _, response = await wire.prompt(session_id, "hi")
             assert response["error"]["message"] == f"Session not found: {session_id}"
         # Through the shared directory it loads; through another one it does not exist.
-        replayed, loaded = await second.call("session/load", {"sessionId": session_id, "cwd": CWD})
+        replayed, loaded = await second.call("session/load", {"sessionId": session_id, "cwd": str(project)})
         assert "result" in loaded and len(updates(replayed)) > 1
         _, missing = await third.call("session/load", {"sessionId": session_id, "cwd": CWD})
         assert missing["error"]["code"] == -32002

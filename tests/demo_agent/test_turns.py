@@ -75,14 +75,20 @@ async def test_plain_turn_update_sequence(tmp_path: Path) -> None:
 )
 @bounded
 async def test_edit_turn_with_permission(tmp_path: Path, option_id: str, status: str, closing: str) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    before = "# Notes\n\n- 344 penguins measured"  # no final newline: the edit adds one
+    (project / "notes.md").write_text(before, encoding="utf-8")
     async with running_agent(tmp_path) as wire:
         await wire.initialize()
-        session_id, _ = await wire.new_session()
-        seen, response = await wire.prompt(session_id, "Please edit my notes", answer_with(option_id))
+        session_id, _ = await wire.new_session(str(project))
+        seen, response = await wire.prompt(
+            session_id, "Please edit my notes:  two  bill lengths are missing", answer_with(option_id)
+        )
         assert response["result"] == {"stopReason": "end_turn"}
         assert wire_sequence(seen) == EDIT_SEQUENCE
 
-        notes = f"{CWD}/notes.md"
+        notes = f"{project}/notes.md"
         tool_updates = [u for u in updates(seen) if u["sessionUpdate"].startswith("tool_call")]
         read, started, finished, edit, outcome = tool_updates
         assert read == {
@@ -100,9 +106,9 @@ async def test_edit_turn_with_permission(tmp_path: Path, option_id: str, status:
             "status": "in_progress",
         }
         assert finished["status"] == "completed" and finished["toolCallId"] == read["toolCallId"]
-        assert finished["content"][0]["type"] == "content"
-        assert finished["content"][0]["content"]["type"] == "text"
-        diff = {"type": "diff", "path": notes, "oldText": "old line\n", "newText": "new line\n"}
+        assert finished["content"] == [{"type": "content", "content": {"type": "text", "text": before}}]
+        after = before + "\n- two bill lengths are missing\n"
+        diff = {"type": "diff", "path": notes, "newText": after, "oldText": before}
         assert edit["toolCallId"] != read["toolCallId"]
         assert (edit["kind"], edit["title"], edit["status"], edit["content"]) == (
             "edit",
@@ -115,6 +121,11 @@ async def test_edit_turn_with_permission(tmp_path: Path, option_id: str, status:
             "toolCallId": edit["toolCallId"],
             "status": status,
         }
+        # The permission has a visible effect: allowed, the file holds the diff's new text; rejected, it
+        # is byte for byte what it was.
+        assert (project / "notes.md").read_text(encoding="utf-8") == (
+            after if status == "completed" else before
+        )
 
         [permission] = [m for m in seen if m.get("method") == "session/request_permission"]
         assert permission["params"] == {

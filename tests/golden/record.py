@@ -53,8 +53,9 @@ Scenario = Callable[[Path], Awaitable[list[Line]]]
 # --------------------------------------------------------------------------- normalisation
 
 
-def normalise(lines: list[Line]) -> list[Line]:
-    """Replace session ids (in order of first appearance) and ``updatedAt`` stamps by fixed values."""
+def normalise(lines: list[Line], cwd: Path | None = None) -> list[Line]:
+    """Replace session ids (in order of first appearance) and ``updatedAt`` stamps by fixed values, and
+    the real working directory ``cwd`` (where the demo agent edits notes.md) by ``CWD``."""
     ids: dict[str, str] = {}
 
     def fixed_id(value: str) -> str:
@@ -73,6 +74,8 @@ def normalise(lines: list[Line]) -> list[Line]:
             return fixed_id(value)
         if key == "updatedAt" and isinstance(value, str):
             return FIXED_TIME
+        if cwd is not None and isinstance(value, str):
+            return value.replace(str(cwd), CWD)
         return value
 
     return [walk(line) for line in lines]
@@ -90,13 +93,21 @@ def load(path: Path) -> list[Line]:
 
 
 async def demo_edit_turn(state_dir: Path) -> list[Line]:
-    """initialize → session/new → a prompt whose edit asks permission → allow once → end_turn."""
+    """initialize → session/new → a prompt whose edit asks permission → allow once → end_turn.
+
+    The session works in a real folder holding a notes.md, which the allowed edit really changes."""
+    project = state_dir / "project"
+    project.mkdir()
+    (project / "notes.md").write_text("# Notes\n\n- 344 penguins measured\n", encoding="utf-8")
     record: list[Line] = []
     async with running_agent(state_dir, record=record) as wire:
         await wire.initialize()
-        session_id, _ = await wire.new_session()
-        await wire.prompt(session_id, "Please edit notes.md", answer_with("allow-once"))
-    return normalise(record)
+        session_id, _ = await wire.new_session(str(project))
+        await wire.prompt(
+            session_id, "Please edit notes.md: two bill lengths are missing", answer_with("allow-once")
+        )
+    assert (project / "notes.md").read_text(encoding="utf-8").endswith("- two bill lengths are missing\n")
+    return normalise(record, project)
 
 
 async def demo_load(state_dir: Path) -> list[Line]:

@@ -88,6 +88,7 @@ def silo_reader(line: str) -> dict[str, Any]:
 
 async def test_project_journal_reads_through_a_silo_format_reader(workspace: Workspace) -> None:
     svc = workspace.service()
+    (workspace.folder / "notes.md").write_text("old line\n", encoding="utf-8")  # the demo agent appends to it
     async with await svc.sessions.connect("demo") as handle:
         handle.on_permission(lambda request: request.respond(request.options[0].option_id))
         await handle.prompt([{"type": "text", "text": "make a plan and edit the notes"}])
@@ -112,7 +113,9 @@ async def test_project_journal_reads_through_a_silo_format_reader(workspace: Wor
         for c in line["toolCall"].get("content", [])
         if c["type"] == "diff"
     )
-    assert diff["oldText"] == "old line\n" and diff["newText"] == "new line\n"
+    assert (
+        diff["oldText"] == "old line\n" and diff["newText"] == "old line\n- make a plan and edit the notes\n"
+    )
     assert list(prompt)[:4] == ["kind", "text", "content", "messageId"]  # Silo's key order
 
 

@@ -1,0 +1,154 @@
+"""Every notebook in notebooks/ runs headless twice, and its saved copy reads well without a kernel.
+
+- Each notebook (but ``04-real-agents``, which needs vendor agents) is copied to a temporary folder and run
+  by ``silo_nb.demo_notebook.run_twice``: once in a new kernel against the demo agent, then the saved copy
+  again in another new kernel, as "Restart Kernel and Run All" would. The second run must send no prompt:
+  the prompts in silo_nb's journals and in the demo agent's own session files are compared, not outputs.
+- The saved copy is converted with ``jupyter nbconvert --to html`` twice: as saved (widget state embedded)
+  and without its widget state, which is what a viewer that cannot run widgets (GitHub, JupyterLab without
+  a kernel) has to work with. Neither may show a widget repr or "Loading widget"; every widget output must
+  also carry a ``text/html`` snapshot.
+- New notebooks are picked up by the glob; a notebook that needs files of its own keeps them in
+  ``notebooks/data/`` (copied along).
+"""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+
+from silo_nb.demo_notebook import RunReport, main, prepare, run_twice, turn_outputs
+
+ROOT = Path(__file__).resolve().parents[2]
+NOTEBOOKS = sorted(p for p in (ROOT / "notebooks").glob("*.ipynb") if not p.name.startswith("04-real-agents"))
+WIDGET = "application/vnd.jupyter.widget-view+json"
+REPRS = ("VBox(children=", "SessionPanel(", "AgentsList(", "Loading widget")
+
+
+@pytest.fixture(scope="module", params=NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+def ran(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Path, RunReport, RunReport]:
+    """One notebook, run twice (module-scoped: the tests below share the two runs)."""
+    source: Path = request.param
+    tracked = source.read_bytes()
+    result = run_twice(source, tmp_path_factory.mktemp(source.stem), timeout=180)
+    assert source.read_bytes() == tracked  # only the copy is written
+    return result
+
+
+def prompt_cells(nb: Any) -> list[Any]:
+    return [c for c in nb.cells if c.cell_type == "code" and c.source.lstrip().startswith("%%prompt")]
+
+
+def test_the_notebooks_are_there() -> None:
+    names = [p.name for p in NOTEBOOKS]
+    assert "01-quickstart.ipynb" in names and "03-teaching.ipynb" in names, names
+
+
+def test_runs_headless_then_restores_after_a_restart_with_no_prompt_resent(
+    ran: tuple[Path, RunReport, RunReport],
+) -> None:
+    path, first, second = ran
+    for report in (first, second):
+        errors = [o for c in report.notebook.cells for o in c.get("outputs", []) if o.output_type == "error"]
+        assert not errors, [f"{o.ename}: {o.evalue}" for o in errors]
+    cells = prompt_cells(first.notebook)
+    assert cells, f"{path.name} has no %%prompt cell"
+    # Run 1 talked to the agent: one prompt per %%prompt cell, each with its transcript saved.
+    assert len(first.agent_prompts) == len(first.journal_prompts) == len(cells)
+    first_turns = turn_outputs(first.notebook)
+    assert len(first_turns) == len(cells) and not any(
+        t["metadata"]["silo"].get("restored") for t in first_turns
+    )
+    # Run 2, a new kernel on the saved copy: nothing sent, every turn repainted from the journal.
+    assert second.agent_prompts == first.agent_prompts
+    assert second.journal_prompts == first.journal_prompts
+    second_turns = turn_outputs(second.notebook)
+    assert len(second_turns) == len(cells)
+    assert all(t["metadata"]["silo"]["restored"] is True for t in second_turns)
+    # Keyed by the cells' own ids (sent as JupyterLab sends them), so JupyterLab finds these turns too.
+    cell_ids = [c.id for c in cells]
+    assert [t["metadata"]["silo"]["cell_id"] for t in first_turns] == cell_ids
+    for before, after in zip(first_turns, second_turns, strict=True):
+        assert after["metadata"]["silo"]["session_id"] == before["metadata"]["silo"]["session_id"]
+        assert WIDGET not in after["data"] and "text/html" in after["data"]
+
+
+def to_html(*paths: Path) -> list[str]:
+    """``jupyter nbconvert --to html`` (one process for all), and the pages it wrote."""
+    done = subprocess.run(
+        [sys.executable, "-m", "jupyter", "nbconvert", "--to", "html", *map(str, paths)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return [path.with_suffix(".html").read_text(encoding="utf-8") for path in paths]
+
+
+def test_saved_notebook_shows_no_widget_repr_in_nbconvert_html(
+    ran: tuple[Path, RunReport, RunReport],
+) -> None:
+    path, _, second = ran
+    # Without the widget state, as GitHub or JupyterLab without a kernel see it: the static fallback shows.
+    bare = nbformat.read(path, as_version=4)
+    bare.metadata.pop("widgets", None)
+    bare_path = path.with_name(path.stem + "-no-widget-state.ipynb")
+    nbformat.write(bare, bare_path)
+    as_saved, html = to_html(path, bare_path)
+    # As saved: nbconvert embeds the widget state, and its page renders the widgets with JavaScript.
+    assert not [r for r in REPRS if r in as_saved]
+    shown = [r for r in REPRS if r in html]
+    assert not shown, f"{path.name}: nbconvert HTML shows widget reprs {shown} (no static snapshot)"
+    for cell in second.notebook.cells:
+        for output in cell.get("outputs", []):
+            data = output.get("data", {})
+            if WIDGET in data:
+                assert "text/html" in data, (
+                    f"{cell.source.splitlines()[0]}: a widget with no text/html snapshot"
+                )
+                assert not [r for r in REPRS if r in data.get("text/plain", "")], data.get("text/plain")
+
+
+def test_prepare_starts_afresh_and_removes_only_its_own_files(tmp_path: Path) -> None:
+    source = tmp_path / "src" / "nb.ipynb"
+    (source.parent / "data").mkdir(parents=True)
+    (source.parent / "data" / "penguins.csv").write_text("a,b\n1,2\n")
+    nbformat.write(nbformat.v4.new_notebook(), source)
+    out = tmp_path / "out"
+    (out / ".silo" / "data").mkdir(parents=True)
+    for name in ("notes.md", "mine.txt"):
+        (out / name).write_text("x")
+    target = prepare(source, out)
+    assert target == out / "nb.ipynb" and target.read_bytes() == source.read_bytes()
+    assert not (out / ".silo").exists() and not (out / "notes.md").exists()
+    assert (out / "mine.txt").read_text() == "x"  # not ours: kept
+    assert (out / "data" / "penguins.csv").is_file()
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["no-such.ipynb"], "error: no-such.ipynb is not a notebook file; give the path of an .ipynb"),
+        (
+            ["notebooks/03-teaching.ipynb", "--out", "notebooks"],
+            "error: --out notebooks is the notebook's own",
+        ),
+    ],
+)
+def test_bad_arguments_get_one_line(argv: list[str], message: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    tracked = (ROOT / "notebooks" / "03-teaching.ipynb").read_bytes()
+    out = io.StringIO()
+    assert main(argv, out=out) in (1, 2)
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(message), lines
+    assert (ROOT / "notebooks" / "03-teaching.ipynb").read_bytes() == tracked
