@@ -33,8 +33,7 @@ pytestmark = pytest.mark.e2e
 
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 ROOT = Path(__file__).resolve().parents[2]
-# The quickstart (renamed 01-quickstart in issue 11; the old name is the fallback until that lands).
-QUICKSTARTS = (ROOT / "notebooks" / "01-quickstart.ipynb", ROOT / "notebooks" / "quickstart.ipynb")
+QUICKSTARTS = (ROOT / "notebooks" / "01-quickstart.ipynb",)
 NOTEBOOK = "quickstart.ipynb"
 STOP_PROMPT = "%%prompt\nNow edit notes.md once more"  # waits for a permission: Stop it there
 EXTRA_CELLS = [STOP_PROMPT, "%silo disconnect demo"]
@@ -57,7 +56,10 @@ def write_notebook(folder: Path) -> tuple[Path, list[str]]:
     nb.cells = [
         cell
         for cell in nb.cells
-        if not (cell.cell_type == "code" and ("on_permission(" in cell.source or "auto_allow" in cell.source))
+        if not (
+            cell.cell_type == "code"
+            and any(mark in cell.source for mark in ("on_permission(", "auto_allow", "allow.dispose()"))
+        )
     ]
     for cell in nb.cells:
         if cell.cell_type == "code":
