@@ -16,6 +16,7 @@ from silo_nb.sessions import (
     AgentSessionHandle,
     AgentSessionInputError,
     AgentSessionsService,
+    AgentSignInError,
     AgentsService,
 )
 from silo_nb.sessions.models import (
@@ -73,6 +74,7 @@ __all__ = [
     "AgentSessionUpdate",
     "AgentSessionUsage",
     "AgentSessionsService",
+    "AgentSignInError",
     "AgentToolCall",
     "AgentToolCallContent",
     "AgentToolCallLocation",

@@ -46,8 +46,12 @@ class AgentSessionsService:
         workspace_id: str | None = None,
         title: str | None = None,
         resume: AgentSessionRestore | Mapping[str, Any] | None = None,
+        auth_method: str | None = None,
     ) -> AgentSessionHandle:
-        """Spawn the profile's agent, initialize it and open (or restore) a session."""
+        """Spawn the profile's agent, initialize it and open (or restore) a session.
+
+        ``auth_method`` (an id from the agent's ``authMethods``) signs in with that method first, as the
+        profile's ``auth_method`` does; ``%silo login`` uses it."""
         restore = AgentSessionRestore.model_validate(dict(resume)) if isinstance(resume, Mapping) else resume
         return await self._connector.connect(
             profile_id,
@@ -55,6 +59,7 @@ class AgentSessionsService:
             workspace_id=workspace_id,
             title=title,
             restore=restore,
+            auth_method=auth_method,
         )
 
     async def _resume_in_place(self, handle: AgentSessionHandle) -> None:
