@@ -55,8 +55,11 @@ async def test_demo_turn_streams_markdown_thoughts_usage_and_title(workspace: Wo
         path = svc.sessions.journals.path(svc.workspace_id, handle.session_id)
         lines = [json.loads(line) for line in path.read_text().splitlines()]
         assert lines[0]["kind"] == "user_message_chunk" and lines[0]["messageId"] == "silo-journal-user-1"
-        assert [line["kind"] for line in lines[1:]] == kinds
-        assert lines[-1]["kind"] == "usage_update"
+        assert [line["kind"] for line in lines[1:-1]] == kinds
+        assert lines[-2]["kind"] == "usage_update"
+        # The turn's end is journaled last: a synthesized line Silo's readers skip.
+        assert lines[-1]["kind"] == "turn_end"
+        assert lines[-1]["raw"] == {"synthesized": True, "outcome": "finished", "stopReason": "end_turn"}
         assert oct(os.stat(path).st_mode & 0o777) == "0o600"
 
 
@@ -444,7 +447,9 @@ async def test_agent_crash_mid_turn(workspace: Workspace) -> None:
     with pytest.raises(silo_nb.AgentSessionError, match=r"is no longer connected .* connect again"):
         await handle.prompt(text("again"))
     journal = await svc.sessions.read_journal(handle.session_id)
-    assert [u.kind for u in journal] == ["user_message_chunk", "agent_message_chunk"]
+    assert [u.kind for u in journal] == ["user_message_chunk", "agent_message_chunk", "turn_end"]
+    # The failed turn's end is journaled with the error exactly as the caller got it.
+    assert journal[-1].raw["outcome"] == "failed" and journal[-1].raw["error"] == str(info.value)
     await handle.aclose()
 
 
