@@ -63,7 +63,7 @@ def sign_in_error(
     )
 
 
-async def initialize(handle: AgentSessionHandle, connection: AgentConnection, profile: AgentProfile) -> None:
+async def initialize(connection: AgentConnection, profile: AgentProfile) -> AgentCapabilities:
     label = profile.display_label
     try:
         init = await connection.rpc.request(
@@ -90,7 +90,7 @@ async def initialize(handle: AgentSessionHandle, connection: AgentConnection, pr
         )
     process = connection.process
     argv = process.argv if process is not None else (profile.command, *profile.args)
-    handle._caps = AgentCapabilities.parse(init, fallback_name=label, agent_argv=argv)
+    return AgentCapabilities.parse(init, fallback_name=label, agent_argv=argv)
 
 
 async def authenticate(

@@ -169,7 +169,7 @@ class Connector:
         connection = await self._open(handle, profile)
         try:
             with anyio.fail_at(deadline):
-                await initialize(handle, connection, profile)
+                handle._caps = await initialize(connection, profile)
                 await authenticate(handle._caps, connection, profile, auth_method)
                 return await self._route(handle, connection, restore, workspace)
         except TimeoutError:
@@ -311,7 +311,7 @@ class Connector:
             connection = await self._open(handle, profile)
             try:
                 with anyio.fail_after(profile.connect_timeout):
-                    await initialize(handle, connection, profile)
+                    handle._caps = await initialize(connection, profile)
                     await authenticate(handle._caps, connection, profile, None)
                     prior = handle._writer.snapshot_lines() if handle._writer is not None else []
                     outcome = await self._try_resume_or_load(handle, connection, handle.session_id)

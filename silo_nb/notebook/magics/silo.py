@@ -26,6 +26,7 @@ from silo_nb.notebook import turns
 from silo_nb.notebook._display import display, update_display
 from silo_nb.notebook.attachments import discard_attachments
 from silo_nb.notebook.magics.args import argument, magic_arguments, one_line, parse, split, summary, usage
+from silo_nb.notebook.magics.auth import AUTH_SUBCOMMANDS, sign_in_action
 from silo_nb.notebook.magics.connections import Connection, NotebookSession
 from silo_nb.notebook.magics.prompt import palette_run, run_prompt
 from silo_nb.notebook.render import styles, transcript_html, transcript_markdown
@@ -122,8 +123,10 @@ async def connect(
     fresh: bool = False,
     discard: bool = False,
     background: bool = False,
+    auth_method: str | None = None,
 ) -> None:
-    """Open (or re-show) the connection ``name`` to ``profile_id`` and display its panel."""
+    """Open (or re-show) the connection ``name`` to ``profile_id`` and display its panel (``auth_method``:
+    sign in with it first, for ``%silo login``)."""
     existing = session.connections.get(name)
     plain = not (new or resume_id or fresh or discard or cwd)
     if (
@@ -164,7 +167,7 @@ async def connect(
         raw=True,
         display_id=status_id,
     )
-    coroutine = _open(session, connection, status_id, cwd=cwd, resume=resume)
+    coroutine = _open(session, connection, status_id, cwd=cwd, resume=resume, auth_method=auth_method)
     if background:
         connection.task = asyncio.get_running_loop().create_task(coroutine)
         return
@@ -180,9 +183,12 @@ async def _open(
     *,
     cwd: str | None,
     resume: dict[str, Any] | None,
+    auth_method: str | None = None,
 ) -> None:
     try:
-        handle = await session.service.sessions.connect(connection.profile_id, cwd=cwd, resume=resume)
+        handle = await session.service.sessions.connect(
+            connection.profile_id, cwd=cwd, resume=resume, auth_method=auth_method
+        )
     except (AgentSessionError, ValueError) as exc:
         connection.error = one_line(exc)
         update_display(
@@ -212,7 +218,12 @@ def _panel(session: NotebookSession, connection: Connection, handle: AgentSessio
     from silo_nb.notebook.widgets import SessionPanel
     from silo_nb.notebook.widgets._common import ipw
 
-    panel = SessionPanel(handle, session.service, on_run=lambda text: palette_run(session, connection, text))
+    panel = SessionPanel(
+        handle,
+        session.service,
+        on_run=lambda text: palette_run(session, connection, text),
+        on_sign_in=sign_in_action(session, connection),
+    )
     connection.panel = panel
     connection.output = ipw.Output()
     return ipw.VBox([panel, connection.output])
@@ -324,6 +335,7 @@ SUBCOMMANDS: dict[str, Handler] = {
     "journal": _journal,
     "export": _export,
     "disconnect": _disconnect,
+    **AUTH_SUBCOMMANDS,
 }
 
 

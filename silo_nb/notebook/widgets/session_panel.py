@@ -15,6 +15,7 @@
 - Agents also work on their own between prompts. Updates that arrive while no prompt turn is active
   (``turn_active`` False; the magics set it) feed the :class:`BackgroundActivity` section under the
   panel; during a turn the turn view shows them instead.
+- ``sign_in`` (``SignInRow``) shows "sign-in needed" and a button after a turn that wanted a sign-in.
 - :meth:`close_all` disposes every subscription and closes every widget.
 """
 
@@ -28,6 +29,7 @@ from silo_nb.notebook.render import status_badge_html, styles
 from silo_nb.notebook.transcript import TranscriptState
 from silo_nb.notebook.widgets._common import close_tree, esc, ipw, log, seconds_since
 from silo_nb.notebook.widgets.background import BackgroundActivity
+from silo_nb.notebook.widgets.sign_in import SignInRow
 from silo_nb.notebook.widgets.throttle import Ticker
 from silo_nb.sessions.agents import AgentsService
 from silo_nb.sessions.models import (
@@ -96,6 +98,7 @@ class SessionPanel(ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
         *,
         on_run: Callable[[str], None] | None = None,
         throttle: float = 0.25,
+        on_sign_in: Callable[[], None] | None = None,
     ) -> None:
         self.handle = handle
         self.service = service
@@ -116,6 +119,7 @@ class SessionPanel(ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
         )
         self.controls: Any = ipw.HBox(children=[], layout=ipw.Layout(flex_flow="row wrap"))
         self.message: Any = ipw.HTML(value="")
+        self.sign_in = SignInRow(on_sign_in)
 
         self.command_box: Any = ipw.Combobox(
             options=(), value="", placeholder="/command", ensure_option=False, layout=ipw.Layout(width="14em")
@@ -137,7 +141,8 @@ class SessionPanel(ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
         )
 
         self.background = BackgroundActivity(throttle=throttle)
-        super().__init__(children=[self.header, self.controls, self.message, self.palette, self.background])
+        rows = [self.header, self.controls, self.message, self.sign_in, self.palette, self.background]
+        super().__init__(children=rows)
 
         self._ticker = Ticker(1.0, self._render_status)
         self.command_box.observe(lambda _change: self._show_hint(), names="value")
@@ -388,5 +393,6 @@ class SessionPanel(ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
         self.session_html.value = warning + session
 
     def _on_update(self, update: AgentSessionUpdate) -> None:
+        self.sign_in.observe_update(update)
         if not self.turn_active and not self._closed:
             self.background.transcript.apply(update)
