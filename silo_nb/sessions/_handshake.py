@@ -11,7 +11,7 @@ of their failures. ``connect.py`` routes; this module talks and words.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from silo_nb.acp import (
     PROTOCOL_VERSION,
@@ -27,9 +27,6 @@ from silo_nb.sessions._auth import AuthMethod, choose_method, is_auth_error, sig
 from silo_nb.sessions.capabilities import AgentCapabilities
 from silo_nb.sessions.errors import AgentSessionError, AgentSignInError
 from silo_nb.sessions.profiles import AgentProfile
-
-if TYPE_CHECKING:
-    from silo_nb.sessions.handle import AgentSessionHandle
 
 __all__ = ["authenticate", "initialize", "new_session", "sign_in_error", "timed_out", "with_stderr"]
 
@@ -119,14 +116,16 @@ async def authenticate(
     return method
 
 
-async def new_session(handle: AgentSessionHandle, connection: AgentConnection) -> dict[str, Any]:
-    label = handle.label
+async def new_session(
+    connection: AgentConnection, cwd: str, label: str, caps: AgentCapabilities, profile_id: str
+) -> tuple[str, dict[str, Any]]:
+    """``session/new``: the new session id and the whole result."""
     try:
-        result = await connection.rpc.request("session/new", {"cwd": handle.cwd, "mcpServers": []})
+        result = await connection.rpc.request("session/new", {"cwd": cwd, "mcpServers": []})
     except AcpRpcError as exc:
         if is_auth_error(exc):
             raise sign_in_error(
-                f"{label} could not start a session", exc, handle._caps.auth_methods, handle.profile_id
+                f"{label} could not start a session", exc, caps.auth_methods, profile_id
             ) from exc
         raise AgentSessionError(
             with_stderr(
@@ -142,5 +141,4 @@ async def new_session(handle: AgentSessionHandle, connection: AgentConnection) -
     if not isinstance(session_id, str) or not session_id:
         raise AgentSessionError(f"{label} could not start a session: session/new returned no sessionId")
     assert isinstance(result, dict)
-    handle._adopt(session_id=session_id, outcome="new")
-    return result
+    return session_id, result

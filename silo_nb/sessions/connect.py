@@ -205,6 +205,12 @@ class Connector:
         handle._connection = connection
         return connection
 
+    async def _new_session(self, handle: AgentSessionHandle, connection: AgentConnection) -> dict[str, Any]:
+        caps = handle._caps
+        session_id, result = await new_session(connection, handle.cwd, handle.label, caps, handle.profile_id)
+        handle._adopt(session_id=session_id, outcome="new")
+        return result
+
     async def _try_resume_or_load(
         self, handle: AgentSessionHandle, connection: AgentConnection, session_id: str
     ) -> tuple[str, dict[str, Any]] | None:
@@ -237,7 +243,7 @@ class Connector:
                     journals.discard(old_path)
                 else:
                     seed = journals.read(old_path)
-            result = await new_session(handle, connection)
+            result = await self._new_session(handle, connection)
             new_path = journals.path(workspace, handle.session_id)
             handle._attach_writer(
                 journals.writer(new_path, seed, rewrite=bool(seed) and new_path != old_path)
@@ -262,7 +268,7 @@ class Connector:
         handle._writer.abandon()
         journals._release_writer(handle._writer)
         handle._attach_writer(None)
-        result = await new_session(handle, connection)
+        result = await self._new_session(handle, connection)
         handle._attach_writer(journals.writer(journals.path(workspace, handle.session_id), []))
         return result
 

@@ -8,6 +8,7 @@
   several the error lists them (env_var and terminal methods are not signed into from here: the advice
   says which variable to set or which command to run).
 - :func:`sign_in_action` is what the session panel's "Sign in" button does for a connection.
+- ``silo.py`` hands its ``connect`` in (:func:`auth_subcommands`), so this module never imports it.
 """
 
 from __future__ import annotations
@@ -22,7 +23,11 @@ from silo_nb.notebook.magics.args import argument, magic_arguments
 from silo_nb.notebook.magics.connections import Connection, NotebookSession
 from silo_nb.sessions._auth import sign_in_advice
 
-__all__ = ["AUTH_SUBCOMMANDS", "login", "sign_in_action"]
+__all__ = ["auth_subcommands", "login", "sign_in_action"]
+
+Connect = Callable[..., Awaitable[None]]
+"""``silo.connect(session, name, profile_id, *, auth_method=...)``."""
+Handler = Callable[[NotebookSession, argparse.Namespace], Awaitable[None]]
 
 _TASKS: set[asyncio.Task[None]] = set()
 
@@ -36,7 +41,7 @@ def _target(session: NotebookSession, name: str) -> tuple[str, str]:
     return (same.name if same is not None else name.replace("-", "_")), name
 
 
-async def login(session: NotebookSession, name: str, method: str | None) -> None:
+async def login(session: NotebookSession, name: str, method: str | None, connect: Connect) -> None:
     """Sign in to NAME's agent with ``method`` and connect again (see the module docstring)."""
     connection_name, profile_id = _target(session, name)
     if method is None:
@@ -48,53 +53,49 @@ async def login(session: NotebookSession, name: str, method: str | None) -> None
             advice = sign_in_advice(check.auth_methods, profile_id)
             raise UsageError(f"%silo login {name}: name a METHOD — {advice}")
         method = agent_methods[0].id
-    from silo_nb.notebook.magics.silo import connect  # silo.py imports this module
-
     await connect(session, connection_name, profile_id, auth_method=method)
 
 
-@magic_arguments("silo login")
-@argument("name", metavar="NAME", help="a connection, or a profile id")
-@argument("method", nargs="?", metavar="METHOD", help="a sign-in method id (see %%silo doctor PROFILE)")
-async def _login(session: NotebookSession, args: argparse.Namespace) -> None:
-    """Sign in with one of the agent's methods (ACP authenticate), then connect again under NAME."""
-    await login(session, args.name, args.method)
+def auth_subcommands(connect: Connect) -> dict[str, Handler]:
+    """The ``login`` and ``doctor`` subcommands, reconnecting through ``connect``."""
+
+    @magic_arguments("silo login")
+    @argument("name", metavar="NAME", help="a connection, or a profile id")
+    @argument("method", nargs="?", metavar="METHOD", help="a sign-in method id (see %%silo doctor PROFILE)")
+    async def _login(session: NotebookSession, args: argparse.Namespace) -> None:
+        """Sign in with one of the agent's methods (ACP authenticate), then connect again under NAME."""
+        await login(session, args.name, args.method, connect)
+
+    @magic_arguments("silo doctor")
+    @argument("profile", metavar="PROFILE", help="a profile id (see %%silo profiles)")
+    async def _doctor(session: NotebookSession, args: argparse.Namespace) -> None:
+        """Start PROFILE's agent and initialize it, without a session: its name, version, capabilities,
+        sign-in methods and what is missing."""
+        check = await session.service.sessions.doctor(args.profile)
+        print("\n".join(check.lines()))
+
+    return {"login": _login, "doctor": _doctor}
 
 
-@magic_arguments("silo doctor")
-@argument("profile", metavar="PROFILE", help="a profile id (see %%silo profiles)")
-async def _doctor(session: NotebookSession, args: argparse.Namespace) -> None:
-    """Start PROFILE's agent and initialize it, without a session: its name, version, capabilities,
-    sign-in methods and what is missing."""
-    check = await session.service.sessions.doctor(args.profile)
-    print("\n".join(check.lines()))
-
-
-def sign_in_action(session: NotebookSession, connection: Connection) -> Callable[[], None]:
+def sign_in_action(session: NotebookSession, connection: Connection, connect: Connect) -> Callable[[], None]:
     """The panel's "Sign in": ``%silo login`` for an agent method, else the advice under the panel."""
 
     def clicked() -> None:
-        task = asyncio.get_running_loop().create_task(_sign_in(session, connection))
+        task = asyncio.get_running_loop().create_task(_sign_in(session, connection, connect))
         _TASKS.add(task)
         task.add_done_callback(_TASKS.discard)
 
     return clicked
 
 
-async def _sign_in(session: NotebookSession, connection: Connection) -> None:
+async def _sign_in(session: NotebookSession, connection: Connection, connect: Connect) -> None:
     def say(text: str) -> None:
         if connection.output is not None:
             connection.output.append_stdout(text + "\n")
 
     try:
-        await login(session, connection.name, None)
+        await login(session, connection.name, None, connect)
     except UsageError as exc:
         say(str(exc))
     except Exception as exc:  # a button has no cell to raise into
         say(f"%silo login {connection.name}: {exc}")
-
-
-AUTH_SUBCOMMANDS: dict[str, Callable[[NotebookSession, argparse.Namespace], Awaitable[None]]] = {
-    "login": _login,
-    "doctor": _doctor,
-}

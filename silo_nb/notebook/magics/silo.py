@@ -26,7 +26,7 @@ from silo_nb.notebook import turns
 from silo_nb.notebook._display import display, update_display
 from silo_nb.notebook.attachments import discard_attachments
 from silo_nb.notebook.magics.args import argument, magic_arguments, one_line, parse, split, summary, usage
-from silo_nb.notebook.magics.auth import AUTH_SUBCOMMANDS, sign_in_action
+from silo_nb.notebook.magics.auth import auth_subcommands, sign_in_action
 from silo_nb.notebook.magics.connections import Connection, NotebookSession
 from silo_nb.notebook.magics.prompt import palette_run, run_prompt
 from silo_nb.notebook.render import styles, transcript_html, transcript_markdown
@@ -222,7 +222,7 @@ def _panel(session: NotebookSession, connection: Connection, handle: AgentSessio
         handle,
         session.service,
         on_run=lambda text: palette_run(session, connection, text),
-        on_sign_in=sign_in_action(session, connection),
+        on_sign_in=sign_in_action(session, connection, connect),
     )
     connection.panel = panel
     connection.output = ipw.Output()
@@ -335,7 +335,7 @@ SUBCOMMANDS: dict[str, Handler] = {
     "journal": _journal,
     "export": _export,
     "disconnect": _disconnect,
-    **AUTH_SUBCOMMANDS,
+    **auth_subcommands(connect),
 }
 
 
