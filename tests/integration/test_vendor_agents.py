@@ -282,5 +282,5 @@ def test_sigkill_of_the_owning_process_leaves_no_agent_process(workspace: Worksp
 
 async def wait_for(condition: Any, timeout: float = 30.0) -> None:
     with anyio.fail_after(timeout):
-        while not condition():  # noqa: ASYNC110 - polling a plain predicate
+        while not condition():
             await anyio.sleep(0.05)
