@@ -17,6 +17,7 @@ from silo_nb.sessions import (
     AgentSessionHandle,
     AgentSessionInputError,
     AgentSessionsService,
+    AgentSignInError,
     AgentsService,
 )
 from silo_nb.sessions.models import (
@@ -85,6 +86,7 @@ __all__ = [
     "AgentSessionUpdate",
     "AgentSessionUsage",
     "AgentSessionsService",
+    "AgentSignInError",
     "AgentToolCall",
     "AgentToolCallContent",
     "AgentToolCallLocation",

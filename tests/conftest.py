@@ -6,6 +6,7 @@ import functools
 import json
 import os
 import sys
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ import pytest
 
 import silo_nb
 from silo_nb.acp import InProcessTransport, SubprocessTransport, Transport
+from silo_nb.acp.client import background_closes
 from silo_nb.demo_agent import serve
 from silo_nb.sessions.profiles import AgentProfile
 
@@ -116,6 +118,13 @@ async def in_process_demo(profile: AgentProfile, cwd: str) -> Transport:
     if args[:2] == ["-m", "silo_nb.demo_agent"]:
         return InProcessTransport(functools.partial(serve, argv=args[2:]), name="demo agent")
     return await SubprocessTransport.spawn(profile.command, profile.args, env=profile.env, cwd=cwd)
+
+
+@pytest.fixture(autouse=True)
+async def _background_closes() -> AsyncIterator[None]:
+    """A failed connect ends its agent in the background: let that finish on the test's own loop."""
+    yield
+    await background_closes()
 
 
 @pytest.fixture

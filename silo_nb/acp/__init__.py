@@ -2,6 +2,7 @@
 function joined by byte pipes). Knows nothing of Silo's session rules."""
 
 from silo_nb.acp.client import PROTOCOL_VERSION, AgentConnection, client_capabilities, client_info
+from silo_nb.acp.excerpt import error_excerpt
 from silo_nb.acp.jsonrpc import METHOD_NOT_FOUND, AcpConnectionClosed, AcpRpcError, JsonRpcConnection
 from silo_nb.acp.pipe import BytePipe, PipeReceiveStream, PipeSendStream, memory_byte_pipe
 from silo_nb.acp.process import AgentProcess, AgentSpawnError
@@ -25,5 +26,6 @@ __all__ = [
     "Transport",
     "client_capabilities",
     "client_info",
+    "error_excerpt",
     "memory_byte_pipe",
 ]

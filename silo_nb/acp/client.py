@@ -10,6 +10,8 @@
   transport's own words for how it ended.
 - What the client advertises in ``initialize`` lives here too (``client_capabilities``): Silo's client
   is not a safety boundary, so it offers no ``fs`` and no ``terminal``; every such request gets -32601.
+  It does advertise ``auth.terminal`` (unlike Silo): agents then list their terminal login methods, and
+  a sign-in error can name the exact command for the user to run (silo_nb never runs it).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from silo_nb.acp.jsonrpc import JsonRpcConnection, NotificationHandler, RequestH
 from silo_nb.acp.process import AgentProcess, kill_all_agent_groups
 from silo_nb.acp.transport import SubprocessTransport, Transport
 
-__all__ = ["PROTOCOL_VERSION", "AgentConnection", "client_capabilities", "client_info"]
+__all__ = ["PROTOCOL_VERSION", "AgentConnection", "background_closes", "client_capabilities", "client_info"]
 
 log = logging.getLogger("silo_nb.acp")
 
@@ -35,11 +37,21 @@ PROTOCOL_VERSION = 1
 
 atexit.register(kill_all_agent_groups)
 
+# Background closes in flight (``close_in_background``): referenced so they are not collected mid-way.
+_CLOSING: set[asyncio.Task[None]] = set()
+
+
+async def background_closes() -> None:
+    """Wait for every ``close_in_background`` in flight (tests; a clean shutdown)."""
+    while _CLOSING:
+        await asyncio.gather(*list(_CLOSING), return_exceptions=True)
+
 
 def client_capabilities() -> dict[str, Any]:
     return {
         "fs": {"readTextFile": False, "writeTextFile": False},
         "terminal": False,
+        "auth": {"terminal": True},
         "session": {"configOptions": {"boolean": {}}},
     }
 
@@ -139,6 +151,16 @@ class AgentConnection:
         if self._task is not None and not self._task.done():
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await asyncio.wait_for(asyncio.shield(self._task), 5)
+
+    def close_in_background(self, reason: str) -> asyncio.Task[None]:
+        """Fail pending requests now and end the agent in a task: the caller can report at once (a
+        process that ignores stdin EOF takes seconds to end). The task is kept until it is done."""
+        self._closing = True
+        self.rpc.close(reason)
+        task = asyncio.get_running_loop().create_task(self.aclose(reason), name=f"silo_nb close {reason}")
+        _CLOSING.add(task)
+        task.add_done_callback(_CLOSING.discard)
+        return task
 
     def kill_now(self) -> None:
         """Synchronous last resort when no loop can run the graceful shutdown."""

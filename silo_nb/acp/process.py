@@ -38,6 +38,8 @@ from pathlib import Path
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream, Process
 
+from silo_nb.acp.excerpt import error_excerpt
+
 __all__ = ["AgentProcess", "AgentSpawnError", "kill_all_agent_groups"]
 
 log = logging.getLogger("silo_nb.acp")
@@ -184,12 +186,13 @@ class AgentProcess:
         return self._process.returncode
 
     async def describe_exit(self) -> str:
-        """Silo's wording for a closed connection: ``agent exited with code N:\\n<stderr tail>``."""
+        """Silo's wording for a closed connection: ``agent exited with code N:\\n<stderr lines>``, the lines
+        that state the cause (``excerpt.error_excerpt``) rather than the last backtrace frames."""
         code = await self.wait(2.0)
         if code is None:
             return "ACP connection closed"
         message = f"agent exited with code {code}"
-        tail = self.stderr_tail()
+        tail = error_excerpt(self.stderr_tail(STDERR_RING_LINES))
         return message + (":\n" + "\n".join(tail) if tail else "")
 
     async def terminate(self) -> None:

@@ -195,6 +195,8 @@ def fold(state: TranscriptState, update: AgentSessionUpdate) -> TranscriptState:
         return replace(state, title=title) if title not in (None, state.title) else state
     if kind in _PERMISSION_KINDS:
         return _fold_permission(state, update)
+    if kind == "turn_end":  # silo_nb's journaled turn outcome (sessions/_turns.py): status as it ended
+        return _fold_turn_end(state, update)
     if kind in METADATA_KINDS:
         return state
     return replace(state, other=(*state.other, kind))
@@ -231,6 +233,17 @@ def _fold_permission(state: TranscriptState, update: AgentSessionUpdate) -> Tran
         if same:
             return replace(state, entries=_replace_entry(state.entries, index, entry))
     return replace(state, entries=(*state.entries, entry))
+
+
+def _fold_turn_end(state: TranscriptState, update: AgentSessionUpdate) -> TranscriptState:
+    """``raw.outcome`` (finished/cancelled/failed) becomes the status; stop reason and error replace."""
+    outcome, stop, error = (update.raw.get(key) for key in ("outcome", "stopReason", "error"))
+    return replace(
+        state,
+        status=outcome if outcome in ("finished", "cancelled", "failed") else state.status,
+        stop_reason=stop if isinstance(stop, str) else None,
+        error=error if isinstance(error, str) else None,
+    )
 
 
 def fold_all(updates: Iterable[AgentSessionUpdate], state: TranscriptState | None = None) -> TranscriptState:

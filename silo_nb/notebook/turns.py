@@ -201,7 +201,9 @@ def display_restored(
 ) -> TranscriptState:
     """Paint a transcript from journal updates as a static bundle (no widgets, no agent); with
     ``label``, the same header row as a live turn."""
-    state = with_status(fold_all(updates), "restored")
+    state = fold_all(updates)
+    if state.status not in ("failed", "cancelled"):  # a journaled failure/cancel repaints as it ended
+        state = with_status(state, "restored")
     data, md = static_bundle(state, metadata=metadata, meta=meta, title="", label=label)
     if display_id is None:
         display(data, raw=True, metadata=md, display_id=new_display_id())

@@ -1,7 +1,7 @@
 """Silo's chat agent-session semantics on top of ``silo_nb.acp``. Never imports IPython or ipywidgets."""
 
 from silo_nb.sessions.agents import AgentsService
-from silo_nb.sessions.errors import AgentSessionError, AgentSessionInputError
+from silo_nb.sessions.errors import AgentSessionError, AgentSessionInputError, AgentSignInError
 from silo_nb.sessions.handle import AgentSessionHandle
 from silo_nb.sessions.profiles import AgentProfilesService
 from silo_nb.sessions.service import AgentSessionsService
@@ -12,5 +12,6 @@ __all__ = [
     "AgentSessionHandle",
     "AgentSessionInputError",
     "AgentSessionsService",
+    "AgentSignInError",
     "AgentsService",
 ]

@@ -5,7 +5,8 @@
   updates the agent replayed before failing are not the transcript (the prior lines are). A closed
   connection becomes Silo's ``AgentSessionError``, not a raw wire exception.
 - ``abandon``: every failed handshake hands the journal writer back (flushed; its write lock released,
-  so another kernel may take the session) before the agent is shut down — on a timeout too.
+  so another kernel may take the session) before the agent is shut down (in the background) — on a
+  timeout too.
 """
 
 from __future__ import annotations
@@ -49,12 +50,13 @@ async def request_or_undo(
         raise
 
 
-async def abandon(
+def abandon(
     handle: AgentSessionHandle, journals: JournalFiles, connection: AgentConnection, reason: str
 ) -> None:
-    """A handshake failed: hand the journal writer back, then shut the agent down."""
+    """A handshake failed: hand the journal writer back, then shut the agent down in the background
+    (the caller reports the failure at once; ``AgentConnection.close_in_background``)."""
     writer = handle._writer
     if writer is not None:
         writer.flush()
         journals._release_writer(writer)
-    await connection.aclose(reason)
+    connection.close_in_background(reason)

@@ -54,6 +54,23 @@ class AgentTraffic:
     _transcript_listeners: ListenerSet[[AgentSessionUpdate]]
     _command_listeners: ListenerSet[[]]
 
+    def _flush(self) -> None:
+        if self._writer is not None:
+            self._writer.flush()
+
+    def _attach_writer(self, writer: JournalWriter | None) -> None:
+        """Journal into ``writer`` from now on; updates that came before it are appended first."""
+        self._writer = writer
+        if writer is not None:
+            writer.on_problem = self._journal_problem_changed
+            for update in self._early:
+                writer.append(update)
+            self._early.clear()
+
+    def _journal_problem_changed(self, problem: str | None) -> None:
+        """Shown in the session's status (``AgentInfo.journal_problem``) until writing works again."""
+        self._registry._patch(self.id, journal_problem=problem)
+
     def _record(self, update: AgentSessionUpdate) -> None:
         """The one way into the transcript: the journal, then ``on_transcript`` listeners."""
         if self._writer is not None:
@@ -123,4 +140,4 @@ class AgentTraffic:
             return
         log.info("%s closed: %s", self.label, reason.splitlines()[0] if reason else "")
         self._permissions.cancel_all()
-        self._turns.connection_lost()
+        self._turns.connection_lost(reason)

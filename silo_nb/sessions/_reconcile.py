@@ -63,14 +63,19 @@ def backfill_user_prompt_timestamps(prior: list[str], replayed: list[str]) -> li
     """Copy prior user-prompt timestamps onto the replay's user chunks, matched by position.
 
     silo_nb also carries the notebook cell a prompt came from (``raw.cellId``), so a restored notebook
-    still finds each cell's turn after an agent's replay replaced the journal. Lines that gain nothing
+    still finds each cell's turn after an agent's replay replaced the journal, and each turn's journaled
+    outcome (``turn_end``), put back before the next prompt. Lines that gain nothing
     pass through as the exact original string.
     """
     stamps: list[str | None] = []
     cells: list[str | None] = []
+    # silo_nb's turn outcomes (``turn_end``) are not in any agent's replay: carried after the same turn.
+    ends: dict[int, list[str]] = {}
     for line in prior:
         with contextlib.suppress(json.JSONDecodeError):
             value = json.loads(line)
+            if isinstance(value, dict) and value.get("kind") == "turn_end":
+                ends.setdefault(len(stamps), []).append(line)
             if isinstance(value, dict) and value.get("kind") == "user_message_chunk":
                 stamp = value.get("timestamp")
                 stamps.append(stamp if isinstance(stamp, str) else None)
@@ -88,6 +93,7 @@ def backfill_user_prompt_timestamps(prior: list[str], replayed: list[str]) -> li
         if not (isinstance(value, dict) and value.get("kind") == "user_message_chunk"):
             out.append(line)
             continue
+        out += ends.pop(position, [])
         stamp = stamps[position] if position < len(stamps) else None
         cell = cells[position] if position < len(cells) else None
         position += 1
@@ -106,4 +112,4 @@ def backfill_user_prompt_timestamps(prior: list[str], replayed: list[str]) -> li
             ordered.setdefault("timestamp", stamp)
             value, changed = ordered, True
         out.append(_dumps(value) if changed else line)
-    return out
+    return out + [end for position in sorted(ends) for end in ends[position]]

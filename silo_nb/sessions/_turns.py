@@ -5,6 +5,13 @@
   Claude's explicit end marker (a ``usage_update`` whose ``_meta["_claude/origin"].kind`` is a string)
   or, for agents that never send one, after ``quiescence_seconds`` of silence with no tool call still
   running (Silo's ``TURN_QUIESCENCE_MS``).
+- Each turn's end is journaled (improvement over Silo, which keeps no outcome): a synthesized
+  ``turn_end`` line (``raw``: ``synthesized``, ``outcome`` finished/cancelled/failed, the agent's
+  ``stopReason``, the ``error`` as the user saw it, ``signIn``: the method ids when the agent wants a
+  sign-in; ``startedAt``/``endedAt``/``durationMs``, and the session's ``profile``, ``agent`` and
+  ``config`` values at the end), recorded like the prompt line — journal and ``on_transcript`` — so a
+  restored cell repaints a failed or cancelled turn as it ended live, and ``silo_nb.frame`` can describe
+  each turn from the journal alone. Silo's readers skip kinds they do not know.
 - What it decides goes to the registry through :class:`~silo_nb.sessions._host.SessionRegistry`; it
   knows nothing else of the session.
 """
@@ -12,13 +19,16 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable, Mapping
 
 from silo_nb.sessions._host import SessionRegistry
 from silo_nb.sessions.models import AgentSessionUpdate
-from silo_nb.sessions.status import TurnOutcome
+from silo_nb.sessions.status import TurnOutcome, now_iso
 
-__all__ = ["TURN_QUIESCENCE_SECONDS", "TurnTracker", "is_turn_end_marker"]
+__all__ = ["TURN_END_KIND", "TURN_QUIESCENCE_SECONDS", "TurnTracker", "is_turn_end_marker", "turn_end_line"]
+
+TURN_END_KIND = "turn_end"
 
 TURN_QUIESCENCE_SECONDS = 15.0
 # Updates that mean the agent is working; one with no prompt in flight opens an agent turn.
@@ -44,15 +54,42 @@ def is_turn_end_marker(update: AgentSessionUpdate) -> bool:
     return isinstance(origin, Mapping) and isinstance(origin.get("kind"), str)
 
 
+def turn_end_line(
+    outcome: TurnOutcome,
+    *,
+    stop_reason: str | None = None,
+    error: str | None = None,
+    sign_in: tuple[str, ...] = (),
+    context: Mapping[str, object] | None = None,
+) -> AgentSessionUpdate:
+    """The synthesized journal line that ends a turn (see the module docstring)."""
+    raw: dict[str, object] = {"synthesized": True, "outcome": outcome, **(context or {})}
+    if stop_reason:
+        raw["stopReason"] = stop_reason
+    if error:
+        raw["error"] = error
+    if sign_in:
+        raw["signIn"] = list(sign_in)
+    return AgentSessionUpdate(kind=TURN_END_KIND, timestamp=now_iso(), raw=raw)
+
+
 class TurnTracker:
     """Turn state of one session; reports begin/end to the registry under ``entry_id()``."""
 
     def __init__(
-        self, registry: SessionRegistry, entry_id: Callable[[], str], flush: Callable[[], None]
+        self,
+        registry: SessionRegistry,
+        entry_id: Callable[[], str],
+        flush: Callable[[], None],
+        record: Callable[[AgentSessionUpdate], None] | None = None,
+        context: Callable[[], Mapping[str, object]] | None = None,
     ) -> None:
         self._registry = registry
         self._entry_id = entry_id
         self._flush = flush
+        self._record = record
+        self._context = context
+        self._started: tuple[str, float] | None = None  # the open turn's start: ISO time, monotonic
         self.handshaking = True
         self.closed = False
         self.quiescence_seconds = TURN_QUIESCENCE_SECONDS
@@ -68,11 +105,20 @@ class TurnTracker:
         """A prompt takes over any agent-initiated turn."""
         self.reset()
         if self.prompts_in_flight == 0:
+            self._started = (now_iso(), time.monotonic())
             self._registry._begin_turn(self._entry_id())
         self.prompts_in_flight += 1
 
-    def prompt_ended(self, outcome: TurnOutcome) -> None:
+    def prompt_ended(
+        self,
+        outcome: TurnOutcome,
+        *,
+        stop_reason: str | None = None,
+        error: str | None = None,
+        sign_in: tuple[str, ...] = (),
+    ) -> None:
         self.prompts_in_flight -= 1
+        self._journal_end(outcome, stop_reason=stop_reason, error=error, sign_in=sign_in)
         self._flush()
         if not self.closed and self.prompts_in_flight == 0:
             self._registry._end_turn(self._entry_id(), outcome)
@@ -107,24 +153,49 @@ class TurnTracker:
     def open_agent_turn(self) -> None:
         if not self._agent_turn_open:
             self._agent_turn_open = True
+            self._started = (now_iso(), time.monotonic())
             self._registry._begin_turn(self._entry_id())
         if not self._marks_turn_ends:
             self._arm_quiescence()
 
-    def connection_lost(self) -> None:
+    def connection_lost(self, reason: str = "") -> None:
         """The agent went away: an open agent turn fails (a prompt in flight fails on its own)."""
-        self._flush()
+        was_open = self._agent_turn_open
         self.reset()
         if not self.handshaking and self.prompts_in_flight == 0:
+            if was_open:
+                self._journal_end("failed", error=reason.splitlines()[0] if reason else None)
+            self._flush()
             self._registry._end_turn(self._entry_id(), "failed")
+        else:
+            self._flush()
 
     def reset(self) -> None:
         self._agent_turn_open = False
         self._stop_quiescence()
         self._tools_in_flight.clear()
 
+    def _journal_end(
+        self,
+        outcome: TurnOutcome,
+        *,
+        stop_reason: str | None = None,
+        error: str | None = None,
+        sign_in: tuple[str, ...] = (),
+    ) -> None:
+        if self._record is None or self.closed:
+            return
+        context: dict[str, object] = dict(self._context()) if self._context is not None else {}
+        if self._started is not None:
+            started_at, start = self._started
+            ms = round((time.monotonic() - start) * 1000, 1)
+            context.update(startedAt=started_at, endedAt=now_iso(), durationMs=ms)
+        line = turn_end_line(outcome, stop_reason=stop_reason, error=error, sign_in=sign_in, context=context)
+        self._record(line)
+
     def _end_agent_turn(self, outcome: TurnOutcome) -> None:
         self.reset()
+        self._journal_end(outcome)
         self._flush()
         self._registry._end_turn(self._entry_id(), outcome)
 

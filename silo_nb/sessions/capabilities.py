@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from silo_nb.sessions._auth import AuthMethod, parse_auth_methods
 from silo_nb.sessions.models import AgentPromptCapabilities
 
 __all__ = ["AgentCapabilities", "capability_enabled", "parse_prompt_capabilities"]
@@ -41,6 +42,8 @@ class AgentCapabilities:
     can_close: bool = False
     can_list: bool = False
     prompt: AgentPromptCapabilities = field(default_factory=AgentPromptCapabilities)
+    auth_methods: tuple[AuthMethod, ...] = ()
+    can_logout: bool = False
     init_result: Mapping[str, Any] = field(default_factory=dict)
 
     @property
@@ -48,7 +51,10 @@ class AgentCapabilities:
         return self.can_resume_call or self.can_load
 
     @classmethod
-    def parse(cls, init: Mapping[str, Any], *, fallback_name: str) -> AgentCapabilities:
+    def parse(
+        cls, init: Mapping[str, Any], *, fallback_name: str, agent_argv: Sequence[str] = ()
+    ) -> AgentCapabilities:
+        """``agent_argv`` (the agent's command line) completes terminal sign-in methods."""
         agent_caps = _mapping(init.get("agentCapabilities"))
         session_caps = _mapping(init.get("sessionCapabilities")) or _mapping(
             agent_caps.get("sessionCapabilities")
@@ -62,5 +68,7 @@ class AgentCapabilities:
             can_close=capability_enabled(session_caps.get("close")),
             can_list=capability_enabled(session_caps.get("list")),
             prompt=parse_prompt_capabilities(init),
+            auth_methods=parse_auth_methods(init, agent_argv),
+            can_logout=capability_enabled(_mapping(agent_caps.get("auth")).get("logout")),
             init_result=init,
         )

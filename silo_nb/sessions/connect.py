@@ -1,14 +1,18 @@
 """``connect`` (Silo §2.1): the one place that builds a session handle, and the in-place resume.
 
 - Resolve the profile, open the agent's transport (a subprocess; or what the service's
-  ``transport_factory`` returns — tests run agents in-process), ``initialize``, then route:
+  ``transport_factory`` returns — tests run agents in-process), ``initialize``, ``authenticate`` when a
+  sign-in method applies (``_auth.choose_method``; Silo never authenticates), then route:
   ``session/new``; or, with ``resume``, ``session/resume`` → ``session/load`` → journal-only → a fresh
   ``session/new`` for a stale id; or ``start_fresh`` carrying or discarding the old transcript.
 - Initialize and session setup are bounded by the profile's ``connect_timeout`` (default 60 s); on any
-  failure the agent is shut down before the error is raised, and the registry forgets the placeholder.
+  failure the error is raised as soon as the agent answered (Silo shuts the agent down first: seconds
+  for one that ignores stdin EOF); its shutdown continues in the background; the registry forgets the
+  placeholder.
 - The handle comes back finished: session id, journal writer, capabilities and options are set through
   its few ``_``-setup methods, here and nowhere else.
-- Errors are ``AgentSessionError`` with Silo's wording, the agent's own message and its stderr tail.
+- Errors are ``AgentSessionError`` with Silo's wording, the agent's own message and the stderr lines
+  that state the cause (``_handshake.py``); a sign-in failure says every way to sign in.
 """
 
 from __future__ import annotations
@@ -19,22 +23,12 @@ from typing import Any
 
 import anyio
 
-from silo_nb.acp import (
-    PROTOCOL_VERSION,
-    AcpConnectionClosed,
-    AcpRpcError,
-    AgentConnection,
-    AgentSpawnError,
-    SubprocessTransport,
-    Transport,
-    client_capabilities,
-    client_info,
-)
+from silo_nb.acp import AcpRpcError, AgentConnection, AgentSpawnError, SubprocessTransport, Transport
 from silo_nb.sessions import _journal_lock
 from silo_nb.sessions._connect_faults import abandon, request_or_undo
+from silo_nb.sessions._handshake import authenticate, initialize, new_session, timed_out
 from silo_nb.sessions._host import ConnectHost
 from silo_nb.sessions._reconcile import has_conversation_content, last_title, reconcile_load
-from silo_nb.sessions.capabilities import AgentCapabilities
 from silo_nb.sessions.errors import AgentSessionError, AgentSessionInputError
 from silo_nb.sessions.handle import AgentSessionHandle
 from silo_nb.sessions.journal import JournalFiles
@@ -44,22 +38,6 @@ from silo_nb.sessions.profiles import AgentProfile
 __all__ = ["Connector"]
 
 log = logging.getLogger("silo_nb.sessions")
-
-
-def _with_stderr(message: str, connection: AgentConnection | None) -> str:
-    tail = connection.stderr_tail() if connection is not None else []
-    if not tail or any(line in message for line in tail):
-        return message
-    return message + "\nAgent stderr (last lines):\n" + "\n".join(tail)
-
-
-def _timed_out(profile: AgentProfile, connection: AgentConnection | None, *, while_: str = "") -> str:
-    during = f" while {while_}" if while_ else ""
-    return _with_stderr(
-        f"Could not start {profile.display_label}: no answer within {profile.connect_timeout:g} s{during} "
-        "(raise connect_timeout in the profile if the agent is just slow).",
-        connection,
-    )
 
 
 class Connector:
@@ -108,6 +86,7 @@ class Connector:
         workspace_id: str | None,
         title: str | None,
         restore: AgentSessionRestore | None,
+        auth_method: str | None = None,
     ) -> AgentSessionHandle:
         profile = self.resolve_profile(profile_id)
         workspace = workspace_id or self._host.workspace_id
@@ -131,7 +110,9 @@ class Connector:
         # One budget for every wait of the connect: initialize, routing, and applying session_config.
         deadline = anyio.current_time() + profile.connect_timeout
         try:
-            result = await self._handshake(handle, profile, restore, workspace, deadline)
+            result = await self._handshake(
+                handle, profile, restore, workspace, deadline, auth_method=auth_method
+            )
         except BaseException:
             if placeholder is not None:
                 self._host._unregister(placeholder)
@@ -151,7 +132,7 @@ class Connector:
                 with anyio.fail_at(deadline):
                     await self._apply_session_config(handle, profile)
             except TimeoutError:
-                message = _timed_out(profile, handle._connection, while_="applying session_config")
+                message = timed_out(profile, handle._connection, while_="applying session_config")
                 await handle.aclose()
                 raise AgentSessionError(message) from None
         return handle
@@ -186,18 +167,23 @@ class Connector:
         restore: AgentSessionRestore | None,
         workspace: str,
         deadline: float,
+        *,
+        auth_method: str | None,
     ) -> dict[str, Any]:
         connection = await self._open(handle, profile)
         try:
             with anyio.fail_at(deadline):
-                await self._initialize(handle, connection, profile)
+                handle._caps = await initialize(connection, profile)
+                await authenticate(handle._caps, connection, profile, auth_method)
                 return await self._route(handle, connection, restore, workspace)
         except TimeoutError:
-            message = _timed_out(profile, connection)
-            await abandon(handle, self._journals, connection, "connect timed out")
+            message = timed_out(profile, connection)
+            abandon(handle, self._journals, connection, "connect timed out")
             raise AgentSessionError(message) from None
         except BaseException:
-            await abandon(handle, self._journals, connection, "connect failed")
+            # Report at once: the agent answered; its shutdown (seconds for one that ignores stdin EOF)
+            # goes on in the background, and no process outlives it (see acp/process.py).
+            abandon(handle, self._journals, connection, "connect failed")
             raise
 
     async def _open(self, handle: AgentSessionHandle, profile: AgentProfile) -> AgentConnection:
@@ -220,54 +206,9 @@ class Connector:
         handle._connection = connection
         return connection
 
-    async def _initialize(
-        self, handle: AgentSessionHandle, connection: AgentConnection, profile: AgentProfile
-    ) -> None:
-        label = profile.display_label
-        try:
-            init = await connection.rpc.request(
-                "initialize",
-                {
-                    "protocolVersion": PROTOCOL_VERSION,
-                    "clientCapabilities": client_capabilities(),
-                    "clientInfo": client_info(),
-                },
-            )
-        except AcpRpcError as exc:
-            raise AgentSessionError(
-                _with_stderr(f"Could not start {label}: {exc.agent_message()}", connection)
-            ) from exc
-        except AcpConnectionClosed as exc:
-            raise AgentSessionError(f"Could not start {label}: {exc}") from exc
-        if not isinstance(init, dict):
-            init = {}
-        version = init.get("protocolVersion")
-        if version != PROTOCOL_VERSION:
-            raise AgentSessionError(
-                f"Could not start {label}: it speaks ACP protocol version {version!r}; silo_nb speaks "
-                f"version {PROTOCOL_VERSION} — update the agent or its ACP adapter."
-            )
-        handle._caps = AgentCapabilities.parse(init, fallback_name=label)
-
     async def _new_session(self, handle: AgentSessionHandle, connection: AgentConnection) -> dict[str, Any]:
-        try:
-            result = await connection.rpc.request("session/new", {"cwd": handle.cwd, "mcpServers": []})
-        except AcpRpcError as exc:
-            raise AgentSessionError(
-                _with_stderr(
-                    f"{handle.label} could not start a session (it may need you to sign in first): "
-                    f"{exc.agent_message()}",
-                    connection,
-                )
-            ) from exc
-        except AcpConnectionClosed as exc:
-            raise AgentSessionError(f"{handle.label} could not start a session: {exc}") from exc
-        session_id = result.get("sessionId") if isinstance(result, dict) else None
-        if not isinstance(session_id, str) or not session_id:
-            raise AgentSessionError(
-                f"{handle.label} could not start a session: session/new returned no sessionId"
-            )
-        assert isinstance(result, dict)
+        caps = handle._caps
+        session_id, result = await new_session(connection, handle.cwd, handle.label, caps, handle.profile_id)
         handle._adopt(session_id=session_id, outcome="new")
         return result
 
@@ -377,7 +318,8 @@ class Connector:
             connection = await self._open(handle, profile)
             try:
                 with anyio.fail_after(profile.connect_timeout):
-                    await self._initialize(handle, connection, profile)
+                    handle._caps = await initialize(connection, profile)
+                    await authenticate(handle._caps, connection, profile, None)
                     prior = handle._writer.snapshot_lines() if handle._writer is not None else []
                     outcome = await self._try_resume_or_load(handle, connection, handle.session_id)
                 if outcome is None:

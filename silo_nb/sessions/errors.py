@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
-__all__ = ["AgentSessionError", "AgentSessionInputError"]
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from silo_nb.sessions._auth import AuthMethod
+
+__all__ = ["AgentSessionError", "AgentSessionInputError", "AgentSignInError"]
 
 
 class AgentSessionError(RuntimeError):
@@ -11,3 +16,12 @@ class AgentSessionError(RuntimeError):
 
 class AgentSessionInputError(AgentSessionError, ValueError):
     """Bad input from the caller (an unknown option, a value that is not a choice). Also a ValueError."""
+
+
+class AgentSignInError(AgentSessionError):
+    """The agent wants a sign-in first. The message says how; ``methods`` are what it accepts."""
+
+    def __init__(self, message: str, *, profile_id: str, methods: tuple[AuthMethod, ...] = ()) -> None:
+        super().__init__(message)
+        self.profile_id = profile_id
+        self.methods = methods

@@ -21,13 +21,13 @@ from typing import Any
 
 import anyio
 
-from silo_nb.acp import AcpConnectionClosed, AcpRpcError, AgentConnection
+from silo_nb.acp import AcpConnectionClosed, AgentConnection
 from silo_nb.sessions._host import JournalHost, SessionRegistry
 from silo_nb.sessions._inbound import AgentTraffic
 from silo_nb.sessions._options import ConfigOptions
 from silo_nb.sessions._permissions import PermissionDesk, PermissionPolicy
-from silo_nb.sessions._prompts import prompt_line, send_prompt, validate_prompt_blocks
-from silo_nb.sessions._turn_end import recorded_turn
+from silo_nb.sessions._prompts import TurnEnd, list_sessions, prompt_line, send_prompt, validate_prompt_blocks
+from silo_nb.sessions._stop import StopControl
 from silo_nb.sessions._turns import TurnTracker
 from silo_nb.sessions.capabilities import AgentCapabilities
 from silo_nb.sessions.errors import AgentSessionError
@@ -43,9 +43,8 @@ from silo_nb.sessions.models import (
     AgentSessionUpdate,
     ResumeOutcome,
 )
-from silo_nb.sessions.parse import MessageIdSynthesizer, parse_session_summary
+from silo_nb.sessions.parse import MessageIdSynthesizer
 from silo_nb.sessions.profiles import AgentProfile
-from silo_nb.sessions.status import TurnOutcome
 from silo_nb.util import Disposable, ListenerSet
 
 __all__ = ["AgentSessionHandle"]
@@ -87,7 +86,8 @@ class AgentSessionHandle(AgentTraffic):
         self.agent_id: str | None = profile.agent_id
         self.resume_outcome: ResumeOutcome = "new"
         self.journal: tuple[AgentSessionUpdate, ...] = ()
-        self._turns = TurnTracker(registry, lambda: self.id, self._flush)
+        self._turns = TurnTracker(registry, lambda: self.id, self._flush, self._record, self._turn_context)
+        self._stop = StopControl(profile.cancel_timeout)
         self._permissions = PermissionDesk(
             record=self._record,
             on_blocked=lambda: self._registry._blocked(self.id),
@@ -233,28 +233,50 @@ class AgentSessionHandle(AgentTraffic):
         if line is not None:
             self._user_prompts += 1
             self._record(line)
-        outcome: TurnOutcome = "failed"
+        end = TurnEnd(self._stop)
         try:
-            call = send_prompt(connection, self.session_id, parsed, on_cancelled=self._cancel_if_live)
-            result = await recorded_turn(self, call)  # journals a turn_end line, however the turn ends
-            outcome = "cancelled" if result.stop_reason == "cancelled" else "finished"
-            return result
+            result = await send_prompt(
+                connection,
+                self.session_id,
+                parsed,
+                on_cancelled=self._cancel_if_live,
+                stop=self._stop,
+                sign_in=(self._caps.auth_methods, self.profile_id),
+            )
+            return end.answered(result)
         except BaseException as exc:
-            outcome = "failed" if isinstance(exc, AgentSessionError) else "cancelled"
+            end.raised(exc)
             raise
         finally:
-            self._turns.prompt_ended(outcome)
+            self._turns.prompt_ended(end.outcome, **end.details)
+
+    def _turn_context(self) -> dict[str, object]:
+        """What a ``turn_end`` line records of the session (``silo_nb.frame`` reads it)."""
+        config = {option.id: option.current_value for option in self.config_options}
+        return {"profile": self.profile_id, "agent": self.agent_name, "config": config}
 
     def _cancel_if_live(self) -> None:
         if not self._disposed:
             self.cancel()
 
     def cancel(self) -> None:
-        """Cancel the running turn: ``session/cancel``; pending permissions are answered ``cancelled``."""
+        """Cancel the running turn: ``session/cancel``; pending permissions are answered ``cancelled``.
+
+        The turn then ends within the profile's ``cancel_timeout``; if the agent had not stopped by then,
+        calling this again ends the agent's processes and closes the session (``sessions/_stop.py``)."""
         if self.resume_outcome == "journal-only" or self._connection is None:
+            return
+        if self._stop.overdue and self._connection.is_open:
+            self._stop.kill(self._connection)
             return
         self._connection.rpc.notify("session/cancel", {"sessionId": self.session_id})
         self._permissions.cancel_all()
+        self._stop.requested()
+
+    @property
+    def stop_overdue(self) -> bool:
+        """A Stop went unanswered: the agent may still work on that turn; Stop again ends it."""
+        return self._stop.overdue
 
     def _check_live(self) -> None:
         if self.resume_outcome == "journal-only":
@@ -296,13 +318,7 @@ class AgentSessionHandle(AgentTraffic):
             raise AgentSessionError(f"{self.label} is journal-only — there is no live connection to ask.")
         self._check_live()
         assert self._connection is not None
-        try:
-            result = await self._connection.rpc.request("session/list", {})
-        except (AcpRpcError, AcpConnectionClosed) as exc:
-            message = exc.agent_message() if isinstance(exc, AcpRpcError) else str(exc)
-            raise AgentSessionError(f"{self.label} could not list its sessions: {message}") from exc
-        sessions = result.get("sessions") if isinstance(result, Mapping) else None
-        return [s for s in map(parse_session_summary, sessions or []) if s is not None]
+        return await list_sessions(self._connection, self.label)
 
     # -- dispose ----------------------------------------------------------------------------------
 
@@ -367,24 +383,7 @@ class AgentSessionHandle(AgentTraffic):
             self._writer.flush()
             self._journals._release_writer(self._writer)
 
-    def _flush(self) -> None:
-        if self._writer is not None:
-            self._writer.flush()
-
     # -- set up by sessions/connect.py ------------------------------------------------------------
-
-    def _attach_writer(self, writer: JournalWriter | None) -> None:
-        """Journal into ``writer`` from now on; updates that came before it are appended first."""
-        self._writer = writer
-        if writer is not None:
-            writer.on_problem = self._journal_problem_changed
-            for update in self._early:
-                writer.append(update)
-            self._early.clear()
-
-    def _journal_problem_changed(self, problem: str | None) -> None:
-        """Shown in the session's status (``AgentInfo.journal_problem``) until writing works again."""
-        self._registry._patch(self.id, journal_problem=problem)
 
     def _adopt(self, *, session_id: str, outcome: ResumeOutcome) -> None:
         self._session_id = session_id

@@ -65,7 +65,7 @@ METADATA_KINDS = frozenset(
         "config_option_update",
         "session_info_update",
         "usage_update",
-        "turn_end",  # silo_nb's synthesized turn record (sessions/_turn_end.py)
+        "turn_end",  # silo_nb's synthesized turn record (sessions/_turns.py)
     }
 )
 

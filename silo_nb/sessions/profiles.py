@@ -5,6 +5,8 @@ Search order, later wins per id: the built-in ``demo``; each ``silo/profiles.tom
 specific (the user's); then the file ``$SILO_NB_PROFILES`` (``.toml`` or ``.json`` by suffix).
 A broken file or entry is skipped with a warning and remembered, so "no profile named X" can say why.
 
+- ``auth_method`` pins the agent's sign-in method (an id from its ``authMethods``); ``cancel_timeout``
+  bounds how long a Stop waits for the agent to end the turn (see ``sessions/_auth.py``, ``handle.py``).
 - ``command``: a bare name (``npx``) is looked up on PATH when the agent starts; a path with a slash that
   is relative (``./bin/agent``, ``tools/agent``) is made absolute here, at load time, against the folder
   of the profile file it is written in (as named, symlinks not resolved), so it never depends on a
@@ -48,6 +50,11 @@ class AgentProfile(BaseModel):
     env: dict[str, str] = Field(default_factory=dict)
     session_config: dict[str, str | bool] = Field(default_factory=dict)
     connect_timeout: float = Field(default=60.0, gt=0)
+    # How long a Stop waits for the agent to answer ``session/cancel`` before saying it did not stop.
+    cancel_timeout: float = Field(default=3.0, gt=0)
+    # An ``authMethods`` id to authenticate with before every session (else: an env_var method whose
+    # variables are set in ``env`` or the kernel's environment, if any).
+    auth_method: str | None = None
     accepts_prompt: bool = False
 
     @property

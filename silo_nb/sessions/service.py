@@ -2,6 +2,7 @@
 
 - ``connect`` validates what the user passed and hands over to ``sessions/connect.py``, which owns the
   routing (new / resume / load / journal-only / start fresh) and returns a finished handle.
+- ``doctor`` starts a profile's agent and initializes it, without a session (``doctor.py``).
 - ``read_journal`` reads a session's journal from disk without any agent (a live session's buffered
   lines are flushed first).
 """
@@ -14,6 +15,7 @@ from typing import Any
 
 from silo_nb.sessions._host import ConnectHost
 from silo_nb.sessions.connect import Connector
+from silo_nb.sessions.doctor import AgentCheck, check_agent
 from silo_nb.sessions.handle import AgentSessionHandle
 from silo_nb.sessions.journal import JournalFiles, parse_lines
 from silo_nb.sessions.models import AgentSessionRestore, AgentSessionUpdate
@@ -46,8 +48,12 @@ class AgentSessionsService:
         workspace_id: str | None = None,
         title: str | None = None,
         resume: AgentSessionRestore | Mapping[str, Any] | None = None,
+        auth_method: str | None = None,
     ) -> AgentSessionHandle:
-        """Spawn the profile's agent, initialize it and open (or restore) a session."""
+        """Spawn the profile's agent, initialize it and open (or restore) a session.
+
+        ``auth_method`` (an id from the agent's ``authMethods``) signs in with that method first, as the
+        profile's ``auth_method`` does; ``%silo login`` uses it."""
         restore = AgentSessionRestore.model_validate(dict(resume)) if isinstance(resume, Mapping) else resume
         return await self._connector.connect(
             profile_id,
@@ -55,7 +61,15 @@ class AgentSessionsService:
             workspace_id=workspace_id,
             title=title,
             restore=restore,
+            auth_method=auth_method,
         )
+
+    async def doctor(self, profile_id: str, *, cwd: str | os.PathLike[str] | None = None) -> AgentCheck:
+        """Start the profile's agent and ``initialize`` it — no session — and report what it offers and
+        what is missing to sign in (``%silo doctor``). Unknown profiles raise ``AgentSessionError``."""
+        profile = self._connector.resolve_profile(profile_id)
+        work_dir = self._connector._work_dir(os.fspath(cwd) if cwd is not None else None)
+        return await check_agent(profile, str(work_dir), self._host.transport_factory)
 
     async def _resume_in_place(self, handle: AgentSessionHandle) -> None:
         await self._connector.resume_in_place(handle)

@@ -162,7 +162,7 @@ async def test_errors_are_one_line(shell: InteractiveShell, workspace: Workspace
     shell._silo_nb = NotebookSession(shell, workspace.service())
     for cell, expected in [
         ("%silo connect nope", 'No agent profile with id "nope".'),
-        ("%silo connect needs-login", "could not start a session (it may need you to sign in first)"),
+        ("%silo connect needs-login", "sign in: run %silo login needs-login demo-login (Demo login)."),
         ("%%prompt ghost\nhello", 'No connection named "ghost"'),
         ("%silo frobnicate", "unknown subcommand 'frobnicate'"),
     ]:

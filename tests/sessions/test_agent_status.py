@@ -156,7 +156,9 @@ async def test_agent_initiated_turn_ends_by_quiescence(
         assert info.needs_attention is True  # nobody was looking
         assert seen[0] == "working" and seen[-1] == "idle"
         journal = await svc.sessions.read_journal(handle.session_id)
-        assert [u.kind for u in journal][-1] == "agent_message_chunk"
+        # Flushed at the turn's end, which is journaled too (a synthesized turn_end line).
+        assert [u.kind for u in journal][-2:] == ["agent_message_chunk", "turn_end"]
+        assert journal[-1].raw == {"synthesized": True, "outcome": "finished"}
 
 
 async def test_agent_initiated_turn_ends_at_the_explicit_marker(

@@ -14,10 +14,13 @@ import pytest
 
 import silo_nb
 from silo_nb.acp import process as acp_process
+from silo_nb.acp.client import background_closes
 from tests.conftest import Workspace, raw_agent, sdk_agent
 
 
-def no_live_agents() -> bool:
+async def no_live_agents() -> bool:
+    """No agent process left once the background shutdowns of failed connects are done."""
+    await background_closes()
     return not list(acp_process._LIVE)
 
 
@@ -67,7 +70,7 @@ async def test_agent_exiting_at_start_up_reports_code_and_stderr_tail(workspace:
     assert "raw-fake: config file ~/.rawfake missing" in message
     assert "raw-fake: giving up" in message
     assert svc.get_state() == []
-    assert no_live_agents()
+    assert await no_live_agents()
 
 
 async def test_authentication_needed_at_session_new_sdk_agent(workspace: Workspace) -> None:
@@ -75,11 +78,14 @@ async def test_authentication_needed_at_session_new_sdk_agent(workspace: Workspa
     svc = workspace.service()
     with pytest.raises(silo_nb.AgentSessionError) as info:
         await svc.sessions.connect("sdk-auth")
-    assert str(info.value).startswith(
-        "SDK fake agent could not start a session (it may need you to sign in first): Authentication required"
+    # The agent's words, then what to do (this agent lists no sign-in methods).
+    assert str(info.value) == (
+        "SDK fake agent could not start a session: Authentication required: sign in with `sdk-fake login` "
+        "first — it lists no sign-in methods: sign in with the agent's own tool in a terminal, or put its "
+        "API key in the profile's env."
     )
-    assert "sign in with `sdk-fake login` first" in str(info.value)
-    assert no_live_agents()
+    assert isinstance(info.value, silo_nb.AgentSignInError)
+    assert await no_live_agents()
 
 
 async def test_authentication_needed_at_session_new_demo_agent(workspace: Workspace) -> None:
@@ -87,10 +93,24 @@ async def test_authentication_needed_at_session_new_demo_agent(workspace: Worksp
 
     workspace.add_profiles(demo_agent("demo-auth", "--auth-required"))
     svc = workspace.service()
-    with pytest.raises(
-        silo_nb.AgentSessionError, match=r"may need you to sign in first\): Authentication required"
-    ):
+    with pytest.raises(silo_nb.AgentSignInError) as info:
         await svc.sessions.connect("demo-auth")
+    assert str(info.value) == (
+        "Demo demo-auth could not start a session: Authentication required: run `demo login` first — "
+        "sign in: run %silo login demo-auth demo-login (Demo login)."
+    )
+    assert [m.id for m in info.value.methods] == ["demo-login"]
+    # What %silo login does: authenticate with the method, then the session starts.
+    handle = await svc.sessions.connect("demo-auth", auth_method="demo-login")
+    try:
+        assert handle.is_live and handle.session_id
+    finally:
+        await handle.aclose()
+    # A pinned method the agent does not offer is refused with the ones it does.
+    with pytest.raises(
+        silo_nb.AgentSignInError, match=r'offers no sign-in method "nope" \(it offers: demo-login\)'
+    ):
+        await svc.sessions.connect("demo-auth", auth_method="nope")
 
 
 async def test_vendor_message_from_session_new_is_kept_verbatim(workspace: Workspace) -> None:
@@ -112,7 +132,7 @@ async def test_wrong_protocol_version(workspace: Workspace) -> None:
     svc = workspace.service()
     with pytest.raises(silo_nb.AgentSessionError, match="speaks ACP protocol version 99"):
         await svc.sessions.connect("raw-bad-version")
-    assert no_live_agents()
+    assert await no_live_agents()
 
 
 async def test_initialize_timeout_is_bounded_and_configurable(workspace: Workspace) -> None:
@@ -125,7 +145,7 @@ async def test_initialize_timeout_is_bounded_and_configurable(workspace: Workspa
     assert 1.4 < elapsed < 10
     assert str(info.value).startswith("Could not start Raw silent: no answer within 1.5 s")
     assert "connect_timeout" in str(info.value)
-    assert no_live_agents()
+    assert await no_live_agents()
 
 
 def test_default_connect_timeout_is_60_seconds(workspace: Workspace) -> None:

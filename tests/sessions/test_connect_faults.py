@@ -113,8 +113,10 @@ async def test_a_replay_under_the_adopted_id_is_the_transcript(workspace: Worksp
     old_id = await first_turn(svc)
     async with await svc.sessions.connect("scripted", resume={"session_id": old_id}) as handle:
         assert handle.resume_outcome == "resumed" and handle.session_id == "forked-9"
-        assert [u.text for u in handle.journal] == ["hello", "hello (replayed)"]
-    assert [line.get("text") for line in journal(svc, "forked-9")] == ["hello", "hello (replayed)"]
+        # The replay is the transcript; the first turn's journaled outcome is carried after it.
+        assert [u.text for u in handle.journal] == ["hello", "hello (replayed)", None]
+        assert handle.journal[-1].kind == "turn_end" and handle.journal[-1].raw["outcome"] == "finished"
+    assert [line.get("text") for line in journal(svc, "forked-9")] == ["hello", "hello (replayed)", None]
 
 
 async def test_a_load_that_replays_nothing_keeps_the_journal(workspace: Workspace) -> None:

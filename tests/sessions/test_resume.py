@@ -147,7 +147,8 @@ async def test_load_that_adopts_a_new_id_rekeys_the_journal(workspace: Workspace
     async with await svc.sessions.connect("raw-load-forks", resume={"session_id": old_id}) as handle:
         assert handle.resume_outcome == "resumed"
         assert handle.session_id == "forked-2" and handle.id == "chat:forked-2"
-        assert [u.text for u in handle.journal] == ["hello", "echo: hello (replayed)"]
+        assert [u.text for u in handle.journal] == ["hello", "echo: hello (replayed)", None]
+        assert handle.journal[-1].kind == "turn_end"  # the first turn's outcome, carried over the replay
         assert [i.id for i in svc.get_state()] == ["chat:forked-2"]
         assert svc.get_state()[0].session_id == "forked-2"
     adopted = journal_file(svc, "forked-2")

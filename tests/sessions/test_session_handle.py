@@ -55,8 +55,17 @@ async def test_demo_turn_streams_markdown_thoughts_usage_and_title(workspace: Wo
         path = svc.sessions.journals.path(svc.workspace_id, handle.session_id)
         lines = [json.loads(line) for line in path.read_text().splitlines()]
         assert lines[0]["kind"] == "user_message_chunk" and lines[0]["messageId"] == "silo-journal-user-1"
-        assert [line["kind"] for line in lines[1:]] == [*kinds, "turn_end"]
-        assert lines[-1]["raw"]["stopReason"] == "end_turn" and lines[-1]["raw"]["profile"] == "demo"
+        assert [line["kind"] for line in lines[1:-1]] == kinds
+        assert lines[-2]["kind"] == "usage_update"
+        # The turn's end is journaled last: a synthesized line Silo's readers skip.
+        end = lines[-1]
+        assert end["kind"] == "turn_end" and end["raw"]["profile"] == "demo"
+        assert {k: end["raw"][k] for k in ("synthesized", "outcome", "stopReason")} == {
+            "synthesized": True,
+            "outcome": "finished",
+            "stopReason": "end_turn",
+        }
+        assert end["raw"]["durationMs"] >= 0 and end["raw"]["startedAt"] <= end["raw"]["endedAt"]
         assert oct(os.stat(path).st_mode & 0o777) == "0o600"
 
 
@@ -445,7 +454,9 @@ async def test_agent_crash_mid_turn(workspace: Workspace) -> None:
         await handle.prompt(text("again"))
     journal = await svc.sessions.read_journal(handle.session_id)
     assert [u.kind for u in journal] == ["user_message_chunk", "agent_message_chunk", "turn_end"]
-    assert journal[-1].raw["stopReason"] is None and "agent exited" in journal[-1].raw["error"]
+    # The failed turn's end is journaled with the error exactly as the caller got it.
+    assert journal[-1].raw["outcome"] == "failed" and journal[-1].raw["error"] == str(info.value)
+    assert journal[-1].raw.get("stopReason") is None and "agent exited" in journal[-1].raw["error"]
     await handle.aclose()
 
 

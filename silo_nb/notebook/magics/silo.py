@@ -35,6 +35,7 @@ from silo_nb.notebook.magics.args import (
     summary,
     usage,
 )
+from silo_nb.notebook.magics.auth import auth_subcommands, sign_in_action
 from silo_nb.notebook.magics.connections import Connection, NotebookSession
 from silo_nb.notebook.magics.frame import frame_command
 from silo_nb.notebook.magics.prompt import palette_run, run_prompt
@@ -144,8 +145,10 @@ async def connect(
     fresh: bool = False,
     discard: bool = False,
     background: bool = False,
+    auth_method: str | None = None,
 ) -> None:
-    """Open (or re-show) the connection ``name`` to ``profile_id`` and display its panel."""
+    """Open (or re-show) the connection ``name`` to ``profile_id`` and display its panel (``auth_method``:
+    sign in with it first, for ``%silo login``)."""
     existing = session.connections.get(name)
     plain = not (new or resume_id or fresh or discard or cwd)
     if (
@@ -186,7 +189,9 @@ async def connect(
         raw=True,
         display_id=status_id,
     )
-    coroutine = _open(session, connection, status_id, previous, cwd=cwd, resume=resume)
+    coroutine = _open(
+        session, connection, status_id, previous, cwd=cwd, resume=resume, auth_method=auth_method
+    )
     if background:
         connection.task = asyncio.get_running_loop().create_task(coroutine)
         return
@@ -203,9 +208,12 @@ async def _open(
     *,
     cwd: str | None,
     resume: dict[str, Any] | None,
+    auth_method: str | None = None,
 ) -> None:
     try:
-        handle = await session.service.sessions.connect(connection.profile_id, cwd=cwd, resume=resume)
+        handle = await session.service.sessions.connect(
+            connection.profile_id, cwd=cwd, resume=resume, auth_method=auth_method
+        )
     except BaseException as exc:
         session.forget_failed(connection, previous)
         if not isinstance(exc, (AgentSessionError, ValueError)):
@@ -239,7 +247,12 @@ def _panel(session: NotebookSession, connection: Connection, handle: AgentSessio
     from silo_nb.notebook.widgets import SessionPanel
     from silo_nb.notebook.widgets.connection_box import ConnectionBox
 
-    panel = SessionPanel(handle, session.service, on_run=lambda text: palette_run(session, connection, text))
+    panel = SessionPanel(
+        handle,
+        session.service,
+        on_run=lambda text: palette_run(session, connection, text),
+        on_sign_in=sign_in_action(session, connection, connect),
+    )
     box = ConnectionBox(panel)
     connection.panel = panel
     connection.output = box.output
@@ -374,6 +387,7 @@ SUBCOMMANDS: dict[str, Handler] = {
     "frame": frame_command,
     "export": _export,
     "disconnect": _disconnect,
+    **auth_subcommands(connect),
 }
 
 

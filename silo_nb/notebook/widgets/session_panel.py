@@ -16,6 +16,7 @@
 - Agents also work on their own between prompts. Updates that arrive while no prompt turn is active
   (``turn_active`` False; the magics set it) feed the :class:`BackgroundActivity` section under the
   panel; during a turn the turn view shows them instead.
+- ``sign_in`` (``SignInRow``) shows "sign-in needed" and a button after a turn that wanted a sign-in.
 - :meth:`close_all` disposes every subscription and closes every widget.
 """
 
@@ -30,6 +31,7 @@ from silo_nb.notebook.transcript import TranscriptState
 from silo_nb.notebook.widgets._common import close_tree, esc, ipw, log, seconds_since
 from silo_nb.notebook.widgets.background import BackgroundActivity
 from silo_nb.notebook.widgets.palette import CommandPalette
+from silo_nb.notebook.widgets.sign_in import SignInRow
 from silo_nb.notebook.widgets.snapshot import SnapshotMixin
 from silo_nb.notebook.widgets.snapshot_views import panel_snapshot
 from silo_nb.notebook.widgets.throttle import Ticker
@@ -100,6 +102,7 @@ class SessionPanel(SnapshotMixin, ipw.VBox):  # type: ignore[misc]  # ipywidgets
         *,
         on_run: Callable[[str], None] | None = None,
         throttle: float = 0.25,
+        on_sign_in: Callable[[], None] | None = None,
     ) -> None:
         self.handle = handle
         self.service = service
@@ -120,6 +123,7 @@ class SessionPanel(SnapshotMixin, ipw.VBox):  # type: ignore[misc]  # ipywidgets
         )
         self.controls: Any = ipw.HBox(children=[], layout=ipw.Layout(flex_flow="row wrap"))
         self.message: Any = ipw.HTML(value="")
+        self.sign_in = SignInRow(on_sign_in)
 
         self.palette = CommandPalette(
             lambda: self.handle.commands, agent_name=handle.agent_name, on_run=on_run, report=self._report
@@ -130,7 +134,8 @@ class SessionPanel(SnapshotMixin, ipw.VBox):  # type: ignore[misc]  # ipywidgets
         self.command_buttons = self.palette.command_buttons
 
         self.background = BackgroundActivity(throttle=throttle)
-        super().__init__(children=[self.header, self.controls, self.message, self.palette, self.background])
+        rows = [self.header, self.controls, self.message, self.sign_in, self.palette, self.background]
+        super().__init__(children=rows)
 
         self._ticker = Ticker(1.0, self._render_status)
         self.refresh_options()
@@ -353,5 +358,6 @@ class SessionPanel(SnapshotMixin, ipw.VBox):  # type: ignore[misc]  # ipywidgets
         self.session_html.value = warning + session
 
     def _on_update(self, update: AgentSessionUpdate) -> None:
+        self.sign_in.observe_update(update)
         if not self.turn_active and not self._closed:
             self.background.transcript.apply(update)

@@ -1,0 +1,144 @@
+"""The first requests of a connection — ``initialize``, ``authenticate``, ``session/new`` — and the wording
+of their failures. ``connect.py`` routes; this module talks and words.
+
+- Every failure is an ``AgentSessionError`` with Silo's wording and the agent's own message. The stderr
+  lines appended are those that state a cause (``acp.error_excerpt``): never the last backtrace frame or
+  an unrelated warning. When the agent answered, only error-looking lines are added (its answer already
+  says what happened); the whole ring stays in ``handle.stderr_tail()``.
+- A sign-in failure (``_auth.is_auth_error``) is an ``AgentSignInError`` whose one line lists every way
+  the agent accepts (``_auth.sign_in_advice``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from silo_nb.acp import (
+    PROTOCOL_VERSION,
+    AcpConnectionClosed,
+    AcpRpcError,
+    AgentConnection,
+    client_capabilities,
+    client_info,
+    error_excerpt,
+)
+from silo_nb.acp.process import STDERR_RING_LINES
+from silo_nb.sessions._auth import AuthMethod, choose_method, is_auth_error, sign_in_advice
+from silo_nb.sessions.capabilities import AgentCapabilities
+from silo_nb.sessions.errors import AgentSessionError, AgentSignInError
+from silo_nb.sessions.profiles import AgentProfile
+
+__all__ = ["authenticate", "initialize", "new_session", "sign_in_error", "timed_out", "with_stderr"]
+
+
+def with_stderr(message: str, connection: AgentConnection | None, *, answered: bool = False) -> str:
+    """``message`` plus the stderr lines that explain it (``answered``: the agent replied, so only lines
+    that look like errors are worth adding)."""
+    ring = connection.stderr_tail(STDERR_RING_LINES) if connection is not None else []
+    tail = error_excerpt(ring, fallback=not answered)
+    if not tail or any(line in message for line in tail):
+        return message
+    return message + "\nAgent stderr (last lines):\n" + "\n".join(tail)
+
+
+def timed_out(profile: AgentProfile, connection: AgentConnection | None, *, while_: str = "") -> str:
+    during = f" while {while_}" if while_ else ""
+    return with_stderr(
+        f"Could not start {profile.display_label}: no answer within {profile.connect_timeout:g} s{during} "
+        "(raise connect_timeout in the profile if the agent is just slow).",
+        connection,
+    )
+
+
+def sign_in_error(
+    head: str, exc: AcpRpcError, methods: tuple[AuthMethod, ...], profile_id: str
+) -> AgentSignInError:
+    """``head: <agent's words> — <every way to sign in>``, as one line."""
+    advice = sign_in_advice(methods, profile_id)
+    return AgentSignInError(
+        f"{head}: {exc.agent_message()} — {advice}.", profile_id=profile_id, methods=methods
+    )
+
+
+async def initialize(connection: AgentConnection, profile: AgentProfile) -> AgentCapabilities:
+    label = profile.display_label
+    try:
+        init = await connection.rpc.request(
+            "initialize",
+            {
+                "protocolVersion": PROTOCOL_VERSION,
+                "clientCapabilities": client_capabilities(),
+                "clientInfo": client_info(),
+            },
+        )
+    except AcpRpcError as exc:
+        raise AgentSessionError(
+            with_stderr(f"Could not start {label}: {exc.agent_message()}", connection, answered=True)
+        ) from exc
+    except AcpConnectionClosed as exc:
+        raise AgentSessionError(f"Could not start {label}: {exc}") from exc
+    if not isinstance(init, dict):
+        init = {}
+    version = init.get("protocolVersion")
+    if version != PROTOCOL_VERSION:
+        raise AgentSessionError(
+            f"Could not start {label}: it speaks ACP protocol version {version!r}; silo_nb speaks "
+            f"version {PROTOCOL_VERSION} — update the agent or its ACP adapter."
+        )
+    process = connection.process
+    argv = process.argv if process is not None else (profile.command, *profile.args)
+    return AgentCapabilities.parse(init, fallback_name=label, agent_argv=argv)
+
+
+async def authenticate(
+    caps: AgentCapabilities, connection: AgentConnection, profile: AgentProfile, method_id: str | None
+) -> AuthMethod | None:
+    """``authenticate`` with ``method_id`` (``%silo login``), the profile's ``auth_method``, or an env_var
+    method whose variables are set; nothing when none applies. Returns the method used."""
+    label = profile.display_label
+    methods = caps.auth_methods
+    try:
+        method = choose_method(methods, profile.env, method_id or profile.auth_method)
+    except (LookupError, ValueError) as exc:
+        raise AgentSignInError(
+            f"{label} could not sign in: {exc}.", profile_id=profile.id, methods=methods
+        ) from None
+    if method is None:
+        return None
+    try:
+        await connection.rpc.request("authenticate", {"methodId": method.id})
+    except AcpRpcError as exc:
+        raise sign_in_error(
+            f"{label} could not sign in with {method.name} ({method.id})", exc, methods, profile.id
+        ) from exc
+    except AcpConnectionClosed as exc:
+        raise AgentSessionError(f"{label} could not sign in: {exc}") from exc
+    return method
+
+
+async def new_session(
+    connection: AgentConnection, cwd: str, label: str, caps: AgentCapabilities, profile_id: str
+) -> tuple[str, dict[str, Any]]:
+    """``session/new``: the new session id and the whole result."""
+    try:
+        result = await connection.rpc.request("session/new", {"cwd": cwd, "mcpServers": []})
+    except AcpRpcError as exc:
+        if is_auth_error(exc):
+            raise sign_in_error(
+                f"{label} could not start a session", exc, caps.auth_methods, profile_id
+            ) from exc
+        raise AgentSessionError(
+            with_stderr(
+                f"{label} could not start a session (it may need you to sign in first): "
+                f"{exc.agent_message()}",
+                connection,
+                answered=True,
+            )
+        ) from exc
+    except AcpConnectionClosed as exc:
+        raise AgentSessionError(f"{label} could not start a session: {exc}") from exc
+    session_id = result.get("sessionId") if isinstance(result, dict) else None
+    if not isinstance(session_id, str) or not session_id:
+        raise AgentSessionError(f"{label} could not start a session: session/new returned no sessionId")
+    assert isinstance(result, dict)
+    return session_id, result
