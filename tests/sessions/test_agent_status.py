@@ -158,7 +158,9 @@ async def test_agent_initiated_turn_ends_by_quiescence(
         journal = await svc.sessions.read_journal(handle.session_id)
         # Flushed at the turn's end, which is journaled too (a synthesized turn_end line).
         assert [u.kind for u in journal][-2:] == ["agent_message_chunk", "turn_end"]
-        assert journal[-1].raw == {"synthesized": True, "outcome": "finished"}
+        end = journal[-1].raw
+        assert end["synthesized"] is True and end["outcome"] == "finished" and "stopReason" not in end
+        assert end["agent"] == "Raw fake (self-starts)" and end["durationMs"] >= 0
 
 
 async def test_agent_initiated_turn_ends_at_the_explicit_marker(

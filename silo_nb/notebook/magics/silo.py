@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import html
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -23,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from IPython.core.error import UsageError
 
 from silo_nb.notebook import turns
-from silo_nb.notebook._display import display, update_display
+from silo_nb.notebook._display import display
 from silo_nb.notebook.attachments import discard_attachments
 from silo_nb.notebook.magics.args import (
     argument,
@@ -35,17 +34,18 @@ from silo_nb.notebook.magics.args import (
     summary,
     usage,
 )
-from silo_nb.notebook.magics.auth import auth_subcommands, sign_in_action
-from silo_nb.notebook.magics.connections import Connection, NotebookSession
+from silo_nb.notebook.magics.auth import auth_subcommands
+from silo_nb.notebook.magics.connecting import connect
+from silo_nb.notebook.magics.connections import NotebookSession
 from silo_nb.notebook.magics.frame import frame_command
-from silo_nb.notebook.magics.prompt import palette_run, run_prompt
-from silo_nb.notebook.render import styles, transcript_html, transcript_markdown
+from silo_nb.notebook.magics.prompt import run_prompt
+from silo_nb.notebook.render import transcript_html, transcript_markdown
 from silo_nb.notebook.transcript import fold_all, with_status
 from silo_nb.notebook.widgets import snapshot
 from silo_nb.sessions.errors import AgentSessionError
 
 if TYPE_CHECKING:
-    from silo_nb.sessions.handle import AgentSessionHandle
+    pass
 
 __all__ = ["SUBCOMMANDS", "connect", "help_text", "run_line", "usage_text"]
 
@@ -132,131 +132,6 @@ async def _connect(session: NotebookSession, args: argparse.Namespace) -> None:
         discard=args.discard,
         background=args.bg,
     )
-
-
-async def connect(
-    session: NotebookSession,
-    name: str,
-    profile_id: str,
-    *,
-    cwd: str | None = None,
-    new: bool = False,
-    resume_id: str | None = None,
-    fresh: bool = False,
-    discard: bool = False,
-    background: bool = False,
-    auth_method: str | None = None,
-) -> None:
-    """Open (or re-show) the connection ``name`` to ``profile_id`` and display its panel (``auth_method``:
-    sign in with it first, for ``%silo login``)."""
-    existing = session.connections.get(name)
-    plain = not (new or resume_id or fresh or discard or cwd)
-    if (
-        existing is not None
-        and plain
-        and existing.profile_id == profile_id
-        and existing.handle is not None
-        and existing.handle.is_live
-    ):
-        snapshot.show(existing.box)
-        session.last_name = name
-        return
-    if existing is not None:
-        # Let the old agent go before the same session is resumed in a new one.
-        session.drop(existing)
-        if existing.handle is not None:
-            await existing.handle.aclose()
-    resume: dict[str, Any] | None = None
-    session_id = resume_id
-    if session_id is None and not new:
-        record = session.records.get(name)
-        if record is not None and record.get("profile") == profile_id:
-            session_id = record["session_id"]
-    if session_id is not None:
-        resume = {
-            "session_id": session_id,
-            "start_fresh": fresh or discard,
-            "transcript": "discard" if discard else "carry",
-        }
-    connection = Connection(name=name, profile_id=profile_id)
-    previous = session.add(connection)
-    status_id = f"silo-connect-{id(connection)}"
-    display(
-        {
-            "text/plain": f"connecting to {profile_id}…",
-            "text/html": f"<i>connecting to {html.escape(profile_id)}…</i>",
-        },
-        raw=True,
-        display_id=status_id,
-    )
-    coroutine = _open(
-        session, connection, status_id, previous, cwd=cwd, resume=resume, auth_method=auth_method
-    )
-    if background:
-        connection.task = asyncio.get_running_loop().create_task(coroutine)
-        return
-    await coroutine
-    if connection.handle is None:
-        raise UsageError(connection.error or "connect failed")
-
-
-async def _open(
-    session: NotebookSession,
-    connection: Connection,
-    status_id: str,
-    previous: str | None,
-    *,
-    cwd: str | None,
-    resume: dict[str, Any] | None,
-    auth_method: str | None = None,
-) -> None:
-    try:
-        handle = await session.service.sessions.connect(
-            connection.profile_id, cwd=cwd, resume=resume, auth_method=auth_method
-        )
-    except BaseException as exc:
-        session.forget_failed(connection, previous)
-        if not isinstance(exc, (AgentSessionError, ValueError)):
-            raise
-        connection.error = one_line(exc)
-        update_display(
-            {
-                "text/plain": f"error: {connection.error}",
-                "text/html": f"<span style='{styles.ERROR_TEXT}'>✗ {html.escape(connection.error)}</span>",
-            },
-            raw=True,
-            display_id=status_id,
-        )
-        return
-    connection.handle = handle
-    session.shell.user_ns[connection.name] = handle
-    if handle.session_id:
-        session.records.put(connection.name, profile_id=connection.profile_id, session_id=handle.session_id)
-    connection.box = _panel(session, connection, handle)
-    update_display(connection.box, display_id=status_id)
-    snapshot.track(connection.box, status_id)
-    if handle.resume_outcome == "journal-only":
-        print(
-            f"{handle.label} can neither resume nor load session {handle.session_id}: "
-            "its transcript comes from the journal only. "
-            f"Continue with %silo connect {connection.profile_id} --as {connection.name} --fresh"
-        )
-
-
-def _panel(session: NotebookSession, connection: Connection, handle: AgentSessionHandle) -> Any:
-    from silo_nb.notebook.widgets import SessionPanel
-    from silo_nb.notebook.widgets.connection_box import ConnectionBox
-
-    panel = SessionPanel(
-        handle,
-        session.service,
-        on_run=lambda text: palette_run(session, connection, text),
-        on_sign_in=sign_in_action(session, connection, connect),
-    )
-    box = ConnectionBox(panel)
-    connection.panel = panel
-    connection.output = box.output
-    return box
 
 
 @magic_arguments("silo disconnect")
