@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 
@@ -31,10 +32,16 @@ async def kernel(workspace: Workspace) -> AsyncIterator[KernelHarness]:
         await harness.stop()
 
 
-def final_markdown(harness: KernelHarness, msg_id: str) -> str:
+def final_update(harness: KernelHarness, msg_id: str) -> dict[str, Any]:
+    """The turn's own last update (the connect cell's snapshot is refreshed at the turn's end too)."""
     updates = harness.outputs(msg_id, "update_display_data")
+    updates = [m for m in updates if "text/markdown" in m["content"]["data"]]
     assert updates, [m["msg_type"] for m in harness.outputs(msg_id)]
-    return str(updates[-1]["content"]["data"]["text/markdown"])
+    return updates[-1]
+
+
+def final_markdown(harness: KernelHarness, msg_id: str) -> str:
+    return str(final_update(harness, msg_id)["content"]["data"]["text/markdown"])
 
 
 async def test_permission_click_while_the_cell_runs(kernel: KernelHarness) -> None:
@@ -46,7 +53,7 @@ async def test_permission_click_while_the_cell_runs(kernel: KernelHarness) -> No
     assert reply["content"]["status"] == "ok"
     markdown = final_markdown(kernel, msg_id)
     assert "Edited notes.md." in markdown
-    update = kernel.outputs(msg_id, "update_display_data")[-1]
+    update = final_update(kernel, msg_id)
     assert update["content"]["metadata"]["silo"]["cell_id"] == "cell-edit-1"
     assert "application/vnd.jupyter.widget-view+json" not in update["content"]["data"]
 
@@ -58,7 +65,7 @@ async def test_stop_button_cancels_a_turn_waiting_for_permission(kernel: KernelH
     await kernel.km.interrupt_kernel()
     reply = await kernel.reply(msg_id, timeout=15)
     assert reply["content"]["status"] in ("error", "aborted")
-    plain = kernel.outputs(msg_id, "update_display_data")[-1]["content"]["data"]["text/plain"]
+    plain = final_update(kernel, msg_id)["content"]["data"]["text/plain"]
     assert "cancelled" in plain
     # One line, not an asyncio traceback (issue 11): IPython's UsageError form, on stderr.
     said = "".join(m["content"].get("text", "") for m in kernel.outputs(msg_id, "stream"))
