@@ -17,7 +17,6 @@ import argparse
 import asyncio
 import html
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
@@ -36,10 +35,10 @@ from silo_nb.notebook.magics.args import (
     usage,
 )
 from silo_nb.notebook.magics.connections import Connection, NotebookSession
+from silo_nb.notebook.magics.export import export_command
 from silo_nb.notebook.magics.frame import frame_command
 from silo_nb.notebook.magics.prompt import palette_run, run_prompt
-from silo_nb.notebook.render import styles, transcript_html, transcript_markdown
-from silo_nb.notebook.transcript import fold_all, with_status
+from silo_nb.notebook.render import styles
 from silo_nb.notebook.widgets import snapshot
 from silo_nb.sessions.errors import AgentSessionError
 
@@ -341,28 +340,6 @@ async def _journal(session: NotebookSession, args: argparse.Namespace) -> None:
     )
 
 
-@magic_arguments("silo export")
-@argument("name", metavar="NAME", help="the connection")
-@argument("path", metavar="PATH", help="where to write: .md (Markdown) or .html")
-async def _export(session: NotebookSession, args: argparse.Namespace) -> None:
-    """Write the session's transcript as Markdown or HTML (by the path's suffix)."""
-    _, handle = await session.handle(args.name)
-    path = Path(args.path).expanduser()
-    if path.suffix.lower() not in (".md", ".markdown", ".html", ".htm"):
-        raise UsageError("%silo export: the path must end in .md or .html")
-    updates = await session.service.sessions.read_journal(handle.session_id)
-    state = with_status(fold_all(updates), "restored")
-    title = handle.title
-    meta = f"session {handle.session_id} · {handle.agent_name}"
-    if path.suffix.lower() in (".html", ".htm"):
-        body = transcript_html(state, title=title, meta=meta)
-        text = f"<!doctype html><meta charset='utf-8'><title>{html.escape(title)}</title>{body}\n"
-    else:
-        text = transcript_markdown(state, title=title, meta=meta)
-    path.write_text(text, encoding="utf-8")
-    print(f"wrote {len(updates)} updates to {path}")
-
-
 SUBCOMMANDS: dict[str, Handler] = {
     "profiles": _profiles,
     "connect": _connect,
@@ -372,7 +349,7 @@ SUBCOMMANDS: dict[str, Handler] = {
     "agents": _agents,
     "journal": _journal,
     "frame": frame_command,
-    "export": _export,
+    "export": export_command,
     "disconnect": _disconnect,
 }
 
