@@ -35,11 +35,13 @@ from silo_nb.notebook.magics.args import (
     usage,
 )
 from silo_nb.notebook.magics.connections import Connection, NotebookSession
+from silo_nb.notebook.magics.dormant import dormant_sessions, resume_target
 from silo_nb.notebook.magics.export import export_command
 from silo_nb.notebook.magics.frame import frame_command
 from silo_nb.notebook.magics.prompt import palette_run, run_prompt
 from silo_nb.notebook.render import styles
 from silo_nb.notebook.widgets import snapshot
+from silo_nb.sessions.dormant import DormantSession
 from silo_nb.sessions.errors import AgentSessionError
 
 if TYPE_CHECKING:
@@ -143,8 +145,10 @@ async def connect(
     fresh: bool = False,
     discard: bool = False,
     background: bool = False,
+    show: Callable[[Any], None] | None = None,
 ) -> None:
-    """Open (or re-show) the connection ``name`` to ``profile_id`` and display its panel."""
+    """Open (or re-show) the connection ``name`` to ``profile_id`` and display its panel; with ``show``
+    (the agents list's Resume), the "connecting…" bundle, then the panel or the error go there instead."""
     existing = session.connections.get(name)
     plain = not (new or resume_id or fresh or discard or cwd)
     if (
@@ -154,7 +158,7 @@ async def connect(
         and existing.handle is not None
         and existing.handle.is_live
     ):
-        snapshot.show(existing.box)
+        (show or snapshot.show)(existing.box)
         session.last_name = name
         return
     if existing is not None:
@@ -176,16 +180,17 @@ async def connect(
         }
     connection = Connection(name=name, profile_id=profile_id)
     previous = session.add(connection)
-    status_id = f"silo-connect-{id(connection)}"
-    display(
-        {
-            "text/plain": f"connecting to {profile_id}…",
-            "text/html": f"<i>connecting to {html.escape(profile_id)}…</i>",
-        },
-        raw=True,
-        display_id=status_id,
-    )
-    coroutine = _open(session, connection, status_id, previous, cwd=cwd, resume=resume)
+    connecting = {
+        "text/plain": f"connecting to {profile_id}…",
+        "text/html": f"<i>connecting to {html.escape(profile_id)}…</i>",
+    }
+    if show is None:
+        status_id = f"silo-connect-{id(connection)}"
+        display(connecting, raw=True, display_id=status_id)
+        show = _in_cell(status_id)
+    else:
+        show(connecting)
+    coroutine = _open(session, connection, show, previous, cwd=cwd, resume=resume)
     if background:
         connection.task = asyncio.get_running_loop().create_task(coroutine)
         return
@@ -194,10 +199,22 @@ async def connect(
         raise UsageError(connection.error or "connect failed")
 
 
+def _in_cell(status_id: str) -> Callable[[Any], None]:
+    """Show in the connect cell's output: replace what is under ``status_id`` (a widget is tracked, so
+    its snapshot is kept current)."""
+
+    def show(shown: Any) -> None:
+        update_display(shown, raw=isinstance(shown, dict), display_id=status_id)
+        if not isinstance(shown, dict):
+            snapshot.track(shown, status_id)
+
+    return show
+
+
 async def _open(
     session: NotebookSession,
     connection: Connection,
-    status_id: str,
+    show: Callable[[Any], None],
     previous: str | None,
     *,
     cwd: str | None,
@@ -210,22 +227,25 @@ async def _open(
         if not isinstance(exc, (AgentSessionError, ValueError)):
             raise
         connection.error = one_line(exc)
-        update_display(
+        show(
             {
                 "text/plain": f"error: {connection.error}",
                 "text/html": f"<span style='{styles.ERROR_TEXT}'>✗ {html.escape(connection.error)}</span>",
-            },
-            raw=True,
-            display_id=status_id,
+            }
         )
         return
     connection.handle = handle
     session.shell.user_ns[connection.name] = handle
     if handle.session_id:
-        session.records.put(connection.name, profile_id=connection.profile_id, session_id=handle.session_id)
+        session.records.put(
+            connection.name,
+            profile_id=connection.profile_id,
+            session_id=handle.session_id,
+            can_resume=handle.can_resume,  # the agents list marks a dormant session that cannot come back
+            agent=handle.agent_name,
+        )
     connection.box = _panel(session, connection, handle)
-    update_display(connection.box, display_id=status_id)
-    snapshot.track(connection.box, status_id)
+    show(connection.box)
     if handle.resume_outcome == "journal-only":
         print(
             f"{handle.label} can neither resume nor load session {handle.session_id}: "
@@ -322,10 +342,16 @@ async def _commands(session: NotebookSession, args: argparse.Namespace) -> None:
 
 @magic_arguments("silo agents")
 async def _agents(session: NotebookSession, args: argparse.Namespace) -> None:
-    """A live list of the sessions: activity, needs-attention, acknowledge."""
+    """A live list of the sessions (activity, needs-attention, acknowledge), then this workspace's
+    sessions from earlier kernels, each with a Resume button that reconnects it under a name."""
     from silo_nb.notebook.widgets import AgentsList
 
-    snapshot.show(AgentsList(session.service))
+    async def resume(dormant: DormantSession, show: Callable[[Any], None]) -> None:
+        name, profile = resume_target(session, dormant)
+        # One that can neither resume nor load continues in a new session carrying its transcript.
+        await connect(session, name, profile, resume_id=dormant.session_id, fresh=dormant.stale, show=show)
+
+    snapshot.show(AgentsList(session.service, dormant=dormant_sessions(session), on_resume=resume))
 
 
 @magic_arguments("silo journal")
