@@ -166,7 +166,8 @@ def attachment_blocks(
             )
         else:
             path = _spill(attachments_folder(workspace, session_id), name, text, suffix)
-            blocks.append({"type": "resource_link", "uri": path.resolve().as_uri(), "name": path.name})
+            # Named after the variable (the file name carries a digest): the journal and "You" say "df".
+            blocks.append({"type": "resource_link", "uri": path.resolve().as_uri(), "name": name})
     return blocks
 
 

@@ -71,11 +71,13 @@ class ConnectionRecords:
         record = self._read().get("connections", {}).get(name)
         return record if isinstance(record, dict) and isinstance(record.get("session_id"), str) else None
 
-    def put(self, name: str, *, profile_id: str, session_id: str) -> None:
+    def put(self, name: str, *, profile_id: str, session_id: str, **details: Any) -> None:
+        """``details``: what the agents list shows of a dormant session (``can_resume``, ``agent``)."""
         data = self._read()
         data["notebook"] = self.notebook
         connections = data.setdefault("connections", {})
-        connections[name] = {"profile": profile_id, "session_id": session_id, "updated": now_iso()}
+        record = {"profile": profile_id, "session_id": session_id, "updated": now_iso()}
+        connections[name] = {**record, **details}
         self._write(data)
 
     def _write(self, data: dict[str, Any]) -> None:

@@ -30,6 +30,7 @@ from silo_nb.sessions.models import (
     AgentToolCallLocation,
 )
 from silo_nb.sessions.parse import METADATA_KINDS, parse_permission_options, session_title
+from silo_nb.sessions.prompt_attachments import PromptAttachment, parse_attachments
 
 __all__ = [
     "Entry",
@@ -63,6 +64,7 @@ class MessageEntry:
     message_id: str | None = None
     timestamp: str | None = None
     non_text: tuple[str, ...] = ()  # content block types that are not text (an image, a resource…)
+    attachments: tuple[PromptAttachment, ...] = ()  # what a synthesized prompt sent besides its text
 
 
 @dataclass(frozen=True)
@@ -167,7 +169,12 @@ def fold(state: TranscriptState, update: AgentSessionUpdate) -> TranscriptState:
             merged = replace(last, text=last.text + text, non_text=last.non_text + non_text)
             return replace(state, entries=_replace_entry(state.entries, len(state.entries) - 1, merged))
         entry = MessageEntry(
-            role=role, text=text, message_id=update.message_id, timestamp=update.timestamp, non_text=non_text
+            role=role,
+            text=text,
+            message_id=update.message_id,
+            timestamp=update.timestamp,
+            non_text=non_text,
+            attachments=parse_attachments(update.raw.get("attachments")),
         )
         return replace(state, entries=(*state.entries, entry))
     if kind in ("tool_call", "tool_call_update"):

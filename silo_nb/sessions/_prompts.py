@@ -25,6 +25,7 @@ from silo_nb.sessions.models import (
     TextBlock,
 )
 from silo_nb.sessions.parse import parse_session_summary
+from silo_nb.sessions.prompt_attachments import describe_attachments
 from silo_nb.sessions.status import TurnOutcome, now_iso
 
 __all__ = ["TurnEnd", "list_sessions", "prompt_line", "send_prompt", "validate_prompt_blocks", "wire_block"]
@@ -76,17 +77,25 @@ def wire_block(block: AgentPromptBlock) -> dict[str, Any]:
 
 
 def prompt_line(blocks: Sequence[AgentPromptBlock], n: int, cell_id: str | None) -> AgentSessionUpdate | None:
-    """The synthesized ``user_message_chunk`` for the ``n``-th prompt; None for a prompt with no text."""
-    if not any(isinstance(b, TextBlock) for b in blocks):
+    """The synthesized ``user_message_chunk`` for the ``n``-th prompt; None for a prompt with neither text
+    nor attachments. Attachments are described in ``raw.attachments`` (name, type, size; never their
+    content: see ``prompt_attachments``)."""
+    attachments = describe_attachments(blocks)
+    if not attachments and not any(isinstance(b, TextBlock) for b in blocks):
         return None
     text = "".join(b.text for b in blocks if isinstance(b, TextBlock))
+    raw: dict[str, Any] = {"synthesized": True}
+    if cell_id:
+        raw["cellId"] = cell_id
+    if attachments:
+        raw["attachments"] = attachments
     return AgentSessionUpdate(
         kind="user_message_chunk",
         text=text,
         content=AgentContentBlock(type="text", text=text),
         message_id=f"silo-journal-user-{n}",
         timestamp=now_iso(),
-        raw={"synthesized": True, "cellId": cell_id} if cell_id else {"synthesized": True},
+        raw=raw,
     )
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import html
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
@@ -42,9 +43,11 @@ async def connect(
     discard: bool = False,
     background: bool = False,
     auth_method: str | None = None,
+    show: Callable[[Any], None] | None = None,
 ) -> None:
     """Open (or re-show) the connection ``name`` to ``profile_id`` and display its panel (``auth_method``:
-    sign in with it first, for ``%silo login``)."""
+    sign in with it first, for ``%silo login``); with ``show`` (the agents list's Resume), the
+    "connecting…" bundle, then the panel or the error go there instead of this cell's output."""
     existing = session.connections.get(name)
     plain = not (new or resume_id or fresh or discard or cwd)
     if (
@@ -54,7 +57,7 @@ async def connect(
         and existing.handle is not None
         and existing.handle.is_live
     ):
-        snapshot.show(existing.box)
+        (show or snapshot.show)(existing.box)
         session.last_name = name
         return
     if existing is not None:
@@ -76,18 +79,17 @@ async def connect(
         }
     connection = Connection(name=name, profile_id=profile_id)
     previous = session.add(connection)
-    status_id = f"silo-connect-{id(connection)}"
-    display(
-        {
-            "text/plain": f"connecting to {profile_id}…",
-            "text/html": f"<i>connecting to {html.escape(profile_id)}…</i>",
-        },
-        raw=True,
-        display_id=status_id,
-    )
-    coroutine = _open(
-        session, connection, status_id, previous, cwd=cwd, resume=resume, auth_method=auth_method
-    )
+    connecting = {
+        "text/plain": f"connecting to {profile_id}…",
+        "text/html": f"<i>connecting to {html.escape(profile_id)}…</i>",
+    }
+    if show is None:
+        status_id = f"silo-connect-{id(connection)}"
+        display(connecting, raw=True, display_id=status_id)
+        show = _in_cell(status_id)
+    else:
+        show(connecting)
+    coroutine = _open(session, connection, show, previous, cwd=cwd, resume=resume, auth_method=auth_method)
     if background:
         connection.task = asyncio.get_running_loop().create_task(coroutine)
         return
@@ -96,10 +98,22 @@ async def connect(
         raise UsageError(connection.error or "connect failed")
 
 
+def _in_cell(status_id: str) -> Callable[[Any], None]:
+    """Show in the connect cell's output: replace what is under ``status_id`` (a widget is tracked, so
+    its snapshot is kept current)."""
+
+    def show(shown: Any) -> None:
+        update_display(shown, raw=isinstance(shown, dict), display_id=status_id)
+        if not isinstance(shown, dict):
+            snapshot.track(shown, status_id)
+
+    return show
+
+
 async def _open(
     session: NotebookSession,
     connection: Connection,
-    status_id: str,
+    show: Callable[[Any], None],
     previous: str | None,
     *,
     cwd: str | None,
@@ -115,22 +129,25 @@ async def _open(
         if not isinstance(exc, (AgentSessionError, ValueError)):
             raise
         connection.error = one_line(exc)
-        update_display(
+        show(
             {
                 "text/plain": f"error: {connection.error}",
                 "text/html": f"<span style='{styles.ERROR_TEXT}'>✗ {html.escape(connection.error)}</span>",
-            },
-            raw=True,
-            display_id=status_id,
+            }
         )
         return
     connection.handle = handle
     session.shell.user_ns[connection.name] = handle
     if handle.session_id:
-        session.records.put(connection.name, profile_id=connection.profile_id, session_id=handle.session_id)
+        session.records.put(
+            connection.name,
+            profile_id=connection.profile_id,
+            session_id=handle.session_id,
+            can_resume=handle.can_resume,  # the agents list marks a dormant session that cannot come back
+            agent=handle.agent_name,
+        )
     connection.box = _panel(session, connection, handle)
-    update_display(connection.box, display_id=status_id)
-    snapshot.track(connection.box, status_id)
+    show(connection.box)
     if handle.resume_outcome == "journal-only":
         print(
             f"{handle.label} can neither resume nor load session {handle.session_id}: "

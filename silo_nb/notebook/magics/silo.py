@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import html
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
@@ -37,11 +36,12 @@ from silo_nb.notebook.magics.args import (
 from silo_nb.notebook.magics.auth import auth_subcommands
 from silo_nb.notebook.magics.connecting import connect
 from silo_nb.notebook.magics.connections import NotebookSession
+from silo_nb.notebook.magics.dormant import dormant_sessions, resume_target
+from silo_nb.notebook.magics.export import export_command
 from silo_nb.notebook.magics.frame import frame_command
 from silo_nb.notebook.magics.prompt import run_prompt
-from silo_nb.notebook.render import transcript_html, transcript_markdown
-from silo_nb.notebook.transcript import fold_all, with_status
 from silo_nb.notebook.widgets import snapshot
+from silo_nb.sessions.dormant import DormantSession
 from silo_nb.sessions.errors import AgentSessionError
 
 if TYPE_CHECKING:
@@ -211,10 +211,16 @@ async def _commands(session: NotebookSession, args: argparse.Namespace) -> None:
 
 @magic_arguments("silo agents")
 async def _agents(session: NotebookSession, args: argparse.Namespace) -> None:
-    """A live list of the sessions: activity, needs-attention, acknowledge."""
+    """A live list of the sessions (activity, needs-attention, acknowledge), then this workspace's
+    sessions from earlier kernels, each with a Resume button that reconnects it under a name."""
     from silo_nb.notebook.widgets import AgentsList
 
-    snapshot.show(AgentsList(session.service))
+    async def resume(dormant: DormantSession, show: Callable[[Any], None]) -> None:
+        name, profile = resume_target(session, dormant)
+        # One that can neither resume nor load continues in a new session carrying its transcript.
+        await connect(session, name, profile, resume_id=dormant.session_id, fresh=dormant.stale, show=show)
+
+    snapshot.show(AgentsList(session.service, dormant=dormant_sessions(session), on_resume=resume))
 
 
 @magic_arguments("silo journal")
@@ -229,28 +235,6 @@ async def _journal(session: NotebookSession, args: argparse.Namespace) -> None:
     )
 
 
-@magic_arguments("silo export")
-@argument("name", metavar="NAME", help="the connection")
-@argument("path", metavar="PATH", help="where to write: .md (Markdown) or .html")
-async def _export(session: NotebookSession, args: argparse.Namespace) -> None:
-    """Write the session's transcript as Markdown or HTML (by the path's suffix)."""
-    _, handle = await session.handle(args.name)
-    path = Path(args.path).expanduser()
-    if path.suffix.lower() not in (".md", ".markdown", ".html", ".htm"):
-        raise UsageError("%silo export: the path must end in .md or .html")
-    updates = await session.service.sessions.read_journal(handle.session_id)
-    state = with_status(fold_all(updates), "restored")
-    title = handle.title
-    meta = f"session {handle.session_id} · {handle.agent_name}"
-    if path.suffix.lower() in (".html", ".htm"):
-        body = transcript_html(state, title=title, meta=meta)
-        text = f"<!doctype html><meta charset='utf-8'><title>{html.escape(title)}</title>{body}\n"
-    else:
-        text = transcript_markdown(state, title=title, meta=meta)
-    path.write_text(text, encoding="utf-8")
-    print(f"wrote {len(updates)} updates to {path}")
-
-
 SUBCOMMANDS: dict[str, Handler] = {
     "profiles": _profiles,
     "connect": _connect,
@@ -260,7 +244,7 @@ SUBCOMMANDS: dict[str, Handler] = {
     "agents": _agents,
     "journal": _journal,
     "frame": frame_command,
-    "export": _export,
+    "export": export_command,
     "disconnect": _disconnect,
     **auth_subcommands(connect),
 }

@@ -73,12 +73,21 @@ def _agent_markdown(text: str) -> str:
     return markdown_to_html(text, styled=True)
 
 
+def _attachments_html(entry: MessageEntry) -> str:
+    return "".join(
+        f'<div class="silo-attachment" style="{styles.SMALL};{styles.MUTED}">'
+        f"{labels.ATTACHMENT_ICON} {esc(labels.attachment_text(item))}</div>"
+        for item in entry.attachments
+    )
+
+
 def _user_html(entry: MessageEntry) -> str:
+    text = f'<div style="white-space:pre-wrap">{esc(entry.text)}</div>' if entry.text else ""
     return (
         '<div class="silo-user" style="margin:4px 0;padding:4px 8px;border-radius:4px;'
         f'background:{styles.rgba(styles.GREY, 0.12)}">'
         f'<div style="font-size:.8em;font-weight:600;{styles.MUTED}">You</div>'
-        f'<div style="white-space:pre-wrap">{esc(entry.text)}</div>{_non_text_html(entry)}</div>'
+        f"{text}{_attachments_html(entry)}{_non_text_html(entry)}</div>"
     )
 
 
@@ -226,7 +235,7 @@ def _permission_html(entry: PermissionEntry) -> str:
 
 
 def _message_html(entry: MessageEntry) -> str:
-    if not entry.text and not entry.non_text:
+    if not entry.text and not entry.non_text and not entry.attachments:
         return ""
     return {"user": _user_html, "agent": _agent_html}.get(entry.role, _thought_html)(entry)
 

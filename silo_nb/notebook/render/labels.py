@@ -29,6 +29,7 @@ from silo_nb.notebook.transcript import (
     TranscriptState,
 )
 from silo_nb.sessions.models import AgentContentBlock, AgentSessionUsage
+from silo_nb.sessions.prompt_attachments import PromptAttachment
 
 TOOL_TEXT_LIMIT = 20_000  # characters of one tool text block kept in the HTML and Markdown
 DIFF_LINE_LIMIT = 400  # diff lines kept per diff
@@ -48,6 +49,7 @@ KIND_ICONS = {
 }
 TOOL_ICON = "⚙"
 PERMISSION_ICON = "⚑"
+ATTACHMENT_ICON = "⎘"
 TOOL_STATUS_COLOURS = {
     "pending": styles.GREY,
     "in_progress": styles.BLUE,
@@ -141,6 +143,22 @@ def footer_parts(state: TranscriptState, meta: str | None, *, with_status: bool 
     if meta:
         parts.append(meta)
     return parts
+
+
+def byte_size(size: int) -> str:
+    if size < 1024:
+        return f"{size} B"
+    return f"{size / 1024:.1f} KB" if size < 1024 * 1024 else f"{size / 1024 / 1024:.1f} MB"
+
+
+def attachment_text(attachment: PromptAttachment) -> str:
+    """``df · text/csv · 2.1 KB`` (a linked one: ``· linked``): what a "You" bubble says of an attachment."""
+    parts = [
+        attachment.name,
+        attachment.type,
+        byte_size(attachment.size) if attachment.size is not None else None,
+    ]
+    return " · ".join(part for part in parts if part) + ("" if attachment.embedded else " · linked")
 
 
 def elapsed_text(seconds: float) -> str:

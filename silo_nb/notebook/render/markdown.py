@@ -300,6 +300,10 @@ def _permission_md(entry: PermissionEntry) -> str:
 def _message_md(entry: MessageEntry) -> str:
     extra = [f"_+ {_md_escape(', '.join(entry.non_text))}_"] if entry.non_text else []
     if entry.role == "user":
+        attached = [
+            f"- {labels.ATTACHMENT_ICON} {_md_escape(labels.attachment_text(a))}" for a in entry.attachments
+        ]
+        extra = (["", *attached] if attached else []) + extra
         # A blank line after the label: text right under a paragraph line would continue it, and an
         # indented code block there would stop being code.
         return _quote(["**You:**", "", *_md_balanced(entry.text).splitlines(), *extra])

@@ -56,8 +56,12 @@ def _tool_text(entry: ToolEntry) -> list[str]:
 
 def _message_text(entry: MessageEntry) -> list[str]:
     prefix = {"user": "you> ", "agent": "agent> "}.get(entry.role, "thinking> ")
-    extra = [f"{' ' * len(prefix)}+ {', '.join(entry.non_text)}"] if entry.non_text else []
-    return _prefixed(prefix, entry.text) + extra if entry.text or entry.non_text else []
+    pad = " " * len(prefix)
+    attached = [f"{pad}{labels.ATTACHMENT_ICON} {labels.attachment_text(a)}" for a in entry.attachments]
+    extra = attached + ([f"{pad}+ {', '.join(entry.non_text)}"] if entry.non_text else [])
+    if not entry.text and extra:
+        return [f"{prefix}{extra[0].lstrip()}", *extra[1:]]
+    return _prefixed(prefix, entry.text) + extra if entry.text or extra else []
 
 
 def _plan_text(entry: PlanView) -> list[str]:

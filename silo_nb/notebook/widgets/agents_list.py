@@ -7,23 +7,36 @@
 - Rows are kept per session id and updated in place (only changed traits are sent); rows of sessions
   that went away are closed. A 1 s ticker on the kernel loop keeps elapsed times current while some
   session works, and stops when none does.
-- :meth:`close_all` unsubscribes and closes every widget.
+- Under them, this workspace's **earlier sessions** (``sessions.dormant``: title, agent, idle since;
+  stale when the agent can neither resume nor load), each with a Resume button (Continue for a stale
+  one: a new session carrying the transcript). Its Python twin :meth:`resume` calls ``on_resume`` (the
+  ``%silo connect`` path), which shows "connecting…" and then the error in the row, or the session panel
+  below the list. A resumed session leaves the earlier list (it is live now, in the rows above).
+  A click runs no cell, so the panel goes here, not into a cell's output; the list's snapshot includes it.
+- :meth:`close_all` unsubscribes and closes every widget (not the resumed panels: their connections own
+  them).
 """
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from silo_nb.notebook.render import status_badge_html, styles
 from silo_nb.notebook.widgets._common import close_tree, esc, ipw, local_clock, seconds_since, set_children
 from silo_nb.notebook.widgets.snapshot import SnapshotMixin
-from silo_nb.notebook.widgets.snapshot_views import agents_snapshot
+from silo_nb.notebook.widgets.snapshot_views import agents_snapshot, dormant_state
 from silo_nb.notebook.widgets.throttle import Ticker
 from silo_nb.sessions.agents import AgentsService
+from silo_nb.sessions.dormant import DormantSession
 from silo_nb.sessions.models import AgentInfo
 
-__all__ = ["AgentRow", "AgentsList"]
+__all__ = ["AgentRow", "AgentsList", "DormantRow", "Resume"]
+
+# on_resume(dormant, show): reconnect it; ``show`` gets bundles (connecting…, an error) and the panel.
+Resume = Callable[[DormantSession, Callable[[Any], None]], Awaitable[None]]
 
 _TICKING = frozenset({"working", "blocked"})
 EMPTY_TEXT = "No agent sessions."
@@ -46,6 +59,20 @@ class AgentRow:
         return any(child is self.acknowledge_button for child in self.box.children)
 
 
+@dataclass
+class DormantRow:
+    """The widgets of one earlier session's row."""
+
+    dormant: DormantSession
+    box: Any
+    note: Any
+    button: Any
+
+    @property
+    def label(self) -> str:
+        return "Continue" if self.dormant.stale else "Resume"
+
+
 def _attention_html(info: AgentInfo) -> str:
     if not info.needs_attention:
         return ""
@@ -58,7 +85,14 @@ def _attention_html(info: AgentInfo) -> str:
 class AgentsList(SnapshotMixin, ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
     """A live table of the agent sessions, with acknowledge buttons for those needing attention."""
 
-    def __init__(self, service: AgentsService, *, all_workspaces: bool = False) -> None:
+    def __init__(
+        self,
+        service: AgentsService,
+        *,
+        all_workspaces: bool = False,
+        dormant: Sequence[DormantSession] = (),
+        on_resume: Resume | None = None,
+    ) -> None:
         self.service = service
         self.all_workspaces = all_workspaces
         self.rows: dict[str, AgentRow] = {}
@@ -66,6 +100,12 @@ class AgentsList(SnapshotMixin, ipw.VBox):  # type: ignore[misc]  # ipywidgets i
         self._infos: list[AgentInfo] = []
         self.heading: Any = ipw.HTML(value="<b>Agent sessions</b>")
         self.empty: Any = ipw.HTML(value=f'<span style="{styles.FAINT_TEXT}">{EMPTY_TEXT}</span>')
+        self.on_resume = on_resume
+        self.dormant_heading: Any = ipw.HTML(value=f'<b style="{styles.SMALL}">Earlier sessions</b>')
+        self.dormant_rows = {d.session_id: self._new_dormant_row(d) for d in dormant}
+        self.resumed: list[Any] = []  # the panels this list's Resume buttons opened
+        self._gone: set[str] = set()  # resumed from here (a fresh continue has a new id: not in the rows)
+        self._tasks: set[asyncio.Task[None]] = set()
         super().__init__(children=[self.heading, self.empty])
         self._ticker = Ticker(1.0, self._tick)
         self._render(service.get_state(all_workspaces=all_workspaces))
@@ -73,11 +113,46 @@ class AgentsList(SnapshotMixin, ipw.VBox):  # type: ignore[misc]  # ipywidgets i
 
     def snapshot(self) -> tuple[str, str]:
         """The list now, as static ``(html, text)``."""
-        return agents_snapshot(self._infos)
+        resumed = [panel.snapshot() for panel in self.resumed if hasattr(panel, "snapshot")]
+        return agents_snapshot(self._infos, [row.dormant for row in self._shown_dormant()], resumed)
 
     def acknowledge(self, session_id: str) -> None:
         """The Acknowledge button's twin: clear the session's ``needs_attention``."""
         self.service.acknowledge(session_id)
+
+    def resume(self, session_id: str) -> asyncio.Task[None]:
+        """The Resume button's twin: reconnect an earlier session (a task; its row shows how it went)."""
+        row = self.dormant_rows.get(session_id)
+        if row is None or self.on_resume is None:
+            raise ValueError(f"{session_id!r} is not an earlier session in this list — see %silo agents.")
+        row.button.disabled = True
+        row.button.description = "Resuming…"
+        task = asyncio.get_running_loop().create_task(self._resume(row))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    async def _resume(self, row: DormantRow) -> None:
+        assert self.on_resume is not None
+
+        def show(shown: Any) -> None:
+            if isinstance(shown, dict):  # "connecting…", or the error
+                row.note.value = shown.get("text/html", esc(shown.get("text/plain", "")))
+                return
+            row.note.value = ""
+            if not any(panel is shown for panel in self.resumed):
+                self.resumed.append(shown)
+            self._gone.add(row.dormant.session_id)
+            self._render(self._infos)
+
+        try:
+            await self.on_resume(row.dormant, show)
+        except Exception as exc:  # a UsageError line (or anything): said in the row, never raised at a click
+            message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            row.note.value = f'<span style="{styles.ERROR_TEXT}">✗ {esc(message)}</span>'
+        finally:
+            row.button.disabled = False
+            row.button.description = row.label
 
     def close_all(self) -> None:
         """Unsubscribe, stop the ticker and close every widget."""
@@ -89,7 +164,11 @@ class AgentsList(SnapshotMixin, ipw.VBox):  # type: ignore[misc]  # ipywidgets i
         # Widgets not shown right now are not children of anything: close them explicitly.
         for row in self.rows.values():
             close_tree(row.acknowledge_button)
+        for dormant_row in self.dormant_rows.values():
+            close_tree(dormant_row.box)
         close_tree(self.empty)
+        close_tree(self.dormant_heading)
+        set_children(self, tuple(c for c in self.children if not any(c is p for p in self.resumed)))
         close_tree(self)
         self.rows.clear()
 
@@ -109,6 +188,37 @@ class AgentsList(SnapshotMixin, ipw.VBox):  # type: ignore[misc]  # ipywidgets i
             layout=ipw.Layout(align_items="center", flex_flow="row wrap"),
         )
         return AgentRow(session_id, box, title, agent, badge, attention, button)
+
+    def _new_dormant_row(self, dormant: DormantSession) -> DormantRow:
+        title = ipw.HTML(value=f"<b>{esc(dormant.title)}</b>&nbsp;")
+        agent = ipw.HTML(
+            value=f'<span style="{styles.FAINT_TEXT}">{esc(dormant.agent_name or "")}</span>&nbsp;'
+        )
+        state = ipw.HTML(
+            value=f'<span style="{styles.FAINT_TEXT}">{esc(dormant_state(dormant))}</span>&nbsp;'
+        )
+        note = ipw.HTML(value="")
+        button = ipw.Button(
+            description="Continue" if dormant.stale else "Resume",
+            icon="play",
+            tooltip=(
+                "Continue in a new session carrying this transcript"
+                if dormant.stale
+                else f"Reconnect session {dormant.session_id}"
+            ),
+            layout=ipw.Layout(width="auto"),
+            disabled=self.on_resume is None,
+        )
+        button.on_click(lambda _button: self.resume(dormant.session_id))
+        box = ipw.HBox(
+            children=[title, agent, state, button, note],
+            layout=ipw.Layout(align_items="center", flex_flow="row wrap"),
+        )
+        return DormantRow(dormant, box, note, button)
+
+    def _shown_dormant(self) -> list[DormantRow]:
+        live = {info.session_id for info in self._infos if info.session_id}
+        return [row for sid, row in self.dormant_rows.items() if sid not in live and sid not in self._gone]
 
     def _paint(self, row: AgentRow, info: AgentInfo) -> None:
         row.title.value = f"<b>{esc(info.title)}</b>&nbsp;"
@@ -137,7 +247,10 @@ class AgentsList(SnapshotMixin, ipw.VBox):  # type: ignore[misc]  # ipywidgets i
         children = (
             (self.heading, *(row.box for row in fresh.values())) if fresh else (self.heading, self.empty)
         )
-        set_children(self, children)
+        earlier = tuple(row.box for row in self._shown_dormant())
+        if earlier:
+            children += (self.dormant_heading, *earlier)
+        set_children(self, children + tuple(self.resumed))
         if any(info.activity in _TICKING for info in infos):
             self._ticker.start()
         else:

@@ -10,28 +10,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from silo_nb.notebook.render import status_badge_html, styles, transcript_html, transcript_text
 from silo_nb.notebook.transcript import TranscriptState, with_status
-from silo_nb.notebook.widgets._common import esc, local_clock
+from silo_nb.notebook.widgets._common import _parse_iso, esc, local_clock
+from silo_nb.sessions.dormant import DormantSession
 from silo_nb.sessions.models import AgentCommand, AgentInfo, AgentSessionConfigOption
 
-__all__ = ["DormantRow", "agents_snapshot", "option_values", "panel_snapshot"]
-
-
-@dataclass(frozen=True)
-class DormantRow:
-    """A session of this workspace from an earlier kernel (its journal and connection record)."""
-
-    session_id: str
-    title: str
-    agent: str
-    profile_id: str | None
-    name: str | None
-    idle_since: str | None
-    stale: bool
-    stale_reason: str = ""
+__all__ = ["agents_snapshot", "dormant_state", "option_values", "panel_snapshot"]
 
 
 def option_values(options: Sequence[AgentSessionConfigOption]) -> list[tuple[str, str]]:
@@ -97,8 +83,24 @@ def _attention(info: AgentInfo) -> str:
     return f"needs attention{' since ' + since if since else ''}"
 
 
-def agents_snapshot(infos: Sequence[AgentInfo], dormant: Sequence[DormantRow] = ()) -> tuple[str, str]:
-    """The agents list: live sessions, then the dormant ones of this workspace."""
+def dormant_state(dormant: DormantSession) -> str:
+    """``dormant · idle since 2026-05-01 14:03 · 3 turns`` (local time), or why it is stale."""
+    parts = ["stale — the agent can neither resume nor load it" if dormant.stale else "dormant"]
+    since = _parse_iso(dormant.idle_since)
+    if since is not None:
+        parts.append(f"idle since {since.astimezone().strftime('%Y-%m-%d %H:%M')}")
+    if dormant.turns:
+        parts.append(f"{dormant.turns} turn{'s' if dormant.turns != 1 else ''}")
+    return " · ".join(parts)
+
+
+def agents_snapshot(
+    infos: Sequence[AgentInfo],
+    dormant: Sequence[DormantSession] = (),
+    resumed: Sequence[tuple[str, str]] = (),
+) -> tuple[str, str]:
+    """The agents list: live sessions, then the dormant ones of this workspace, then the snapshots of the
+    panels its Resume buttons opened."""
     rows: list[str] = []
     lines = ["Agent sessions"]
     for info in infos:
@@ -110,18 +112,24 @@ def agents_snapshot(infos: Sequence[AgentInfo], dormant: Sequence[DormantRow] = 
         )
         extra = f" · {attention}" if attention else ""
         lines.append(f"{info.title} · {info.agent_name or ''} · {info.activity}{extra}")
-    for row in dormant:
-        state = "stale" if row.stale else "dormant"
-        since = f" since {local_clock(row.idle_since)}" if row.idle_since else ""
-        rows.append(
-            f'<tr style="{styles.MUTED}"><td><b>{esc(row.title)}</b></td><td>{esc(row.agent)}</td>'
-            f"<td>{state}{esc(since)}</td></tr>"
-        )
-        lines.append(f"{row.title} · {row.agent} · {state}{since}")
     if not rows:
-        rows.append(f'<tr><td style="{styles.FAINT_TEXT}">No agent sessions.</td></tr>')
-        lines.append("No agent sessions.")
+        empty = "No live sessions." if dormant else "No agent sessions."
+        rows.append(f'<tr><td style="{styles.FAINT_TEXT}">{empty}</td></tr>')
+        lines.append(empty)
+    if dormant:
+        rows.append(f'<tr><td colspan="3" style="{styles.SMALL};font-weight:600">Earlier sessions</td></tr>')
+        lines.append("Earlier sessions")
+    for row in dormant:
+        state = dormant_state(row)
+        rows.append(
+            f'<tr style="{styles.MUTED}"><td><b>{esc(row.title)}</b></td><td>{esc(row.agent_name or "")}</td>'
+            f"<td>{esc(state)}</td></tr>"
+        )
+        lines.append(f"{row.title} · {row.agent_name or ''} · {state}")
     table = f'<table style="{styles.SMALL}">{"".join(rows)}</table>'
     heading = '<div style="font-weight:600">Agent sessions</div>'
     html = f'<div class="silo-agents" style="{styles.BOX}">{heading}{table}</div>'
+    for panel_html, panel_text in resumed:
+        html += panel_html
+        lines.append(panel_text)
     return html, "\n".join(lines)
