@@ -14,7 +14,6 @@ import html
 import json
 import math
 import re
-from collections import Counter
 from collections.abc import Callable
 from functools import lru_cache
 from typing import Any, TypeVar
@@ -134,9 +133,9 @@ def footer_parts(state: TranscriptState, meta: str | None, *, with_status: bool 
     if usage:
         parts.append(usage)
     if state.other:
-        counts = Counter(state.other)
-        kinds = ", ".join(f"{kind} ×{n}" if n > 1 else kind for kind, n in counts.items())
-        parts.append(f"{len(state.other)} update{'s' if len(state.other) != 1 else ''} not shown ({kinds})")
+        total = state.other_count
+        kinds = ", ".join(f"{kind} ×{n:,}" if n > 1 else kind for kind, n in state.other)
+        parts.append(f"{total:,} update{'s' if total != 1 else ''} not shown ({kinds})")
     if meta:
         parts.append(meta)
     return parts
