@@ -349,6 +349,15 @@ class JournalFiles:
             self._forget(path)
         return read_lines(path)
 
+    def flush(self, path: Path) -> bool:
+        """Write a live writer's buffered lines to ``path`` now; False while some cannot be written (the
+        file is behind: :meth:`read` has them). For readers that read the file themselves."""
+        live = self._live.get(path)
+        if live is None:
+            return True
+        live.flush()
+        return not live.pending
+
     def writer(self, path: Path, seed: list[str], *, rewrite: bool = False) -> JournalWriter:
         """A writer on ``path`` seeded with ``seed`` (``rewrite``: the file becomes exactly ``seed``).
         A closed writer on the same file whose lines are not on disk yet hands them over."""
