@@ -22,8 +22,8 @@ import gc
 import logging
 import os
 import re
-from collections.abc import Iterator
 from collections import OrderedDict
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
