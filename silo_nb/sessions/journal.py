@@ -349,14 +349,11 @@ class JournalFiles:
             self._forget(path)
         return read_lines(path)
 
-    def flush(self, path: Path) -> bool:
-        """Write a live writer's buffered lines to ``path`` now; False while some cannot be written (the
-        file is behind: :meth:`read` has them). For readers that read the file themselves."""
+    def flush(self, path: Path) -> bool:  # False: its live writer cannot write now (read() has the lines)
         live = self._live.get(path)
-        if live is None:
-            return True
-        live.flush()
-        return not live.pending
+        if live is not None:
+            live.flush()
+        return live is None or not live.pending
 
     def writer(self, path: Path, seed: list[str], *, rewrite: bool = False) -> JournalWriter:
         """A writer on ``path`` seeded with ``seed`` (``rewrite``: the file becomes exactly ``seed``).

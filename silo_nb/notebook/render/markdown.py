@@ -261,12 +261,14 @@ def _tool_md(entry: ToolEntry) -> str:
     body: list[str] = []
     for content in entry.content:
         if content.type == "diff":
-            lines = labels.diff_lines(content.old_text, content.new_text)
+            diff = labels.diff(content.old_text, content.new_text)
             path = content.path or "diff"
             header = ["--- /dev/null" if content.old_text is None else f"--- {path}", f"+++ {path}"]
-            shown = list(lines[: labels.DIFF_LINE_LIMIT])
-            if len(lines) > labels.DIFF_LINE_LIMIT:
-                shown.append(f"… {len(lines) - labels.DIFF_LINE_LIMIT:,} more lines")
+            shown = list(diff.shown)
+            if diff.total > len(diff.shown):
+                shown.append(f"… {diff.total - len(diff.shown):,} more lines")
+            if diff.truncated:
+                body.append(f"- _{_md_escape(diff.truncated)}_")
             body += _md_fence("\n".join(header + shown), "diff")
         elif content.type == "terminal":
             body.append(f"- terminal {_md_code(content.terminal_id or '?')}")
@@ -299,6 +301,8 @@ def _permission_md(entry: PermissionEntry) -> str:
 
 def _message_md(entry: MessageEntry) -> str:
     extra = [f"_+ {_md_escape(', '.join(entry.non_text))}_"] if entry.non_text else []
+    if entry.dropped:
+        extra.insert(0, f"_… {entry.dropped:,} more characters not kept (over the limit)_")
     if entry.role == "user":
         # A blank line after the label: text right under a paragraph line would continue it, and an
         # indented code block there would stop being code.
