@@ -47,9 +47,10 @@ _streams: OrderedDict[tuple[str, str | None, str | None], _Stream] = OrderedDict
 
 
 def _advance(stream: _Stream, text: str, limit: int) -> None:
-    """Render the blocks completed in ``text[stream.done:limit]`` (a blank line outside a fence ends one)."""
-    position, cut, fence = stream.done, -1, stream.fence
-    cut_fence = fence
+    """Render the blocks completed in ``text[stream.done:limit]`` (a blank line outside a fence ends one),
+    a few at a time (about :data:`TAIL_CHARS` each)."""
+    position, fence = stream.done, stream.fence
+    cuts: list[int] = []
     while position < limit:
         end = text.find("\n", position, limit)
         if end < 0:
@@ -63,14 +64,15 @@ def _advance(stream: _Stream, text: str, limit: int) -> None:
             elif mark[0] == fence[0] and len(mark) >= len(fence) and not line.strip().strip(mark[0]):
                 fence = None
         elif not line.strip() and fence is None:
-            cut, cut_fence = end + 1, None
+            cuts.append(end + 1)
         position = end + 1
-    if cut > stream.done:
-        block = text[stream.done : cut]
-        stream.parts.append(
-            markdown_to_html(block, styled=True) if len(block) <= TAIL_CHARS * 2 else _plain(block)
-        )
-        stream.done, stream.fence = cut, cut_fence
+    for index, cut in enumerate(cuts):
+        if cut - stream.done >= TAIL_CHARS or index == len(cuts) - 1:
+            block = text[stream.done : cut]
+            stream.parts.append(
+                markdown_to_html(block, styled=True) if len(block) <= TAIL_CHARS * 2 else _plain(block)
+            )
+            stream.done, stream.fence = cut, None
 
 
 def _plain(text: str) -> str:
@@ -89,9 +91,10 @@ def streaming_markdown_html(key: tuple[str, str | None, str | None], text: str, 
     shown = len(text) if limit is None else min(len(text), limit)
     _advance(stream, text, shown)
     tail = text[stream.done : shown]
-    rendered = "".join(stream.parts)
+    parts = list(stream.parts)
     if tail.strip():
-        rendered += markdown_to_html(tail, styled=True) if len(tail) <= TAIL_CHARS else _plain(tail)
+        parts.append(markdown_to_html(tail, styled=True) if len(tail) <= TAIL_CHARS else _plain(tail))
+    rendered = "\n".join(part for part in parts if part)
     if shown < len(text):
         rendered += _note("… the rest of this reply shows when the turn ends (or press Show all)")
     return rendered

@@ -135,7 +135,10 @@ class LiveBody:
         self._empty = empty_html(state)
         budget = self._chars.available()
         while len(self._pieces) < len(state.entries) and (ended or force or budget > 0):
-            budget -= self._place(len(self._pieces), state, whole)
+            added = self._place(len(self._pieces), state, whole, paced=not (ended or force))
+            if added is None:
+                break  # no message budget for a new segment now
+            budget -= added
         self.waiting = len(state.entries) - len(self._pieces)
         self._header_html = turn_header_html(state, label=self.label)
         self._footer_html = footer_html(state, with_status=False)
@@ -144,9 +147,16 @@ class LiveBody:
             self._footer_html += f'<div style="{styles.SMALL};{styles.MUTED}">{note}</div>'
         return self._send(force)
 
-    def _place(self, index: int, state: TranscriptState, whole: bool) -> int:
+    def _place(self, index: int, state: TranscriptState, whole: bool, *, paced: bool = False) -> int | None:
         """Render entry ``index`` into its segment (a new one is opened for a new entry when the last
-        is full); the characters it added."""
+        is full); the characters it added. None: ``paced``, and no message budget for a new segment."""
+        if (
+            paced
+            and index >= len(self._pieces)
+            and self._segments[-1].chars >= SEGMENT_CHARS
+            and self._messages.available() < 3
+        ):
+            return None
         piece, cut = live_entry_html(state.entries[index], whole=whole)
         (self._cut.add if cut else self._cut.discard)(index)
         if index < len(self._pieces):
@@ -160,7 +170,7 @@ class LiveBody:
                 self._segments.append(segment)
                 self._starts.append(index)
                 self.box.children = (*self.box.children[:-1], segment.widget, self.footer)
-                self._messages.tokens -= 1
+                self._messages.tokens -= 2  # its comm_open and the box's children update
             self._pieces.append(piece)
             segment.stop, segment.chars = index + 1, segment.chars + len(piece)
         segment.dirty = True
