@@ -31,6 +31,11 @@ class LiveTranscript:
         return self._builder.state
 
     @property
+    def status(self) -> TurnStatus:
+        """``state.status``, without building a snapshot (asked on every update)."""
+        return self._builder.status
+
+    @property
     def change_cursor(self) -> int:
         """A position in the change log, for :meth:`changes_since`."""
         return self._builder.change_cursor

@@ -142,6 +142,11 @@ class TranscriptBuilder:
             )
         return self._snapshot
 
+    @property
+    def status(self) -> TurnStatus:
+        """The turn's status, without building a snapshot."""
+        return self._status
+
     def _settle(self) -> None:
         """Join the open message's chunks into its entry (once per snapshot, not per chunk)."""
         if self._parts_dirty:

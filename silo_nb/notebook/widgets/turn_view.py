@@ -114,7 +114,7 @@ class TurnView(ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
 
     @property
     def running(self) -> bool:
-        return self.transcript.state.status == "running"
+        return self.transcript.status == "running"
 
     @property
     def elapsed(self) -> float:
@@ -191,7 +191,7 @@ class TurnView(ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
         self._throttle.poke()
 
     def _activity(self) -> str:
-        status = self.transcript.state.status
+        status = self.transcript.status
         if status != "running":
             return _ENDED_ACTIVITY.get(status, "idle")
         return "blocked" if any(not row.answered for row in self._rows) else "working"
