@@ -143,7 +143,8 @@ class LiveBody:
         self._header_html = turn_header_html(state, label=self.label)
         self._footer_html = footer_html(state, with_status=False)
         if self.waiting:
-            note = f"live view paced: {self.waiting:,} more entries show as the budget allows"
+            # No count in it: a note that changed every tick would cost a message every tick.
+            note = "live view paced: more entries show as the budget allows; all of them when the turn ends"
             self._footer_html += f'<div style="{styles.SMALL};{styles.MUTED}">{note}</div>'
         return self._send(force)
 
