@@ -50,7 +50,7 @@ AGENT_MARKDOWN_LIMIT = 100_000  # longer agent text is shown plain: parsing it w
 _COLLAPSE_LINES = 12  # tool text longer than this is collapsed in a <details>
 _COLLAPSE_CHARS = 1_500
 _OPEN_DIFF_LINES = 40  # diffs up to this long start expanded
-_CACHE_ENTRIES = 4_096
+_CACHE_ENTRIES = 65_536  # bounded by _CACHE_CHARS too; a 20,000-call turn must not thrash it
 _CACHE_CHARS = 32_000_000
 
 _cache: dict[int, tuple[Entry, str]] = {}  # id(entry) -> (entry, html); the entry is kept, so ids stay unique

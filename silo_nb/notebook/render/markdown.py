@@ -331,8 +331,8 @@ def transcript_markdown(
     """The transcript as GitHub-flavoured Markdown (no raw HTML of ours; fences always balanced).
 
     The whole result is checked once more with raw HTML on (pieces that are inert alone could combine);
-    a transcript that fails, or whose text is over ``TRANSCRIPT_MARKDOWN_LIMIT`` (making it inert would
-    stall the kernel), is given as its plain-text form in a fence: inert whatever it holds."""
+    a transcript that fails, or whose text or Markdown is over ``TRANSCRIPT_MARKDOWN_LIMIT`` (making it
+    inert would stall the kernel), is given as its plain-text form in a fence: inert whatever it holds."""
     if _text_size(state) > TRANSCRIPT_MARKDOWN_LIMIT:
         return _fenced_text(state, title=title, meta=meta, label=label)
     parts = labels.compose(
@@ -346,6 +346,10 @@ def transcript_markdown(
         footer=lambda pieces: "_" + " · ".join(map(_md_escape, pieces)) + "_",
     )
     result = "\n\n".join(parts) + "\n"
+    if len(result) > TRANSCRIPT_MARKDOWN_LIMIT or len(state.entries) > TRANSCRIPT_MARKDOWN_ENTRIES:
+        # Many small entries (20,000 tool calls) make a long Markdown even with little text: checking it
+        # as a whole would stall the kernel for seconds, so it is fenced like a long text.
+        return _fenced_text(state, title=title, meta=meta, label=label)
     if not _inert(_CHECK.parse(result)):
         log.warning("a transcript's Markdown was not inert as a whole; saved as plain text in a fence")
         return _fenced_text(state, title=title, meta=meta, label=label)
@@ -353,6 +357,7 @@ def transcript_markdown(
 
 
 TRANSCRIPT_MARKDOWN_LIMIT = 150_000  # characters of agent and tool text in one transcript
+TRANSCRIPT_MARKDOWN_ENTRIES = 1_000  # entries: markdown-it needs ~0.3 s per 1,000 list items
 
 
 def _text_size(state: TranscriptState) -> int:
