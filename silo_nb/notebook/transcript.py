@@ -1,4 +1,4 @@
-"""The transcript reducer: ``fold(state, update) -> state``, pure and immutable.
+"""The transcript reducer: ``fold(state, update) -> state`` (pure) over a linear ``TranscriptBuilder``.
 
 - One place turns ``AgentSessionUpdate`` streams into something to show. The live turn view, the static
   HTML/Markdown bundle, ``%silo export``, ``%silo journal`` and the restore after a kernel restart all
@@ -12,32 +12,45 @@
   so a request answered before anyone displayed it still shows once.
 - The session's metadata kinds (``parse.METADATA_KINDS``: commands, modes, config options, titles,
   usage) do not show as entries; the title follows ``parse.session_title`` (the rule the session uses)
-  and usage is kept. Unknown kinds are counted in ``other`` so nothing is silently lost.
+  and usage is kept. Unknown kinds are counted in ``other`` (kind → count) so nothing is silently lost.
+- Cost: :class:`TranscriptBuilder` is O(1) amortised per update whatever the agent sends — entries are
+  indexed by tool-call id, permission request id and tool call, the open message keeps its chunks in a
+  list, unknown kinds are counts. Its :attr:`~TranscriptBuilder.state` is a frozen snapshot, built only
+  when asked for (a live view asks at most once per render tick), and shares every entry that did not
+  change. ``fold`` is the pure one-step form (it indexes its input: O(entries)); streams use the builder
+  (``fold_all`` and ``LiveTranscript`` do).
+- Dispatch is one table on the update's kind (:data:`_HANDLERS`): a new synthesized kind is one more row.
+- Bounded memory: a message keeps at most :data:`MESSAGE_CHAR_LIMIT` characters, unknown kinds at most
+  :data:`OTHER_KIND_LIMIT` distinct names; what is dropped is said in the transcript, never silently.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from collections.abc import Callable, Iterable
+from dataclasses import replace
 
-from silo_nb.sessions.models import (
-    AgentPlanEntry,
-    AgentSessionUpdate,
-    AgentSessionUsage,
-    AgentToolCall,
-    AgentToolCallContent,
-    AgentToolCallLocation,
+from silo_nb.notebook.entries import (
+    Entry,
+    MessageEntry,
+    PermissionEntry,
+    PlanView,
+    Role,
+    ToolEntry,
+    TranscriptState,
+    TurnStatus,
 )
+from silo_nb.sessions.models import AgentSessionUpdate, AgentToolCall
 from silo_nb.sessions.parse import METADATA_KINDS, parse_permission_options, session_title
-from silo_nb.sessions.prompt_attachments import PromptAttachment, parse_attachments
+from silo_nb.sessions.prompt_attachments import parse_attachments
 
 __all__ = [
+    "MESSAGE_CHAR_LIMIT",
     "Entry",
     "MessageEntry",
     "PermissionEntry",
     "PlanView",
     "ToolEntry",
+    "TranscriptBuilder",
     "TranscriptState",
     "TurnStatus",
     "fold",
@@ -46,89 +59,16 @@ __all__ = [
     "with_status",
 ]
 
-TurnStatus = Literal["running", "finished", "cancelled", "failed", "restored"]
-Role = Literal["user", "agent", "thought"]
+MESSAGE_CHAR_LIMIT = 4_000_000  # characters one message keeps in memory; the rest is counted, not kept
+OTHER_KIND_LIMIT = 32  # distinct unknown kinds named; more are counted under one "…" name
+_KIND_NAME_LIMIT = 80  # characters of an unknown kind's name kept
+_OTHER_OVERFLOW = "…"
 
 _ROLES: dict[str, Role] = {
     "user_message_chunk": "user",
     "agent_message_chunk": "agent",
     "agent_thought_chunk": "thought",
 }
-_PERMISSION_KINDS = frozenset({"permission_request", "permission_decision"})
-
-
-@dataclass(frozen=True)
-class MessageEntry:
-    role: Role
-    text: str
-    message_id: str | None = None
-    timestamp: str | None = None
-    non_text: tuple[str, ...] = ()  # content block types that are not text (an image, a resource…)
-    attachments: tuple[PromptAttachment, ...] = ()  # what a synthesized prompt sent besides its text
-
-
-@dataclass(frozen=True)
-class ToolEntry:
-    tool_call_id: str
-    title: str | None = None
-    kind: str | None = None
-    status: str | None = None
-    content: tuple[AgentToolCallContent, ...] = ()
-    locations: tuple[AgentToolCallLocation, ...] = ()
-    raw_input: Any = None
-    raw_output: Any = None
-
-
-@dataclass(frozen=True)
-class PlanView:
-    entries: tuple[AgentPlanEntry, ...]
-
-
-@dataclass(frozen=True)
-class PermissionEntry:
-    """A permission the agent asked for, and what was chosen (``choice`` None: cancelled/unanswered)."""
-
-    tool_call_id: str
-    title: str
-    options: tuple[tuple[str, str, str], ...]  # (option_id, name, kind)
-    choice: str | None = None
-    answered: bool = False
-    request_id: str | None = None
-
-    @property
-    def choice_name(self) -> str | None:
-        return next((name for option_id, name, _ in self.options if option_id == self.choice), None)
-
-
-Entry = MessageEntry | ToolEntry | PlanView | PermissionEntry
-
-
-@dataclass(frozen=True)
-class TranscriptState:
-    entries: tuple[Entry, ...] = ()
-    usage: AgentSessionUsage | None = None
-    title: str | None = None
-    status: TurnStatus = "running"
-    stop_reason: str | None = None
-    error: str | None = None
-    other: tuple[str, ...] = field(default=())  # kinds we do not render, in arrival order
-
-    def tool(self, tool_call_id: str) -> ToolEntry | None:
-        return next(
-            (e for e in self.entries if isinstance(e, ToolEntry) and e.tool_call_id == tool_call_id), None
-        )
-
-    @property
-    def plan(self) -> PlanView | None:
-        return next((e for e in self.entries if isinstance(e, PlanView)), None)
-
-    @property
-    def prompt_text(self) -> str:
-        return "".join(e.text for e in self.entries if isinstance(e, MessageEntry) and e.role == "user")
-
-    @property
-    def reply_text(self) -> str:
-        return "".join(e.text for e in self.entries if isinstance(e, MessageEntry) and e.role == "agent")
 
 
 def _merge_tool(entry: ToolEntry, call: AgentToolCall) -> ToolEntry:
@@ -144,120 +84,295 @@ def _merge_tool(entry: ToolEntry, call: AgentToolCall) -> ToolEntry:
     )
 
 
-def _replace_entry(entries: tuple[Entry, ...], index: int, entry: Entry) -> tuple[Entry, ...]:
-    return (*entries[:index], entry, *entries[index + 1 :])
+class TranscriptBuilder:
+    """A transcript that grows in place, O(1) amortised per update; :attr:`state` snapshots it.
 
+    :meth:`changes_since` tells a view which entries changed since it last looked, so it need not
+    compare them all.
+    """
 
-def fold(state: TranscriptState, update: AgentSessionUpdate) -> TranscriptState:
-    """The transcript after ``update``. Never raises; never mutates ``state``."""
-    kind = update.kind
-    role = _ROLES.get(kind)
-    if role is not None:
+    _CHANGE_LOG_LIMIT = 1 << 16
+
+    def __init__(self, state: TranscriptState | None = None) -> None:
+        start = state or TranscriptState()
+        self._entries: list[Entry] = list(start.entries)
+        self._usage, self._title = start.usage, start.title
+        self._status, self._stop_reason, self._error = start.status, start.stop_reason, start.error
+        self._other: dict[str, int] = dict(start.other)
+        self._tools: dict[str, int] = {}
+        self._plan: int | None = None
+        self._open_by_request: dict[str, list[int]] = {}  # unanswered permission entries, oldest first
+        self._open_by_tool: dict[str, list[int]] = {}
+        self._parts: list[str] = []  # the last message's text, in chunks not joined yet
+        self._parts_len = 0
+        self._parts_dirty = False
+        self._snapshot: TranscriptState | None = start if state is not None else None
+        self._log: list[int] = []  # indices of changed entries, in order (for changes_since)
+        self._log_base = 0  # how many log items were dropped from the front
+        for index, entry in enumerate(self._entries):
+            self._index(index, entry)
+        last = self._entries[-1] if self._entries else None
+        if isinstance(last, MessageEntry):
+            self._parts, self._parts_len = [last.text], len(last.text)
+
+    def _index(self, index: int, entry: Entry) -> None:
+        if isinstance(entry, ToolEntry):
+            self._tools.setdefault(entry.tool_call_id, index)
+        elif isinstance(entry, PlanView):
+            self._plan = index if self._plan is None else self._plan
+        elif isinstance(entry, PermissionEntry) and not entry.answered:
+            if entry.request_id is not None:
+                self._open_by_request.setdefault(entry.request_id, []).append(index)
+            self._open_by_tool.setdefault(entry.tool_call_id, []).append(index)
+
+    # -- reading ---------------------------------------------------------------------------------
+
+    @property
+    def state(self) -> TranscriptState:
+        """The transcript now, frozen (the same object until the next change)."""
+        if self._snapshot is None:
+            self._settle()
+            self._snapshot = TranscriptState(
+                entries=tuple(self._entries),
+                usage=self._usage,
+                title=self._title,
+                status=self._status,
+                stop_reason=self._stop_reason,
+                error=self._error,
+                other=tuple(self._other.items()),
+            )
+        return self._snapshot
+
+    @property
+    def status(self) -> TurnStatus:
+        """The turn's status, without building a snapshot."""
+        return self._status
+
+    def _settle(self) -> None:
+        """Join the open message's chunks into its entry (once per snapshot, not per chunk)."""
+        if self._parts_dirty:
+            last = self._entries[-1]
+            assert isinstance(last, MessageEntry)
+            text = "".join(self._parts)
+            self._parts = [text]
+            self._entries[-1] = replace(last, text=text)
+            self._parts_dirty = False
+
+    @property
+    def change_cursor(self) -> int:
+        return self._log_base + len(self._log)
+
+    def changes_since(self, cursor: int) -> set[int] | None:
+        """Indices of the entries changed or added since ``cursor`` (a :attr:`change_cursor`); None when
+        that is too long ago to say (compare everything)."""
+        if cursor < self._log_base:
+            return None
+        return set(self._log[cursor - self._log_base :])
+
+    # -- writing ---------------------------------------------------------------------------------
+
+    def apply(self, update: AgentSessionUpdate) -> bool:
+        """Fold one update in place; True when the transcript changed."""
+        handler = _HANDLERS.get(update.kind)
+        if handler is None:
+            handler = _metadata if update.kind in METADATA_KINDS else _unknown
+        changed = handler(self, update)
+        if changed:
+            self._snapshot = None
+        return changed
+
+    def set_status(
+        self, status: TurnStatus, *, stop_reason: str | None = None, error: str | None = None
+    ) -> None:
+        self._status = status
+        self._stop_reason = stop_reason or self._stop_reason
+        self._error = error or self._error
+        self._snapshot = None
+
+    def _changed(self, index: int) -> None:
+        self._log.append(index)
+        if len(self._log) > self._CHANGE_LOG_LIMIT:
+            drop = len(self._log) // 2
+            del self._log[:drop]
+            self._log_base += drop
+
+    def _set(self, index: int, entry: Entry) -> None:
+        self._entries[index] = entry
+        self._changed(index)
+
+    def _add(self, entry: Entry) -> int:
+        self._settle()
+        index = len(self._entries)
+        self._entries.append(entry)
+        self._parts = [entry.text] if isinstance(entry, MessageEntry) else []
+        self._parts_len = len(entry.text) if isinstance(entry, MessageEntry) else 0
+        self._parts_dirty = False
+        self._index(index, entry)
+        self._changed(index)
+        return index
+
+    def _message(self, update: AgentSessionUpdate) -> bool:
         if update.content is None:
-            return state
+            return False
+        role = _ROLES[update.kind]
         text = update.text or ""
         non_text = () if update.content.type == "text" else (update.content.type,)
-        last = state.entries[-1] if state.entries else None
+        last = self._entries[-1] if self._entries else None
         # A synthesized prompt is always a whole message: prompt ids restart with each connection.
-        joins = update.raw.get("synthesized") is not True
         if (
-            joins
+            update.raw.get("synthesized") is not True
             and isinstance(last, MessageEntry)
             and last.role == role
             and last.message_id == update.message_id
         ):
-            merged = replace(last, text=last.text + text, non_text=last.non_text + non_text)
-            return replace(state, entries=_replace_entry(state.entries, len(state.entries) - 1, merged))
+            room = MESSAGE_CHAR_LIMIT - self._parts_len if last.dropped == 0 else 0
+            kept = text if len(text) <= room else text[: max(room, 0)]
+            if kept:
+                self._parts.append(kept)
+                self._parts_len += len(kept)
+                self._parts_dirty = True
+            if len(kept) < len(text) or non_text:
+                self._entries[-1] = replace(
+                    last, non_text=last.non_text + non_text, dropped=last.dropped + len(text) - len(kept)
+                )
+            self._changed(len(self._entries) - 1)
+            return True
+        kept = text[:MESSAGE_CHAR_LIMIT]
         entry = MessageEntry(
             role=role,
-            text=text,
+            text=kept,
             message_id=update.message_id,
             timestamp=update.timestamp,
             non_text=non_text,
+            dropped=len(text) - len(kept),
             attachments=parse_attachments(update.raw.get("attachments")),
         )
-        return replace(state, entries=(*state.entries, entry))
-    if kind in ("tool_call", "tool_call_update"):
+        self._add(entry)
+        return True
+
+    def _tool(self, update: AgentSessionUpdate) -> bool:
         call = update.tool_call
         if call is None:
-            return state
-        for index, existing in enumerate(state.entries):
-            if isinstance(existing, ToolEntry) and existing.tool_call_id == call.tool_call_id:
-                return replace(
-                    state, entries=_replace_entry(state.entries, index, _merge_tool(existing, call))
-                )
-        return replace(
-            state, entries=(*state.entries, _merge_tool(ToolEntry(tool_call_id=call.tool_call_id), call))
-        )
-    if kind == "plan":
+            return False
+        index = self._tools.get(call.tool_call_id)
+        if index is None:
+            self._add(_merge_tool(ToolEntry(tool_call_id=call.tool_call_id), call))
+        else:
+            existing = self._entries[index]
+            assert isinstance(existing, ToolEntry)
+            self._set(index, _merge_tool(existing, call))
+        return True
+
+    def _plan_update(self, update: AgentSessionUpdate) -> bool:
         view = PlanView(entries=update.plan or ())
-        for index, existing in enumerate(state.entries):
-            if isinstance(existing, PlanView):
-                return replace(state, entries=_replace_entry(state.entries, index, view))
-        return replace(state, entries=(*state.entries, view))
-    if kind == "usage_update":
-        return replace(state, usage=update.usage) if update.usage not in (None, state.usage) else state
-    if kind == "session_info_update":
+        if self._plan is None:
+            self._add(view)
+        else:
+            self._set(self._plan, view)
+        return True
+
+    def _usage_update(self, update: AgentSessionUpdate) -> bool:
+        if update.usage in (None, self._usage):
+            return False
+        self._usage = update.usage
+        return True
+
+    def _info(self, update: AgentSessionUpdate) -> bool:
         title = session_title(update)
-        return replace(state, title=title) if title not in (None, state.title) else state
-    if kind in _PERMISSION_KINDS:
-        return _fold_permission(state, update)
-    if kind == "turn_end":  # silo_nb's journaled turn outcome (sessions/_turns.py): status as it ended
-        return _fold_turn_end(state, update)
-    if kind in METADATA_KINDS:
-        return state
-    return replace(state, other=(*state.other, kind))
+        if title in (None, self._title):
+            return False
+        self._title = title
+        return True
 
+    def _turn_end(self, update: AgentSessionUpdate) -> bool:
+        """silo_nb's journaled turn outcome (``sessions/_turns.py``): the status as the turn ended live;
+        ``raw.outcome`` finished/cancelled/failed sets it, and the stop reason and error replace."""
+        raw = update.raw
+        outcome, stop, error = raw.get("outcome"), raw.get("stopReason"), raw.get("error")
+        if outcome in ("finished", "cancelled", "failed"):
+            self._status = outcome
+        self._stop_reason = stop if isinstance(stop, str) else None
+        self._error = error if isinstance(error, str) else None
+        self._snapshot = None
+        return True
 
-def _fold_permission(state: TranscriptState, update: AgentSessionUpdate) -> TranscriptState:
-    """A permission request, or its decision: one entry per request.
+    def _permission(self, update: AgentSessionUpdate) -> bool:
+        """A permission request, or its decision: one entry per request.
 
-    A request always adds an entry; a decision answers the latest unanswered entry with its ``requestId``
-    (ids restart with each connection, so an older unanswered one from a dead connection stays as it
-    was). Decision lines journaled before request lines existed carry no ``requestId``; they match the
-    last unanswered entry of the same tool call, or stand alone."""
-    raw = update.raw
-    decided = update.kind == "permission_decision"
-    request_id = raw.get("requestId") if isinstance(raw.get("requestId"), str) else None
-    choice = raw.get("optionId") if decided else None
-    entry = PermissionEntry(
-        tool_call_id=str(raw.get("toolCallId") or ""),
-        title=str(raw.get("title") or ""),
-        options=tuple((o.option_id, o.name, o.kind) for o in parse_permission_options(raw.get("options"))),
-        choice=choice if isinstance(choice, str) else None,
-        answered=decided,
-        request_id=request_id,
-    )
-    for index in range(len(state.entries) - 1, -1, -1) if decided else ():
-        existing = state.entries[index]
-        if not isinstance(existing, PermissionEntry) or existing.answered:
-            continue
-        same = (
-            existing.request_id == request_id
-            if request_id is not None
-            else existing.tool_call_id == entry.tool_call_id
+        A request always adds an entry; a decision answers the latest unanswered entry with its
+        ``requestId`` (ids restart with each connection, so an older unanswered one from a dead connection
+        stays as it was). Decision lines journaled before request lines existed carry no ``requestId``;
+        they match the last unanswered entry of the same tool call, or stand alone."""
+        raw = update.raw
+        decided = update.kind == "permission_decision"
+        request_id = raw.get("requestId") if isinstance(raw.get("requestId"), str) else None
+        choice = raw.get("optionId") if decided else None
+        options = parse_permission_options(raw.get("options"))
+        entry = PermissionEntry(
+            tool_call_id=str(raw.get("toolCallId") or ""),
+            title=str(raw.get("title") or ""),
+            options=tuple((o.option_id, o.name, o.kind) for o in options),
+            choice=choice if isinstance(choice, str) else None,
+            answered=decided,
+            request_id=request_id,
         )
-        if same:
-            return replace(state, entries=_replace_entry(state.entries, index, entry))
-    return replace(state, entries=(*state.entries, entry))
+        if decided:
+            opened = (
+                self._open_by_request.get(request_id)
+                if request_id is not None
+                else self._open_by_tool.get(entry.tool_call_id)
+            )
+            while opened:  # answered ones (through the other index) are dropped lazily
+                index = opened.pop()
+                existing = self._entries[index]
+                if isinstance(existing, PermissionEntry) and not existing.answered:
+                    self._set(index, entry)
+                    return True
+        self._add(entry)
+        return True
+
+    def _metadata(self, update: AgentSessionUpdate) -> bool:
+        return False
+
+    def _unknown(self, update: AgentSessionUpdate) -> bool:
+        kind = update.kind[:_KIND_NAME_LIMIT]
+        if kind not in self._other and len(self._other) >= OTHER_KIND_LIMIT:
+            kind = _OTHER_OVERFLOW
+        self._other[kind] = self._other.get(kind, 0) + 1
+        return True
 
 
-def _fold_turn_end(state: TranscriptState, update: AgentSessionUpdate) -> TranscriptState:
-    """``raw.outcome`` (finished/cancelled/failed) becomes the status; stop reason and error replace."""
-    outcome, stop, error = (update.raw.get(key) for key in ("outcome", "stopReason", "error"))
-    return replace(
-        state,
-        status=outcome if outcome in ("finished", "cancelled", "failed") else state.status,
-        stop_reason=stop if isinstance(stop, str) else None,
-        error=error if isinstance(error, str) else None,
-    )
+_Handler = Callable[[TranscriptBuilder, AgentSessionUpdate], bool]
+_metadata: _Handler = TranscriptBuilder._metadata
+_unknown: _Handler = TranscriptBuilder._unknown
+# One dispatch on the update's kind; kinds not here are metadata (ignored) or unknown (counted).
+_HANDLERS: dict[str, _Handler] = {
+    **dict.fromkeys(_ROLES, TranscriptBuilder._message),
+    "tool_call": TranscriptBuilder._tool,
+    "tool_call_update": TranscriptBuilder._tool,
+    "plan": TranscriptBuilder._plan_update,
+    "usage_update": TranscriptBuilder._usage_update,
+    "session_info_update": TranscriptBuilder._info,
+    "permission_request": TranscriptBuilder._permission,
+    "permission_decision": TranscriptBuilder._permission,
+    "turn_end": TranscriptBuilder._turn_end,
+}
+
+
+def fold(state: TranscriptState, update: AgentSessionUpdate) -> TranscriptState:
+    """The transcript after ``update``. Never raises; never mutates ``state``; entries it did not touch
+    are shared. One step costs O(entries) (indexing ``state``): fold streams with :func:`fold_all` or a
+    :class:`TranscriptBuilder`."""
+    builder = TranscriptBuilder(state)
+    return builder.state if builder.apply(update) else state
 
 
 def fold_all(updates: Iterable[AgentSessionUpdate], state: TranscriptState | None = None) -> TranscriptState:
-    result = state or TranscriptState()
+    """Every update folded in turn, in linear time."""
+    builder = TranscriptBuilder(state)
     for update in updates:
-        result = fold(result, update)
-    return result
+        builder.apply(update)
+    return builder.state
 
 
 def with_status(

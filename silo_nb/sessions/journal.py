@@ -349,6 +349,12 @@ class JournalFiles:
             self._forget(path)
         return read_lines(path)
 
+    def flush(self, path: Path) -> bool:  # False: its live writer cannot write now (read() has the lines)
+        live = self._live.get(path)
+        if live is not None:
+            live.flush()
+        return live is None or not live.pending
+
     def writer(self, path: Path, seed: list[str], *, rewrite: bool = False) -> JournalWriter:
         """A writer on ``path`` seeded with ``seed`` (``rewrite``: the file becomes exactly ``seed``).
         A closed writer on the same file whose lines are not on disk yet hands them over."""

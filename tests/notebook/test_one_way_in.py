@@ -64,7 +64,7 @@ async def test_a_permission_answered_by_a_listener_shows_once(workspace: Workspa
     view, journal, _ = await live_and_restored(workspace, lambda request: request.respond("allow-once"))
     live = [e for e in view.state.entries if isinstance(e, PermissionEntry)]
     assert len(live) == 1 and live[0].choice == "allow-once" and live[0].answered
-    assert view.body.value.count("Permission:") == 1
+    assert view.html.count("Permission:") == 1
     restored = [e for e in fold_all(journal).entries if isinstance(e, PermissionEntry)]
     assert restored == live
     view.close_all()
@@ -97,7 +97,7 @@ async def test_the_live_view_and_the_static_bundle_render_alike(workspace: Works
     """The cell must not jump when the turn ends: the live body is exactly the saved HTML."""
     view, journal, _ = await live_and_restored(workspace, lambda r: r.respond("allow-once"))
     assert view.state.title == "Penguin cleanup"  # a title arrived during the turn, and must not add a row
-    live_html = view.body.value
+    live_html = view.html
     static_html = static_bundle(view.state, metadata={}, title="", label=view.label)[0]["text/html"]
     assert live_html == static_html
     assert 'class="silo-header"' in live_html and "<h1" in live_html

@@ -296,7 +296,8 @@ def test_metadata_makes_no_entry_and_is_not_other(kind: str) -> None:
 
 def test_unknown_kinds_are_counted_in_order() -> None:
     state = fold_all([wire("vendor_x"), say("a"), wire("vendor_y"), wire("vendor_x"), asked("r1")])
-    assert state.other == ("vendor_x", "vendor_y", "vendor_x")
+    assert state.other == (("vendor_x", 2), ("vendor_y", 1))  # first-arrival order, counted
+    assert state.other_count == 3
     assert [type(e).__name__ for e in state.entries] == ["MessageEntry", "PermissionEntry"]
 
 
@@ -476,4 +477,68 @@ def test_random_streams_fold_like_a_simple_model() -> None:
         assert sum(isinstance(e, PlanView) for e in whole.entries) == min(
             1, sum(u.kind == "plan" for u in updates)
         )
-        assert whole.other == tuple(u.kind for u in updates if u.kind == "vendor_x")
+        vendor = sum(u.kind == "vendor_x" for u in updates)
+        assert whole.other == ((("vendor_x", vendor),) if vendor else ())
+
+
+# -- cost and bounds (issue 10 item 2, issue 8 item 6) ----------------------------------------------
+
+
+def test_the_builder_is_linear_in_tool_calls_and_unknown_kinds() -> None:
+    """20,000 distinct tool calls, each updated, plus 20,000 unknown kinds: quadratic work took minutes."""
+    import time
+
+    calls = [wire("tool_call", toolCallId=f"t{i}", title=f"Step {i}") for i in range(20_000)]
+    updates = [
+        *calls,
+        *(wire("tool_call_update", toolCallId=f"t{i}", status="completed") for i in range(20_000)),
+    ]
+    updates += [wire(f"vendor_{i}") for i in range(20_000)]
+    started = time.perf_counter()
+    state = fold_all(updates)
+    assert time.perf_counter() - started < 5.0  # ~0.1 s here; generous for a loaded CI
+    assert len(state.entries) == 20_000
+    assert all(isinstance(e, ToolEntry) and e.status == "completed" for e in state.entries)
+    # Unknown kinds: a bounded number of names, every update counted.
+    assert len(state.other) <= 33 and state.other_count == 20_000
+    assert state.other[-1][0] == "…"
+
+
+def test_a_message_is_joined_once_per_snapshot_and_bounded() -> None:
+    from silo_nb.notebook import transcript
+
+    builder = transcript.TranscriptBuilder()
+    for i in range(50_000):
+        builder.apply(say(f"token {i} "))
+    (entry,) = builder.state.entries
+    assert isinstance(entry, MessageEntry) and entry.text.endswith("token 49999 ") and entry.dropped == 0
+    big = "x" * (transcript.MESSAGE_CHAR_LIMIT - len(entry.text) + 10)
+    builder.apply(say(big))
+    builder.apply(say("more"))
+    (entry,) = builder.state.entries
+    assert len(entry.text) == transcript.MESSAGE_CHAR_LIMIT and entry.dropped == 14  # said, not silent
+
+
+def test_builder_reports_which_entries_changed() -> None:
+    from silo_nb.notebook.transcript import TranscriptBuilder
+
+    builder = TranscriptBuilder()
+    builder.apply(prompt("go"))
+    builder.apply(wire("tool_call", toolCallId="a"))
+    cursor = builder.change_cursor
+    builder.apply(say("hi"))
+    builder.apply(wire("tool_call_update", toolCallId="a", status="completed"))
+    assert builder.changes_since(cursor) == {1, 2}
+    assert builder.changes_since(builder.change_cursor) == set()
+    before = builder.state
+    builder.apply(say(" there"))
+    after = builder.state
+    assert before.entries[:2] == after.entries[:2] and before.entries[0] is after.entries[0]
+    assert after.reply_text == "hi there" and before.reply_text == "hi"  # a snapshot never changes
+
+
+def test_a_decision_answers_by_request_id_in_constant_time() -> None:
+    updates = [asked(f"r{i}", f"c{i}") for i in range(5_000)]
+    updates += [decided(f"r{i}", "once", f"c{i}") for i in range(5_000)]
+    state = fold_all(updates)
+    assert len(state.entries) == 5_000 and all(e.answered for e in state.entries)

@@ -24,9 +24,9 @@ from IPython.core.error import UsageError
 from silo_nb.notebook import turns
 from silo_nb.notebook.attachments import attachment_blocks, file_blocks, interpolate
 from silo_nb.notebook.cells import execute_cell_id, fallback_cell_key
+from silo_nb.notebook.journal_index import find_turn
 from silo_nb.notebook.magics.args import argument, magic_arguments, one_line, parse, split
 from silo_nb.notebook.magics.waker import waker
-from silo_nb.notebook.transcript import split_turns
 
 if TYPE_CHECKING:
     from silo_nb.notebook.magics.connections import Connection, NotebookSession
@@ -195,11 +195,9 @@ def _metadata(connection: Connection, handle: AgentSessionHandle) -> dict[str, A
 async def _turn_in_journal(
     session: NotebookSession, handle: AgentSessionHandle, cell_id: str, text: str
 ) -> list[AgentSessionUpdate] | None:
-    """The last turn of this session's journal sent from ``cell_id`` with this very text, if any."""
-    journal = await session.service.sessions.read_journal(handle.session_id, workspace_id=handle.workspace_id)
-    found: list[AgentSessionUpdate] | None = None
-    for turn in split_turns(journal):
-        first = turn[0]
-        if first.kind == "user_message_chunk" and first.raw.get("cellId") == cell_id and first.text == text:
-            found = turn
-    return found
+    """The last turn of this session's journal sent from ``cell_id`` with this very text, if any
+    (the journal is indexed once per kernel, then only what was appended: ``journal_index``)."""
+    if not handle.session_id:
+        return None
+    journals = session.service.sessions.journals
+    return find_turn(journals, journals.path(handle.workspace_id, handle.session_id), cell_id, text)

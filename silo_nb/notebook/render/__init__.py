@@ -5,9 +5,10 @@
   ``label``, the live and the saved output have the same header row, headings and width.
 - Modules by job: :mod:`.html`, :mod:`.markdown` (the transcript as Markdown text), :mod:`.text`;
   :mod:`.styles` (every colour, font and inline style), :mod:`.labels` (status words, icons, numbers,
-  diffs, cuts), :mod:`.md_html` (agent Markdown → HTML with markdown-it-py), :mod:`.code` (Pygments).
-- Nothing reads clocks or files; the only state is :func:`entry_html`'s cache, keyed by the identity
-  of immutable entries, so it never changes what a call returns.
+  diffs, cuts), :mod:`.md_html` (agent Markdown → HTML with markdown-it-py), :mod:`.code` (Pygments),
+  :mod:`.live` (a streaming turn's entries: Markdown blocks cached, long parts cut until the end).
+- Nothing reads clocks or files; the only state is caches that never change what a call returns:
+  :func:`entry_html`'s (by the identity of immutable entries), diffs (by content), streaming blocks.
 """
 
 from __future__ import annotations

@@ -33,9 +33,14 @@ from silo_nb.notebook.transcript import (
 from silo_nb.sessions.models import AgentToolCallContent
 
 __all__ = [
+    "box_html",
+    "empty_html",
     "entry_html",
+    "footer_html",
+    "message_body_html",
     "pill_html",
     "status_badge_html",
+    "tool_html",
     "transcript_body_html",
     "transcript_html",
     "turn_header_html",
@@ -45,7 +50,7 @@ AGENT_MARKDOWN_LIMIT = 100_000  # longer agent text is shown plain: parsing it w
 _COLLAPSE_LINES = 12  # tool text longer than this is collapsed in a <details>
 _COLLAPSE_CHARS = 1_500
 _OPEN_DIFF_LINES = 40  # diffs up to this long start expanded
-_CACHE_ENTRIES = 4_096
+_CACHE_ENTRIES = 65_536  # bounded by _CACHE_CHARS too; a 20,000-call turn must not thrash it
 _CACHE_CHARS = 32_000_000
 
 _cache: dict[int, tuple[Entry, str]] = {}  # id(entry) -> (entry, html); the entry is kept, so ids stay unique
@@ -64,7 +69,10 @@ def _muted(text: str) -> str:
 
 
 def _non_text_html(entry: MessageEntry) -> str:
-    return _muted(f"+ {', '.join(entry.non_text)}") if entry.non_text else ""
+    dropped = (
+        _muted(f"… {entry.dropped:,} more characters not kept (over the limit)") if entry.dropped else ""
+    )
+    return dropped + (_muted(f"+ {', '.join(entry.non_text)}") if entry.non_text else "")
 
 
 def _agent_markdown(text: str) -> str:
@@ -91,18 +99,20 @@ def _user_html(entry: MessageEntry) -> str:
     )
 
 
-def _agent_html(entry: MessageEntry) -> str:
-    body = _agent_markdown(entry.text) + _non_text_html(entry)
-    return f'<div class="silo-agent" style="margin:4px 0">{body}</div>'
-
-
-def _thought_html(entry: MessageEntry) -> str:
+def message_body_html(entry: MessageEntry, body: str) -> str:
+    """An agent or thought message around ``body`` (its text as HTML)."""
+    if entry.role == "agent":
+        return f'<div class="silo-agent" style="margin:4px 0">{body}{_non_text_html(entry)}</div>'
     return (
         '<details class="silo-thought" style="margin:4px 0;opacity:.65">'
         '<summary style="cursor:pointer;font-style:italic">Thinking</summary>'
         f'<div style="padding-left:.8em;border-left:2px solid {styles.rgba(styles.GREY, 0.35)}">'
-        f"{_agent_markdown(entry.text)}</div></details>"
+        f"{body}{_non_text_html(entry)}</div></details>"
     )
+
+
+def _agent_html(entry: MessageEntry) -> str:
+    return message_body_html(entry, _agent_markdown(entry.text))
 
 
 # -- tool calls -------------------------------------------------------------------------------------
@@ -131,11 +141,15 @@ def _tool_text_html(text: str, entry: ToolEntry) -> str:
 
 
 def _diff_html(content: AgentToolCallContent) -> str:
-    lines = labels.diff_lines(content.old_text, content.new_text)
-    added, removed = labels.diff_counts(lines)
+    shown = labels.diff(content.old_text, content.new_text)
+    added, removed = shown.added, shown.removed
     new_file = " · new file" if content.old_text is None else ""
     rows = []
-    for line in lines[: labels.DIFF_LINE_LIMIT]:
+    if shown.truncated:
+        rows.append(
+            f'<div style="padding:0 6px;{styles.MUTED};font-style:italic">{esc(shown.truncated)}</div>'
+        )
+    for line in shown.shown:
         if line.startswith("+"):
             background = f"background:{styles.rgba(styles.GREEN, 0.18)}"
         elif line.startswith("-"):
@@ -143,10 +157,10 @@ def _diff_html(content: AgentToolCallContent) -> str:
         else:
             background = styles.MUTED if line.startswith("@@") else ""
         rows.append(f'<div style="white-space:pre;padding:0 6px;{background}">{esc(line) or " "}</div>')
-    if len(lines) > labels.DIFF_LINE_LIMIT:
-        more = len(lines) - labels.DIFF_LINE_LIMIT
+    if shown.total > len(shown.shown):
+        more = shown.total - len(shown.shown)
         rows.append(f'<div style="padding:0 6px;{styles.MUTED}">… {more:,} more lines</div>')
-    if not lines:
+    if not shown.total:
         rows.append(f'<div style="padding:0 6px;{styles.MUTED}">(no changes)</div>')
     summary = (
         f'<summary style="cursor:pointer;{styles.MONO}">{esc(content.path or "diff")} '
@@ -157,7 +171,7 @@ def _diff_html(content: AgentToolCallContent) -> str:
         f'<div style="{styles.MONO};line-height:1.4;overflow-x:auto;margin-top:2px;padding:2px 0;'
         f'border:1px solid {styles.rgba(styles.GREY, 0.3)};border-radius:4px">{"".join(rows)}</div>'
     )
-    is_open = " open" if len(lines) <= _OPEN_DIFF_LINES else ""
+    is_open = " open" if shown.total <= _OPEN_DIFF_LINES else ""
     return f'<details class="silo-diff"{is_open} style="margin:3px 0">{summary}{box}</details>'
 
 
@@ -171,7 +185,7 @@ def _tool_content_html(content: AgentToolCallContent, entry: ToolEntry) -> str:
     return _muted(labels.block_label(content.content) if content.type == "content" else f"[{content.type}]")
 
 
-def _tool_html(entry: ToolEntry) -> str:
+def tool_html(entry: ToolEntry) -> str:
     status = entry.status or "pending"
     rgb = labels.TOOL_STATUS_COLOURS.get(status, styles.GREY)
     kind = entry.kind or "other"
@@ -237,12 +251,12 @@ def _permission_html(entry: PermissionEntry) -> str:
 def _message_html(entry: MessageEntry) -> str:
     if not entry.text and not entry.non_text and not entry.attachments:
         return ""
-    return {"user": _user_html, "agent": _agent_html}.get(entry.role, _thought_html)(entry)
+    return _user_html(entry) if entry.role == "user" else _agent_html(entry)
 
 
 def _render_entry(entry: Entry) -> str:
     return labels.by_kind(
-        entry, message=_message_html, tool=_tool_html, plan=_plan_html, permission=_permission_html
+        entry, message=_message_html, tool=tool_html, plan=_plan_html, permission=_permission_html
     )
 
 
@@ -293,13 +307,25 @@ def _footer_html(state: TranscriptState, meta: str | None, *, with_status: bool)
     )
 
 
+def empty_html(state: TranscriptState) -> str:
+    """What a transcript with no entry shows."""
+    waiting = "Waiting for the agent…" if state.status == "running" else "No messages."
+    return f'<div style="font-style:italic;opacity:.6">{waiting}</div>'
+
+
+def footer_html(state: TranscriptState, meta: str | None = None, *, with_status: bool = True) -> str:
+    return _footer_html(state, meta, with_status=with_status)
+
+
 def transcript_body_html(state: TranscriptState, *, meta: str | None = None, with_status: bool = True) -> str:
     """The entries and the footer, without the outer box (for a widget that draws its own header)."""
-    body = [part for part in map(entry_html, state.entries) if part]
-    if not body:
-        waiting = "Waiting for the agent…" if state.status == "running" else "No messages."
-        body.append(f'<div style="font-style:italic;opacity:.6">{waiting}</div>')
+    body = [part for part in map(entry_html, state.entries) if part] or [empty_html(state)]
     return "".join(body) + _footer_html(state, meta, with_status=with_status)
+
+
+def box_html(inner: str) -> str:
+    """The transcript's outer box around ``inner``."""
+    return f'<div class="silo-transcript" style="{styles.BOX}">{inner}</div>'
 
 
 def transcript_html(
@@ -318,7 +344,7 @@ def transcript_html(
             f'<div class="silo-title" style="font-weight:600;margin-bottom:4px">{esc(heading)}</div>'
         )
     parts.append(transcript_body_html(state, meta=meta, with_status=label is None))
-    return f'<div class="silo-transcript" style="{styles.BOX}">{"".join(parts)}</div>'
+    return box_html("".join(parts))
 
 
 def status_badge_html(activity: str, *, elapsed: float | None = None) -> str:

@@ -14,9 +14,9 @@ import html
 import json
 import math
 import re
-from collections import Counter
+from collections import OrderedDict
 from collections.abc import Callable
-from functools import lru_cache
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from silo_nb.notebook.render import styles
@@ -34,7 +34,9 @@ from silo_nb.sessions.prompt_attachments import PromptAttachment
 TOOL_TEXT_LIMIT = 20_000  # characters of one tool text block kept in the HTML and Markdown
 DIFF_LINE_LIMIT = 400  # diff lines kept per diff
 TEXT_TOOL_LIMIT = 2_000  # characters of one tool text block kept in the plain text
-_DIFF_MAX_INPUT_LINES = 20_000  # beyond this, no line matching: old lines removed, new lines added
+DIFF_INPUT_LINES = 600  # lines of each side a diff compares (difflib is quadratic on some inputs)
+_DIFF_CACHE_ENTRIES = 1_024
+_DIFF_CACHE_CHARS = 64_000_000
 
 KIND_ICONS = {
     "read": "≡",
@@ -137,9 +139,9 @@ def footer_parts(state: TranscriptState, meta: str | None, *, with_status: bool 
     if usage:
         parts.append(usage)
     if state.other:
-        counts = Counter(state.other)
-        kinds = ", ".join(f"{kind} ×{n}" if n > 1 else kind for kind, n in counts.items())
-        parts.append(f"{len(state.other)} update{'s' if len(state.other) != 1 else ''} not shown ({kinds})")
+        total = state.other_count
+        kinds = ", ".join(f"{kind} ×{n:,}" if n > 1 else kind for kind, n in state.other)
+        parts.append(f"{total:,} update{'s' if total != 1 else ''} not shown ({kinds})")
     if meta:
         parts.append(meta)
     return parts
@@ -170,21 +172,68 @@ def elapsed_text(seconds: float) -> str:
     return f"{total // 3600} h {total % 3600 // 60:02d} m"
 
 
-@lru_cache(maxsize=64)
-def diff_lines(old: str | None, new: str | None) -> tuple[str, ...]:
-    """Unified diff lines (``@@`` hunks, ``-``/``+``/`` `` lines); ``old`` None means a new file."""
+@dataclass(frozen=True)
+class Diff:
+    """A diff as shown: at most :data:`DIFF_LINE_LIMIT` lines, the counts of all, and why it is partial."""
+
+    shown: tuple[str, ...]  # ``@@`` hunks, ``-``/``+``/`` `` lines
+    total: int  # lines in the whole diff
+    added: int
+    removed: int
+    truncated: str | None = None  # a "diff truncated" note when the inputs were over the limit
+
+
+_diffs: OrderedDict[tuple[str | None, str | None], Diff] = OrderedDict()
+_diff_chars = 0
+
+
+def diff(old: str | None, new: str | None) -> Diff:
+    """The diff of ``old`` → ``new`` (``old`` None: a new file), computed once per content.
+
+    Line matching (difflib) is quadratic on some inputs (10,000 interleaved lines took 18 s): only the
+    first :data:`DIFF_INPUT_LINES` lines of each side are compared, with a note saying so. Results are
+    kept (LRU, bounded by count and characters), keyed by the texts themselves: a tool call updated
+    again, or rendered again in another format, does not diff again.
+    """
+    global _diff_chars
+    key = (old, new)
+    hit = _diffs.pop(key, None)
+    if hit is None:
+        hit = _compute_diff(old, new)
+        _diff_chars += len(old or "") + len(new or "")
+    _diffs[key] = hit
+    while len(_diffs) > _DIFF_CACHE_ENTRIES or (_diff_chars > _DIFF_CACHE_CHARS and len(_diffs) > 1):
+        (old_text, new_text), _ = _diffs.popitem(last=False)
+        _diff_chars -= len(old_text or "") + len(new_text or "")
+    return hit
+
+
+def _compute_diff(old: str | None, new: str | None) -> Diff:
     old_lines = old.splitlines() if old is not None else []
     new_lines = new.splitlines() if new is not None else []
-    if old is None or new is None or len(old_lines) + len(new_lines) > _DIFF_MAX_INPUT_LINES:
-        return tuple(["-" + line for line in old_lines] + ["+" + line for line in new_lines])
-    diff = difflib.unified_diff(old_lines, new_lines, lineterm="", n=3)
-    return tuple(line for index, line in enumerate(diff) if index >= 2)  # skip the ---/+++ header
-
-
-def diff_counts(lines: tuple[str, ...]) -> tuple[int, int]:
+    truncated = None
+    if old is not None and new is not None and max(len(old_lines), len(new_lines)) > DIFF_INPUT_LINES:
+        truncated = (
+            f"diff truncated: the first {DIFF_INPUT_LINES:,} of {len(old_lines):,} old and "
+            f"{len(new_lines):,} new lines compared"
+        )
+        old_lines, new_lines = old_lines[:DIFF_INPUT_LINES], new_lines[:DIFF_INPUT_LINES]
+    if old is None or new is None:
+        lines: list[str] | tuple[str, ...] = [
+            *("-" + line for line in old_lines),
+            *("+" + line for line in new_lines),
+        ]
+    else:
+        diff_iter = difflib.unified_diff(old_lines, new_lines, lineterm="", n=3)
+        lines = [line for index, line in enumerate(diff_iter) if index >= 2]  # skip the ---/+++ header
     added = sum(1 for line in lines if line.startswith("+"))
     removed = sum(1 for line in lines if line.startswith("-"))
-    return added, removed
+    return Diff(tuple(lines[:DIFF_LINE_LIMIT]), len(lines), added, removed, truncated)
+
+
+def diff_lines(old: str | None, new: str | None) -> tuple[str, ...]:
+    """The lines shown of the diff of ``old`` → ``new`` (see :func:`diff`)."""
+    return diff(old, new).shown
 
 
 def cut(text: str, limit: int) -> str:

@@ -261,12 +261,14 @@ def _tool_md(entry: ToolEntry) -> str:
     body: list[str] = []
     for content in entry.content:
         if content.type == "diff":
-            lines = labels.diff_lines(content.old_text, content.new_text)
+            diff = labels.diff(content.old_text, content.new_text)
             path = content.path or "diff"
             header = ["--- /dev/null" if content.old_text is None else f"--- {path}", f"+++ {path}"]
-            shown = list(lines[: labels.DIFF_LINE_LIMIT])
-            if len(lines) > labels.DIFF_LINE_LIMIT:
-                shown.append(f"… {len(lines) - labels.DIFF_LINE_LIMIT:,} more lines")
+            shown = list(diff.shown)
+            if diff.total > len(diff.shown):
+                shown.append(f"… {diff.total - len(diff.shown):,} more lines")
+            if diff.truncated:
+                body.append(f"- _{_md_escape(diff.truncated)}_")
             body += _md_fence("\n".join(header + shown), "diff")
         elif content.type == "terminal":
             body.append(f"- terminal {_md_code(content.terminal_id or '?')}")
@@ -299,6 +301,8 @@ def _permission_md(entry: PermissionEntry) -> str:
 
 def _message_md(entry: MessageEntry) -> str:
     extra = [f"_+ {_md_escape(', '.join(entry.non_text))}_"] if entry.non_text else []
+    if entry.dropped:
+        extra.insert(0, f"_… {entry.dropped:,} more characters not kept (over the limit)_")
     if entry.role == "user":
         attached = [
             f"- {labels.ATTACHMENT_ICON} {_md_escape(labels.attachment_text(a))}" for a in entry.attachments
@@ -331,8 +335,8 @@ def transcript_markdown(
     """The transcript as GitHub-flavoured Markdown (no raw HTML of ours; fences always balanced).
 
     The whole result is checked once more with raw HTML on (pieces that are inert alone could combine);
-    a transcript that fails, or whose text is over ``TRANSCRIPT_MARKDOWN_LIMIT`` (making it inert would
-    stall the kernel), is given as its plain-text form in a fence: inert whatever it holds."""
+    a transcript that fails, or whose text or Markdown is over ``TRANSCRIPT_MARKDOWN_LIMIT`` (making it
+    inert would stall the kernel), is given as its plain-text form in a fence: inert whatever it holds."""
     if _text_size(state) > TRANSCRIPT_MARKDOWN_LIMIT:
         return _fenced_text(state, title=title, meta=meta, label=label)
     parts = labels.compose(
@@ -346,6 +350,10 @@ def transcript_markdown(
         footer=lambda pieces: "_" + " · ".join(map(_md_escape, pieces)) + "_",
     )
     result = "\n\n".join(parts) + "\n"
+    if len(result) > TRANSCRIPT_MARKDOWN_LIMIT or len(state.entries) > TRANSCRIPT_MARKDOWN_ENTRIES:
+        # Many small entries (20,000 tool calls) make a long Markdown even with little text: checking it
+        # as a whole would stall the kernel for seconds, so it is fenced like a long text.
+        return _fenced_text(state, title=title, meta=meta, label=label)
     if not _inert(_CHECK.parse(result)):
         log.warning("a transcript's Markdown was not inert as a whole; saved as plain text in a fence")
         return _fenced_text(state, title=title, meta=meta, label=label)
@@ -353,6 +361,7 @@ def transcript_markdown(
 
 
 TRANSCRIPT_MARKDOWN_LIMIT = 150_000  # characters of agent and tool text in one transcript
+TRANSCRIPT_MARKDOWN_ENTRIES = 1_000  # entries: markdown-it needs ~0.3 s per 1,000 list items
 
 
 def _text_size(state: TranscriptState) -> int:

@@ -35,12 +35,14 @@ def _tool_text(entry: ToolEntry) -> list[str]:
         body.append("at " + ", ".join(locations))
     for content in entry.content:
         if content.type == "diff":
-            diff = labels.diff_lines(content.old_text, content.new_text)
+            diff = labels.diff(content.old_text, content.new_text)
+            if diff.truncated:
+                body.append(diff.truncated)
             body.append(f"--- {'/dev/null' if content.old_text is None else content.path or 'diff'}")
             body.append(f"+++ {content.path or 'diff'}")
-            body += diff[: labels.DIFF_LINE_LIMIT]
-            if len(diff) > labels.DIFF_LINE_LIMIT:
-                body.append(f"… {len(diff) - labels.DIFF_LINE_LIMIT:,} more lines")
+            body += diff.shown
+            if diff.total > len(diff.shown):
+                body.append(f"… {diff.total - len(diff.shown):,} more lines")
         elif content.type == "terminal":
             body.append(f"terminal {content.terminal_id or '?'}")
         elif content.type == "content" and content.content is not None and content.content.type == "text":
@@ -59,6 +61,8 @@ def _message_text(entry: MessageEntry) -> list[str]:
     pad = " " * len(prefix)
     attached = [f"{pad}{labels.ATTACHMENT_ICON} {labels.attachment_text(a)}" for a in entry.attachments]
     extra = attached + ([f"{pad}+ {', '.join(entry.non_text)}"] if entry.non_text else [])
+    if entry.dropped:
+        extra.insert(0, f"{pad}… {entry.dropped:,} more characters not kept (over the limit)")
     if not entry.text and extra:
         return [f"{prefix}{extra[0].lstrip()}", *extra[1:]]
     return _prefixed(prefix, entry.text) + extra if entry.text or extra else []

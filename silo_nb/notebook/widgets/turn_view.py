@@ -2,12 +2,14 @@
 
 - The widget only displays. It watches a :class:`~silo_nb.notebook.live.LiveTranscript` that its owner
   (the ``Turn``) feeds from ``handle.on_transcript`` — the agent's updates and the synthesized prompt and
-  permission lines, exactly what the journal holds — and ends with a status. The body is rendered with
-  ``render.transcript_html(state, label=...)``: the very box, header row included, that the static bundle
-  saves, so nothing above the controls moves when the turn ends.
+  permission lines, exactly what the journal holds — and ends with a status. The body is a
+  :class:`~silo_nb.notebook.widgets.live_body.LiveBody`: the static bundle's box (header row included) as
+  segments, of which only those that changed are sent, paced to a bounded rate whatever the turn's
+  length; :attr:`html` is what it shows, and equals the saved HTML once the turn has ended.
 - Re-rendering is throttled (:class:`~silo_nb.notebook.widgets.throttle.Throttle`): a burst of chunks
-  costs at most one ``HTML.value`` message per ``throttle`` seconds; :meth:`flush` and the end of the turn
-  render at once. Only the small badge beside Stop ticks once a second while running.
+  costs at most one render per ``throttle`` seconds; :meth:`flush` and the end of the turn render at
+  once. Only the small badge beside Stop ticks once a second while running. Long replies are cut while
+  streaming; "Show all" lifts the cut.
 - Permission requests still waiting for an answer become :class:`PermissionRow` s (buttons) under the
   transcript; what was asked and decided reaches the transcript as updates, never from the rows.
 - The Stop button (and its Python twin :meth:`stop`) only calls ``on_stop`` — typically
@@ -22,9 +24,10 @@ from collections.abc import Callable
 from typing import Any
 
 from silo_nb.notebook.live import LiveTranscript
-from silo_nb.notebook.render import status_badge_html, transcript_html
+from silo_nb.notebook.render import status_badge_html
 from silo_nb.notebook.transcript import TranscriptState
 from silo_nb.notebook.widgets._common import close_tree, ipw, log
+from silo_nb.notebook.widgets.live_body import LiveBody
 from silo_nb.notebook.widgets.permission_row import PermissionRow
 from silo_nb.notebook.widgets.throttle import Throttle, Ticker
 from silo_nb.sessions.models import AgentPermissionRequest
@@ -60,6 +63,7 @@ class TurnView(ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
         self._closed = False
         self._rows: list[PermissionRow] = []
         self._throttle = Throttle(throttle, self._render)
+        self._forced = False
         self._ticker = Ticker(1.0, self._render_header)
 
         self.badge: Any = ipw.HTML(value=self._badge_html())
@@ -71,15 +75,23 @@ class TurnView(ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
             layout=ipw.Layout(width="auto"),
         )
         self.stop_button.on_click(lambda _button: self.stop())
+        self.show_all_button: Any = ipw.Button(
+            description="Show all",
+            tooltip="Show the long parts of this turn whole now (they are whole once it ends)",
+            layout=ipw.Layout(width="auto", display="none"),
+        )
+        self.show_all_button.on_click(lambda _button: self.show_all())
         # The body is the very box the static bundle shows (header row included), so nothing above the
         # transcript moves when the turn ends; only the controls below it go away.
-        self.body: Any = ipw.HTML(value=self._body_html())
+        self.body = LiveBody(label)
+        self._cursor = self.transcript.change_cursor
+        self.body.render(self.transcript.state, None)
         self.permissions: Any = ipw.VBox(children=[])
         self.controls: Any = ipw.HBox(
-            children=[self.badge, self.stop_button],
+            children=[self.show_all_button, self.badge, self.stop_button],
             layout=ipw.Layout(align_items="center", justify_content="flex-end"),
         )
-        super().__init__(children=[self.body, self.permissions, self.controls])
+        super().__init__(children=[self.body.box, self.permissions, self.controls])
         self._ticker.start()
         self._watching = self.transcript.watch(self._transcript_changed)
 
@@ -96,8 +108,13 @@ class TurnView(ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
         return tuple(self._rows)
 
     @property
+    def html(self) -> str:
+        """The transcript HTML the live view holds (the saved transcript's, once the turn ended)."""
+        return self.body.html
+
+    @property
     def running(self) -> bool:
-        return self.transcript.state.status == "running"
+        return self.transcript.status == "running"
 
     @property
     def elapsed(self) -> float:
@@ -145,9 +162,19 @@ class TurnView(ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
             log.exception("the turn's on_stop callback raised")
         return True
 
+    def show_all(self) -> None:
+        """The "Show all" button's twin: long replies and tool output whole from now on."""
+        self.body.show_all()
+        self.show_all_button.layout.display = "none"
+        self._throttle.poke()
+
     def flush(self) -> None:
-        """Render now if an update is waiting for the throttle."""
-        self._throttle.flush()
+        """Render now, all of it (past the pacing budgets), if an update is waiting for the throttle."""
+        self._forced = True
+        try:
+            self._throttle.flush()
+        finally:
+            self._forced = False
 
     def close_all(self) -> None:
         """Close this view and every widget in it; timers are cancelled, later calls do nothing."""
@@ -164,7 +191,7 @@ class TurnView(ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
         self._throttle.poke()
 
     def _activity(self) -> str:
-        status = self.transcript.state.status
+        status = self.transcript.status
         if status != "running":
             return _ENDED_ACTIVITY.get(status, "idle")
         return "blocked" if any(not row.answered for row in self._rows) else "working"
@@ -172,10 +199,6 @@ class TurnView(ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
     def _badge_html(self) -> str:
         elapsed = self.elapsed if self.running else None
         return status_badge_html(self._activity(), elapsed=elapsed)
-
-    def _body_html(self) -> str:
-        # title="": a turn needs no session title above its own prompt (the static bundle agrees).
-        return transcript_html(self.transcript.state, title="", label=self.label)
 
     def _render_header(self) -> None:
         if self._closed:
@@ -187,5 +210,12 @@ class TurnView(ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
             return
         for row in self._rows:
             row.refresh()
-        self.body.value = self._body_html()
+        changed = self.transcript.changes_since(self._cursor)
+        self._cursor = self.transcript.change_cursor
+        done = self.body.render(self.transcript.state, changed, force=self._forced)
+        display = "" if self.body.cut and self.running else "none"
+        if self.show_all_button.layout.display != display:
+            self.show_all_button.layout.display = display
         self._render_header()
+        if not done:
+            self._throttle.poke()  # the rest at the next tick, within the budgets

@@ -1,0 +1,144 @@
+"""``1+1`` round trips in a REAL kernel while a ``%%prompt --bg`` turn streams, vs the same kernel idle.
+
+A kernel (jupyter_client, as a browser would drive it) loads silo_nb and connects to
+``benchmarks/scenario_agent.py``; then, per round: ``1+1`` is sent every 20 ms for 1 s with nothing
+running (the reference), and then from the moment a ``%%prompt --bg <scenario>`` cell is sent until its
+static transcript replaces the live view (the figure). Rounds alternate; the median of the rounds' p95s
+is shown. Scenarios (issue 10, issue 8):
+
+- ``chunks 100000``; ``mixed 20000`` (text, tool calls, updates with diffs); ``tools 20000`` (20,000
+  distinct tool calls); ``markdown 1000000`` (1 MB of pathological Markdown);
+- ``next 100000``: a turn of 100,000 chunks first (not timed), then the figure is the next ``%%prompt``
+  of a new cell (its restore check reads the journal) and its short turn.
+
+``--silo-path DIR`` runs the kernel on another copy of silo_nb (the "before" figure).
+
+Run: ``python benchmarks/kernel_latency.py SCENARIO SIZE [--rounds 3]``; rewrites the section
+"kernel latency: SCENARIO SIZE (<label>)" of RESULTS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from _results import write_section
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+from tests.integration.kernel_harness import KernelHarness  # noqa: E402
+
+
+def p95(samples: list[float]) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+
+
+async def ping(kernel: KernelHarness, until: Any, *, gap: float = 0.02, limit: float = 600) -> list[float]:
+    """``1+1`` round trips (seconds) until ``until()`` is true."""
+    samples: list[float] = []
+    started = time.perf_counter()
+    while not until() and time.perf_counter() - started < limit:
+        sent = time.perf_counter()
+        await kernel.reply(kernel.execute("1+1"), timeout=limit)
+        samples.append(time.perf_counter() - sent)
+        await asyncio.sleep(gap)
+    return samples
+
+
+def swapped(kernel: KernelHarness, msg_id: str) -> bool:
+    """The prompt cell's live view was replaced by its static transcript (the turn ended)."""
+    return any(
+        m["msg_type"] == "update_display_data" and "text/markdown" in m["content"].get("data", {})
+        for m in kernel.outputs(msg_id)
+    )
+
+
+async def prompt_round(kernel: KernelHarness, text: str, cell: str) -> list[float]:
+    msg_id = kernel.execute(f"%%prompt --bg\n{text}", cell_id=cell)
+    samples = await ping(kernel, lambda: swapped(kernel, msg_id))
+    await kernel.reply(msg_id)
+    return samples
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("scenario", choices=["chunks", "mixed", "tools", "markdown", "next"])
+    parser.add_argument("size", type=int)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--silo-path", default=str(HERE.parent))
+    parser.add_argument("--label", default="after")
+    parser.add_argument("--profile", default=None, help="write a pyinstrument profile of the kernel here")
+    args = parser.parse_args()
+    root = Path(tempfile.mkdtemp(prefix="silo-bench-latency-"))
+    profiles = root / "profiles.json"
+    agent = {
+        "id": "bench",
+        "label": "Bench",
+        "command": sys.executable,
+        "args": [str(HERE / "scenario_agent.py")],
+    }
+    profiles.write_text(json.dumps({"profiles": [agent]}))
+    env = {
+        "SILO_NB_DATA_DIR": str(root / "data"),
+        "SILO_NB_PROFILES": str(profiles),
+        "PYTHONPATH": args.silo_path,
+        "PYDEVD_DISABLE_FILE_VALIDATION": "1",
+    }
+    (root / "work").mkdir()
+    kernel = await KernelHarness.start(root / "work", env)
+    try:
+        await kernel.run("%load_ext silo_nb")
+        await kernel.run("%silo connect bench")
+        if args.profile:
+            await kernel.run("from pyinstrument import Profiler\n_prof = Profiler(async_mode='disabled')")
+        figures, references = [], []
+        for round_ in range(args.rounds):
+            idle_until = time.perf_counter() + 1.0
+            references.append(p95(await ping(kernel, lambda t=idle_until: time.perf_counter() > t)))
+            if args.profile:
+                await kernel.run("_prof.start()")
+            if args.scenario == "next":
+                await prompt_round(kernel, f"chunks {args.size}", f"fill-{round_}")  # not timed
+                samples = await prompt_round(kernel, "chunks 10", f"next-{round_}")
+            else:
+                samples = await prompt_round(kernel, f"{args.scenario} {args.size}", f"cell-{round_}")
+            figures.append(p95(samples))
+            if args.profile:
+                code = f"_prof.stop()\nopen({args.profile!r}, 'w').write(_prof.output_text(color=False))"
+                await kernel.run(code)
+            print(
+                f"round {round_}: idle p95 {references[-1] * 1000:.0f} ms, streaming p95 "
+                f"{figures[-1] * 1000:.0f} ms over {len(samples)} pings, max {max(samples) * 1000:.0f} ms"
+            )
+    finally:
+        await kernel.stop()
+    fig, ref = statistics.median(figures), statistics.median(references)
+    what = {
+        "next": f"the next %%prompt after a turn of {args.size:,} chunks (journal ≥ {args.size:,} updates)",
+        "chunks": f"a turn of {args.size:,} text chunks",
+        "mixed": f"a turn of {args.size:,} mixed updates (text, tool calls, updates with diffs)",
+        "tools": f"a turn of {args.size:,} distinct tool calls (each then completed)",
+        "markdown": f"a turn of {args.size / 1e6:g} MB of pathological Markdown",
+    }[args.scenario]
+    lines = [
+        f"{args.label}: `1+1` round trip in a real kernel during {what}; {args.rounds} alternating rounds",
+        f"p95 while streaming: {fig * 1000:,.0f} ms (median of rounds: "
+        + ", ".join(f"{f * 1000:,.0f}" for f in figures)
+        + ")",
+        f"p95 idle (ref):      {ref * 1000:,.0f} ms",
+        f"ratio: {fig / ref:.1f}",
+    ]
+    print("\n".join(lines))
+    write_section(f"kernel latency: {args.scenario} {args.size} ({args.label})", lines)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

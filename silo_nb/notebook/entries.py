@@ -1,0 +1,112 @@
+"""The transcript's values: frozen entries and ``TranscriptState`` (what every renderer reads).
+
+Entries are immutable and replaced, never mutated, when an update changes them: renderers cache their
+output by entry identity. The reducer that builds them is ``transcript.py``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from silo_nb.sessions.models import (
+    AgentPlanEntry,
+    AgentSessionUsage,
+    AgentToolCallContent,
+    AgentToolCallLocation,
+)
+from silo_nb.sessions.prompt_attachments import PromptAttachment
+
+__all__ = [
+    "Entry",
+    "MessageEntry",
+    "PermissionEntry",
+    "PlanView",
+    "Role",
+    "ToolEntry",
+    "TranscriptState",
+    "TurnStatus",
+]
+
+TurnStatus = Literal["running", "finished", "cancelled", "failed", "restored"]
+Role = Literal["user", "agent", "thought"]
+
+
+@dataclass(frozen=True)
+class MessageEntry:
+    role: Role
+    text: str
+    message_id: str | None = None
+    timestamp: str | None = None
+    non_text: tuple[str, ...] = ()  # content block types that are not text (an image, a resource…)
+    dropped: int = 0  # characters beyond MESSAGE_CHAR_LIMIT, not kept (said where the text is shown)
+    attachments: tuple[PromptAttachment, ...] = ()  # what a synthesized prompt sent besides its text
+
+
+@dataclass(frozen=True)
+class ToolEntry:
+    tool_call_id: str
+    title: str | None = None
+    kind: str | None = None
+    status: str | None = None
+    content: tuple[AgentToolCallContent, ...] = ()
+    locations: tuple[AgentToolCallLocation, ...] = ()
+    raw_input: Any = None
+    raw_output: Any = None
+
+
+@dataclass(frozen=True)
+class PlanView:
+    entries: tuple[AgentPlanEntry, ...]
+
+
+@dataclass(frozen=True)
+class PermissionEntry:
+    """A permission the agent asked for, and what was chosen (``choice`` None: cancelled/unanswered)."""
+
+    tool_call_id: str
+    title: str
+    options: tuple[tuple[str, str, str], ...]  # (option_id, name, kind)
+    choice: str | None = None
+    answered: bool = False
+    request_id: str | None = None
+
+    @property
+    def choice_name(self) -> str | None:
+        return next((name for option_id, name, _ in self.options if option_id == self.choice), None)
+
+
+Entry = MessageEntry | ToolEntry | PlanView | PermissionEntry
+
+
+@dataclass(frozen=True)
+class TranscriptState:
+    entries: tuple[Entry, ...] = ()
+    usage: AgentSessionUsage | None = None
+    title: str | None = None
+    status: TurnStatus = "running"
+    stop_reason: str | None = None
+    error: str | None = None
+    # Kinds we do not render: (kind, count) in order of first arrival.
+    other: tuple[tuple[str, int], ...] = field(default=())
+
+    def tool(self, tool_call_id: str) -> ToolEntry | None:
+        return next(
+            (e for e in self.entries if isinstance(e, ToolEntry) and e.tool_call_id == tool_call_id), None
+        )
+
+    @property
+    def plan(self) -> PlanView | None:
+        return next((e for e in self.entries if isinstance(e, PlanView)), None)
+
+    @property
+    def other_count(self) -> int:
+        return sum(count for _, count in self.other)
+
+    @property
+    def prompt_text(self) -> str:
+        return "".join(e.text for e in self.entries if isinstance(e, MessageEntry) and e.role == "user")
+
+    @property
+    def reply_text(self) -> str:
+        return "".join(e.text for e in self.entries if isinstance(e, MessageEntry) and e.role == "agent")

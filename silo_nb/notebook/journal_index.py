@@ -1,0 +1,184 @@
+"""Which turn of a journal a ``%%prompt`` cell sent: read once per kernel, then only what was appended.
+
+- After a restart, "Run All" asks for every ``%%prompt`` cell whether its turn is already in the journal
+  (same cell id, same text). Reading and parsing the whole journal for each cell cost ~1.5 s per cell at
+  50k lines; this index reads a journal once per kernel and, when the file has grown, only the bytes
+  appended since (the journal is append-only; a rewrite — ``os.replace`` of a load reconciliation —
+  changes the inode, and a shorter file means it was replaced too: both re-read from the start).
+- Only lines that mention ``user_message_chunk`` are parsed while indexing (a byte search, in C); the
+  other lines are just counted as "not a user chunk". A turn's updates are parsed when a cell asks for
+  that turn, and only its own lines (read back by byte range).
+- Turn boundaries follow :func:`~silo_nb.notebook.transcript.split_turns`: a user chunk starts a turn if
+  silo_nb synthesized it or the update before it is not a user chunk (lines that do not parse skipped).
+- The cyclic GC is paused while a turn's lines are parsed (see :func:`_gc_paused`).
+- A live writer is flushed first (``JournalFiles.flush``); while it cannot write, the file is behind and
+  the journal is read whole through the session layer instead, as before.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import logging
+import os
+import re
+from collections import OrderedDict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from silo_nb.notebook.transcript import split_turns
+from silo_nb.sessions.journal import JournalFiles, parse_lines
+from silo_nb.sessions.models import AgentSessionUpdate
+
+__all__ = ["JournalIndex", "find_turn"]
+
+log = logging.getLogger("silo_nb.notebook")
+
+_MARK = b"user_message_chunk"
+_KEEP = 16  # journals indexed per kernel
+_NONBLANK = re.compile(rb"\S")
+
+
+@dataclass
+class JournalIndex:
+    """Where the turns of one journal file start, and the cell and text of each prompt."""
+
+    path: Path
+    identity: tuple[int, int] = (0, 0)  # (st_dev, st_ino)
+    stat_key: tuple[int, int] = (-1, -1)  # (st_size, st_mtime_ns) when last refreshed
+    consumed: int = 0  # bytes indexed: up to and including the last newline seen
+    boundaries: list[int] = field(default_factory=list)  # byte offset of each turn's first line
+    prompts: dict[str, list[tuple[int, str | None]]] = field(default_factory=dict)  # cell → (turn, text)
+    last_user_end: int = -1  # offset of the newline ending the last user chunk line
+
+    def refresh(self) -> None:
+        """Index what was appended since the last call (everything, if the file was replaced)."""
+        try:
+            info = os.stat(self.path)
+        except OSError:
+            self._reset((0, 0))
+            return
+        identity = (info.st_dev, info.st_ino)
+        if identity != self.identity or info.st_size < self.consumed:
+            self._reset(identity)
+        key = (info.st_size, info.st_mtime_ns)
+        if key == self.stat_key:
+            return
+        try:
+            with open(self.path, "rb") as handle:
+                handle.seek(self.consumed)
+                data = handle.read()
+        except OSError as exc:
+            log.warning("could not read the journal %s: %s", self.path, exc)
+            return
+        end = data.rfind(b"\n") + 1  # a torn last line waits until it is whole
+        self._scan(data[:end], self.consumed)
+        self.consumed += end
+        self.stat_key = key
+
+    def _reset(self, identity: tuple[int, int]) -> None:
+        self.identity, self.stat_key, self.consumed = identity, (-1, -1), 0
+        self.boundaries, self.prompts = [], {}
+        self.last_user_end = -1
+
+    def _scan(self, data: bytes, base: int) -> None:
+        position = 0
+        while (hit := data.find(_MARK, position)) >= 0:
+            start = data.rfind(b"\n", 0, hit) + 1
+            end = data.find(b"\n", hit)
+            position = end + 1
+            updates = parse_lines([data[start:end].decode("utf-8", "replace")])
+            if not updates or updates[0].kind != "user_message_chunk":
+                continue
+            update = updates[0]
+            if update.raw.get("synthesized") is True or not self._follows_user(data, base, start):
+                self.boundaries.append(base + start)
+                cell = update.raw.get("cellId")
+                if isinstance(cell, str):
+                    self.prompts.setdefault(cell, []).append((len(self.boundaries) - 1, update.text))
+            self.last_user_end = base + end
+
+    def _follows_user(self, data: bytes, base: int, start: int) -> bool:
+        """Whether the update before the line at ``base + start`` is the last user chunk (only lines
+        that do not parse in between). Asked only for user chunks silo_nb did not synthesize (an
+        agent's replay), so the lines in between are parsed only then."""
+        if self.last_user_end < 0:
+            return False
+        if self.last_user_end >= base:
+            gap = data[self.last_user_end - base + 1 : start]
+        else:  # the last user line was in an earlier read
+            gap = self._read(self.last_user_end + 1, base) + data[:start]
+        if _blank(gap, 0, len(gap)):
+            return True
+        return not parse_lines(_lines(gap))
+
+    def _read(self, start: int, stop: int) -> bytes:
+        with open(self.path, "rb") as handle:
+            handle.seek(start)
+            return handle.read(stop - start)
+
+    def turn(self, cell_id: str, text: str) -> list[AgentSessionUpdate] | None:
+        """The updates of the last turn sent from ``cell_id`` with this very text, if any."""
+        number = next((n for n, said in reversed(self.prompts.get(cell_id, ())) if said == text), None)
+        if number is None:
+            return None
+        start = self.boundaries[number]
+        stop = self.boundaries[number + 1] if number + 1 < len(self.boundaries) else self.consumed
+        try:
+            data = self._read(start, stop)
+        except OSError as exc:
+            log.warning("could not read the journal %s: %s", self.path, exc)
+            return None
+        with _gc_paused():
+            return parse_lines(_lines(data))
+
+
+@contextlib.contextmanager
+def _gc_paused() -> Iterator[None]:
+    """No cyclic GC while a turn's lines become objects: each collection would walk every object the
+    kernel holds (a resumed session keeps its whole journal parsed), and parsing makes many. Halves the
+    time of a restore at 50k lines; nothing parsed here is cyclic garbage."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _lines(data: bytes) -> list[str]:
+    """Non-blank lines, decoded as ``journal.read_lines`` decodes them."""
+    return [line for line in data.decode("utf-8", "replace").split("\n") if line.strip()]
+
+
+def _blank(data: bytes, start: int, stop: int) -> bool:
+    return _NONBLANK.search(data, start, stop) is None
+
+
+_INDEXES: OrderedDict[Path, JournalIndex] = OrderedDict()
+
+
+def find_turn(journals: JournalFiles, path: Path, cell_id: str, text: str) -> list[AgentSessionUpdate] | None:
+    """The last turn of the journal at ``path`` sent from ``cell_id`` with this very text, if any.
+
+    Indexed once per kernel (and per append); a journal whose live writer cannot write right now is
+    read whole instead (its lines are in memory, not in the file)."""
+    if not journals.flush(path):
+        found = None
+        for turn in split_turns(parse_lines(journals.read(path))):
+            first = turn[0]
+            if (
+                first.kind == "user_message_chunk"
+                and first.raw.get("cellId") == cell_id
+                and first.text == text
+            ):
+                found = turn
+        return found
+    index = _INDEXES.pop(path, None) or JournalIndex(path)
+    _INDEXES[path] = index
+    while len(_INDEXES) > _KEEP:
+        _INDEXES.popitem(last=False)
+    index.refresh()
+    return index.turn(cell_id, text)
