@@ -65,7 +65,7 @@ def test_folding_is_incremental_and_loses_nothing(updates: list[AgentSessionUpda
         if update.kind in ("tool_call", "tool_call_update") and update.tool_call is not None:
             assert whole.tool(update.tool_call.tool_call_id) is not None
         if update.kind not in KNOWN_KINDS:
-            assert update.kind in whole.other  # an unknown kind is counted, never silently dropped
+            assert update.kind in dict(whole.other)  # an unknown kind is counted, never silently dropped
 
 
 @settings(max_examples=examples(200))
