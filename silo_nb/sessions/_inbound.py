@@ -1,7 +1,8 @@
 """What the agent sends to a session, in arrival order: the handle's inbound half (a mixin).
 
-- ``session/update``: parse → message id → side effects (commands, config options, title) → *record*
-  (journal + ``on_transcript``) → turn tracking → ``on_update`` listeners. Once the session is set up,
+- ``session/update``: parse (with the message id; the decoded wire dict becomes ``raw``, uncopied) →
+  side effects (commands, config options, title: only for those kinds) → *record* (journal +
+  ``on_transcript``) → turn tracking → ``on_update`` listeners. Once the session is set up,
   updates for another session id are dropped with a warning (during setup they are the load's replay).
 - ``session/request_permission``: served by the session's ``PermissionDesk``.
 - The connection going away: pending permissions are cancelled and an open agent turn fails.
@@ -11,7 +12,6 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
 from typing import Any
 
 from silo_nb.sessions._host import SessionRegistry
@@ -20,12 +20,17 @@ from silo_nb.sessions._permissions import PermissionDesk
 from silo_nb.sessions._turns import TurnTracker
 from silo_nb.sessions.journal import JournalWriter
 from silo_nb.sessions.models import AgentCommand, AgentSessionUpdate
-from silo_nb.sessions.parse import MessageIdSynthesizer, parse_commands, parse_update, session_title
+from silo_nb.sessions.parse import MessageIdSynthesizer, parse_commands, parse_wire_update, session_title
 from silo_nb.util import ListenerSet
 
 __all__ = ["AgentTraffic"]
 
 log = logging.getLogger("silo_nb.sessions")
+
+# The only kinds that change the session's state besides the transcript (commands, options, title).
+_SIDE_EFFECT_KINDS = frozenset(
+    {"available_commands_update", "current_mode_update", "config_option_update", "session_info_update"}
+)
 
 
 class AgentTraffic:
@@ -62,10 +67,10 @@ class AgentTraffic:
             self._transcript_listeners.emit(update)
 
     def _on_session_update(self, params: Any) -> None:
-        if not isinstance(params, Mapping):
+        if type(params) is not dict:  # what the reader decoded: always a plain dict or not a message
             return
         update_raw = params.get("update")
-        if not isinstance(update_raw, Mapping):
+        if type(update_raw) is not dict:
             return
         sent_for = params.get("sessionId")
         # While the session is being set up, updates under another id are this session's: an agent that
@@ -78,11 +83,12 @@ class AgentTraffic:
         ):
             log.warning("dropped an update for another session (%s) from %s", sent_for, self.label)
             return
-        update = parse_update(update_raw)
+        # The decoded dict itself becomes the update's raw: the reader hands it over and keeps nothing.
+        update = parse_wire_update(update_raw, self._synth)
         if update is None:
             return
-        update = self._synth.apply(update)
-        self._apply_side_effects(update)
+        if update.kind in _SIDE_EFFECT_KINDS:
+            self._apply_side_effects(update)
         self._record(update)
         if self._disposed:
             return

@@ -31,12 +31,23 @@ import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+import orjson
+
 from silo_nb.sessions import _journal_lock
+from silo_nb.sessions._journal_json import update_json
+from silo_nb.sessions._journal_read import parse_lines, read_lines, read_updates
 from silo_nb.sessions.models import AgentSessionUpdate
-from silo_nb.sessions.parse import journal_line_to_update
 from silo_nb.sessions.storage import decode_session_id, ensure_private_dir, journal_path
 
-__all__ = ["FLUSH_DELAY_SECONDS", "JournalFiles", "JournalWriter", "encode_line", "parse_lines", "read_lines"]
+__all__ = [
+    "FLUSH_DELAY_SECONDS",
+    "JournalFiles",
+    "JournalWriter",
+    "encode_line",
+    "parse_lines",
+    "read_lines",
+    "read_updates",
+]
 
 log = logging.getLogger("silo_nb.journal")
 
@@ -45,32 +56,13 @@ WRITE_CHUNK_CHARS = 1 << 20
 
 
 def encode_line(update: AgentSessionUpdate) -> str:
-    return json.dumps(update.to_json(), ensure_ascii=False, separators=(",", ":"))
-
-
-def read_lines(path: Path) -> list[str]:
-    """Every non-blank line of a journal; ``[]`` when it is missing or unreadable. Never raises."""
+    """The journal line of ``update`` (no newline). orjson over :func:`update_json`; what orjson refuses
+    (a lone surrogate, an integer beyond 64 bits, a value that is not JSON) takes the slow path it always
+    took, pydantic's dump and ``json.dumps``, which gives the same values."""
     try:
-        data = path.read_bytes()
-    except OSError:
-        return []
-    text = data.decode("utf-8", "replace")
-    return [line for line in text.split("\n") if line.strip()]
-
-
-def parse_lines(lines: Iterable[str]) -> list[AgentSessionUpdate]:
-    """Lines to updates, skipping any that do not parse or lack a string ``kind``."""
-    updates: list[AgentSessionUpdate] = []
-    for line in lines:
-        try:
-            value = json.loads(line)
-        except json.JSONDecodeError:
-            log.debug("skipped a journal line that is not JSON: %.120s", line)
-            continue
-        update = journal_line_to_update(value)
-        if update is not None:
-            updates.append(update)
-    return updates
+        return orjson.dumps(update_json(update)).decode()
+    except TypeError:  # orjson.JSONEncodeError
+        return json.dumps(update.to_json(), ensure_ascii=False, separators=(",", ":"))
 
 
 class JournalWriter:
@@ -335,6 +327,15 @@ class JournalFiles:
 
     def path(self, workspace_id: str, session_id: str) -> Path:
         return journal_path(self.data_dir, workspace_id, session_id)
+
+    def read_updates(self, path: Path) -> list[AgentSessionUpdate]:
+        """:meth:`read`'s lines as updates (what ``read_journal`` returns), parsed from the file's bytes."""
+        live = self._live.get(path)
+        if live is not None:
+            live.flush()
+            if live.pending or path in self._released:
+                return parse_lines(self.read(path))
+        return read_updates(path)
 
     def read(self, path: Path) -> list[str]:
         """The file's lines, after flushing a live writer on it; while that writer cannot write, its

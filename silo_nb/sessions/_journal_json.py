@@ -1,0 +1,254 @@
+"""An ``AgentSessionUpdate`` as a journal line's JSON value and back (camelCase, absent fields omitted).
+
+- :func:`update_json` is ``update.model_dump(mode="json", by_alias=True, exclude_none=True)`` written out
+  by hand for these few models: a tenth of the cost, and the wire dict kept as ``raw`` is put in as it is
+  (orjson serializes it in C). ``tests/sessions/test_journal_json.py`` checks it against pydantic's dump.
+- :func:`journal_line_to_update` reads a line's value leniently, the way pydantic's validation read it
+  for any line Silo or silo_nb wrote (the golden test checks that), without its cost; a field that is
+  not what the model holds is dropped on its own (the rest of the line is kept), and an unusable line is
+  ``None``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from silo_nb.sessions.models import (
+    AgentContentBlock,
+    AgentPlanEntry,
+    AgentSessionCost,
+    AgentSessionUpdate,
+    AgentSessionUsage,
+    AgentToolCall,
+    AgentToolCallContent,
+    AgentToolCallLocation,
+    built,
+)
+
+__all__ = ["journal_line_to_update", "update_json"]
+
+_BLOCK = (("text", "text"), ("mime_type", "mimeType"), ("uri", "uri"), ("name", "name"))
+_TOOL_CALL = (("title", "title"), ("kind", "kind"), ("status", "status"))
+_TOOL_CALL_RAW = (("raw_input", "rawInput"), ("raw_output", "rawOutput"))
+_TOOL_CONTENT = (
+    ("path", "path"),
+    ("old_text", "oldText"),
+    ("new_text", "newText"),
+    ("terminal_id", "terminalId"),
+)
+_PLAN_ENTRY = (("status", "status"), ("priority", "priority"))
+
+
+def _set_fields(out: dict[str, Any], fields: dict[str, Any], names: tuple[tuple[str, str], ...]) -> None:
+    for attr, key in names:
+        value = fields[attr]
+        if value is not None:
+            out[key] = value
+
+
+def _block_json(block: AgentContentBlock) -> dict[str, Any]:
+    fields = block.__dict__
+    out: dict[str, Any] = {"type": fields["type"]}
+    _set_fields(out, fields, _BLOCK)
+    return out
+
+
+def _tool_content_json(item: AgentToolCallContent) -> dict[str, Any]:
+    fields = item.__dict__
+    out: dict[str, Any] = {"type": fields["type"]}
+    if fields["content"] is not None:
+        out["content"] = _block_json(fields["content"])
+    _set_fields(out, fields, _TOOL_CONTENT)
+    return out
+
+
+def _tool_call_json(call: AgentToolCall) -> dict[str, Any]:
+    fields = call.__dict__
+    out: dict[str, Any] = {"toolCallId": fields["tool_call_id"]}
+    _set_fields(out, fields, _TOOL_CALL)
+    if fields["content"] is not None:
+        out["content"] = [_tool_content_json(item) for item in fields["content"]]
+    if fields["locations"] is not None:
+        out["locations"] = [
+            {"path": loc.path} if loc.line is None else {"path": loc.path, "line": loc.line}
+            for loc in fields["locations"]
+        ]
+    _set_fields(out, fields, _TOOL_CALL_RAW)
+    return out
+
+
+def _usage_json(usage: AgentSessionUsage) -> dict[str, Any]:
+    out: dict[str, Any] = {"used": usage.used, "size": usage.size}
+    if usage.cost is not None:
+        out["cost"] = {"amount": usage.cost.amount, "currency": usage.cost.currency}
+    return out
+
+
+def update_json(update: AgentSessionUpdate) -> dict[str, Any]:
+    """The journal line's value for ``update``: its camelCase JSON with absent fields omitted."""
+    fields = update.__dict__
+    out: dict[str, Any] = {"kind": fields["kind"]}
+    if fields["text"] is not None:
+        out["text"] = fields["text"]
+    if fields["content"] is not None:
+        out["content"] = _block_json(fields["content"])
+    if fields["message_id"] is not None:
+        out["messageId"] = fields["message_id"]
+    if fields["timestamp"] is not None:
+        out["timestamp"] = fields["timestamp"]
+    if fields["tool_call"] is not None:
+        out["toolCall"] = _tool_call_json(fields["tool_call"])
+    if fields["plan"] is not None:
+        out["plan"] = [_entry_json(entry) for entry in fields["plan"]]
+    if fields["usage"] is not None:
+        out["usage"] = _usage_json(fields["usage"])
+    out["raw"] = fields["raw"]
+    return out
+
+
+def _entry_json(entry: AgentPlanEntry) -> dict[str, Any]:
+    fields = entry.__dict__
+    out: dict[str, Any] = {"content": fields["content"]}
+    _set_fields(out, fields, _PLAN_ENTRY)
+    return out
+
+
+# -- reading -----------------------------------------------------------------------------------------
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _number(value: Any) -> int | float | None:
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _block(value: Any) -> AgentContentBlock | None:
+    if not isinstance(value, Mapping) or not isinstance(value.get("type"), str):
+        return None
+    get = value.get
+    return built(
+        AgentContentBlock,
+        {
+            "type": value["type"],
+            "text": _str(get("text")),
+            "mime_type": _str(get("mimeType")),
+            "uri": _str(get("uri")),
+            "name": _str(get("name")),
+        },
+    )
+
+
+def _tool_content(value: Any) -> AgentToolCallContent | None:
+    if not isinstance(value, Mapping) or not isinstance(value.get("type"), str):
+        return None
+    get = value.get
+    return built(
+        AgentToolCallContent,
+        {
+            "type": value["type"],
+            "content": _block(get("content")),
+            "path": _str(get("path")),
+            "old_text": _str(get("oldText")),
+            "new_text": _str(get("newText")),
+            "terminal_id": _str(get("terminalId")),
+        },
+    )
+
+
+def _location(value: Any) -> AgentToolCallLocation | None:
+    if not isinstance(value, Mapping) or not isinstance(value.get("path"), str):
+        return None
+    line = value.get("line")
+    return built(
+        AgentToolCallLocation, {"path": value["path"], "line": int(line) if isinstance(line, int) else None}
+    )
+
+
+def _items(value: Any, read: Any) -> tuple[Any, ...] | None:
+    if not isinstance(value, list):
+        return None
+    return tuple(item for item in map(read, value) if item is not None)
+
+
+def _tool_call(value: Any) -> AgentToolCall | None:
+    if not isinstance(value, Mapping) or not isinstance(value.get("toolCallId"), str):
+        return None
+    get = value.get
+    return built(
+        AgentToolCall,
+        {
+            "tool_call_id": value["toolCallId"],
+            "title": _str(get("title")),
+            "kind": _str(get("kind")),
+            "status": _str(get("status")),
+            "content": _items(get("content"), _tool_content),
+            "locations": _items(get("locations"), _location),
+            "raw_input": get("rawInput"),
+            "raw_output": get("rawOutput"),
+        },
+    )
+
+
+def _entry(value: Any) -> AgentPlanEntry | None:
+    if not isinstance(value, Mapping) or not isinstance(value.get("content"), str):
+        return None
+    return built(
+        AgentPlanEntry,
+        {
+            "content": value["content"],
+            "status": _str(value.get("status")),
+            "priority": _str(value.get("priority")),
+        },
+    )
+
+
+def _usage(value: Any) -> AgentSessionUsage | None:
+    if not isinstance(value, Mapping):
+        return None
+    used, size = _number(value.get("used")), _number(value.get("size"))
+    if used is None or size is None:
+        return None
+    cost = value.get("cost")
+    amount = _number(cost.get("amount")) if isinstance(cost, Mapping) else None
+    currency = cost.get("currency") if isinstance(cost, Mapping) else None
+    return built(
+        AgentSessionUsage,
+        {
+            "used": used,
+            "size": size,
+            "cost": (
+                built(AgentSessionCost, {"amount": amount, "currency": currency})
+                if amount is not None and isinstance(currency, str)
+                else None
+            ),
+        },
+    )
+
+
+def journal_line_to_update(value: Any) -> AgentSessionUpdate | None:
+    """A journal line (Silo's camelCase ``AgentSessionUpdate`` JSON) back to a model; ``None`` if unusable."""
+    if not isinstance(value, Mapping):
+        return None
+    kind = value.get("kind")
+    if not isinstance(kind, str):
+        return None
+    get = value.get
+    raw = get("raw")
+    content, tool_call, plan, usage = get("content"), get("toolCall"), get("plan"), get("usage")
+    return built(
+        AgentSessionUpdate,
+        {
+            "kind": kind,
+            "text": _str(get("text")),
+            "content": None if content is None else _block(content),
+            "message_id": _str(get("messageId")),
+            "timestamp": _str(get("timestamp")),
+            "tool_call": None if tool_call is None else _tool_call(tool_call),
+            "plan": None if plan is None else _items(plan, _entry),
+            "usage": None if usage is None else _usage(usage),
+            "raw": raw if type(raw) is dict else dict(raw) if isinstance(raw, Mapping) else {},
+        },
+    )
