@@ -111,17 +111,31 @@ def cut_depth(value: Any, depth: int, marker: Any) -> Any:
 
 
 def _deeper_than(value: Any, depth: int) -> bool:
-    # Breadth first, one level at a time: no recursion, and only containers are kept between levels.
-    level = [value] if isinstance(value, (dict, list)) else []
-    for _ in range(depth):
-        below: list[Any] = []
-        for container in level:
-            items = container.values() if isinstance(container, dict) else container
-            below.extend(item for item in items if isinstance(item, (dict, list)))
-        if not below:
-            return False
-        level = below
-    return bool(level)
+    # This runs for every update: its first two levels are walked inline (an update is a few small
+    # objects, so that is a handful of type checks and no call); what lies deeper goes depth first.
+    if depth <= 2 or (type(value) is not dict and type(value) is not list):
+        return _deeper(value, depth)
+    for item in value.values() if type(value) is dict else value:
+        kind = type(item)
+        if kind is dict or kind is list:
+            for inner in item.values() if kind is dict else item:
+                if (type(inner) is dict or type(inner) is list) and _deeper(inner, depth - 2):
+                    return True
+        elif isinstance(item, (dict, list)) and _deeper(item, depth - 1):
+            return True
+    return False
+
+
+def _deeper(value: Any, depth: int) -> bool:
+    """Whether ``value`` holds containers more than ``depth`` levels down (itself being level 0)."""
+    if not isinstance(value, (dict, list)):
+        return False
+    if depth <= 0:
+        return True
+    return any(
+        isinstance(item, (dict, list)) and _deeper(item, depth - 1)
+        for item in (value.values() if isinstance(value, dict) else value)
+    )
 
 
 def _cut(value: Any, depth: int, marker: Any) -> Any:

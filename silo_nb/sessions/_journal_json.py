@@ -28,7 +28,6 @@ from silo_nb.sessions.models import (
 
 __all__ = ["journal_line_to_update", "update_json"]
 
-_BLOCK = (("text", "text"), ("mime_type", "mimeType"), ("uri", "uri"), ("name", "name"))
 _TOOL_CALL = (("title", "title"), ("kind", "kind"), ("status", "status"))
 _TOOL_CALL_RAW = (("raw_input", "rawInput"), ("raw_output", "rawOutput"))
 _TOOL_CONTENT = (
@@ -48,9 +47,17 @@ def _set_fields(out: dict[str, Any], fields: dict[str, Any], names: tuple[tuple[
 
 
 def _block_json(block: AgentContentBlock) -> dict[str, Any]:
+    # Written out (no loop, no call): one of these goes into every text chunk's line.
     fields = block.__dict__
     out: dict[str, Any] = {"type": fields["type"]}
-    _set_fields(out, fields, _BLOCK)
+    if (text := fields["text"]) is not None:
+        out["text"] = text
+    if (mime_type := fields["mime_type"]) is not None:
+        out["mimeType"] = mime_type
+    if (uri := fields["uri"]) is not None:
+        out["uri"] = uri
+    if (name := fields["name"]) is not None:
+        out["name"] = name
     return out
 
 
@@ -89,20 +96,20 @@ def update_json(update: AgentSessionUpdate) -> dict[str, Any]:
     """The journal line's value for ``update``: its camelCase JSON with absent fields omitted."""
     fields = update.__dict__
     out: dict[str, Any] = {"kind": fields["kind"]}
-    if fields["text"] is not None:
-        out["text"] = fields["text"]
-    if fields["content"] is not None:
-        out["content"] = _block_json(fields["content"])
-    if fields["message_id"] is not None:
-        out["messageId"] = fields["message_id"]
-    if fields["timestamp"] is not None:
-        out["timestamp"] = fields["timestamp"]
-    if fields["tool_call"] is not None:
-        out["toolCall"] = _tool_call_json(fields["tool_call"])
-    if fields["plan"] is not None:
-        out["plan"] = [_entry_json(entry) for entry in fields["plan"]]
-    if fields["usage"] is not None:
-        out["usage"] = _usage_json(fields["usage"])
+    if (text := fields["text"]) is not None:
+        out["text"] = text
+    if (content := fields["content"]) is not None:
+        out["content"] = _block_json(content)
+    if (message_id := fields["message_id"]) is not None:
+        out["messageId"] = message_id
+    if (timestamp := fields["timestamp"]) is not None:
+        out["timestamp"] = timestamp
+    if (tool_call := fields["tool_call"]) is not None:
+        out["toolCall"] = _tool_call_json(tool_call)
+    if (plan := fields["plan"]) is not None:
+        out["plan"] = [_entry_json(entry) for entry in plan]
+    if (usage := fields["usage"]) is not None:
+        out["usage"] = _usage_json(usage)
     out["raw"] = fields["raw"]
     return out
 
