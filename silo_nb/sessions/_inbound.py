@@ -20,7 +20,7 @@ from silo_nb.sessions._permissions import PermissionDesk
 from silo_nb.sessions._turns import TurnTracker
 from silo_nb.sessions.journal import JournalWriter
 from silo_nb.sessions.models import AgentCommand, AgentSessionUpdate
-from silo_nb.sessions.parse import MessageIdSynthesizer, parse_commands, parse_wire_update, session_title
+from silo_nb.sessions.parse import MessageIdSynthesizer, parse_commands, parse_session_update, session_title
 from silo_nb.util import ListenerSet
 
 __all__ = ["AgentTraffic"]
@@ -57,10 +57,11 @@ class AgentTraffic:
     _transcript_listeners: ListenerSet[[AgentSessionUpdate]]
     _command_listeners: ListenerSet[[]]
 
-    def _record(self, update: AgentSessionUpdate) -> None:
-        """The one way into the transcript: the journal, then ``on_transcript`` listeners."""
+    def _record(self, update: AgentSessionUpdate, value: dict[str, Any] | None = None) -> None:
+        """The one way into the transcript: the journal (``value``: the line's JSON, when the parser made
+        it), then ``on_transcript`` listeners."""
         if self._writer is not None:
-            self._writer.append(update)
+            self._writer.append(update, value)
         else:
             self._early.append(update)
         if not self._disposed:
@@ -84,12 +85,13 @@ class AgentTraffic:
             log.warning("dropped an update for another session (%s) from %s", sent_for, self.label)
             return
         # The decoded dict itself becomes the update's raw: the reader hands it over and keeps nothing.
-        update = parse_wire_update(update_raw, self._synth)
-        if update is None:
+        parsed = parse_session_update(update_raw, self._synth)
+        if parsed is None:
             return
+        update, value = parsed
         if update.kind in _SIDE_EFFECT_KINDS:
             self._apply_side_effects(update)
-        self._record(update)
+        self._record(update, value)
         if self._disposed:
             return
         self._turns.observe(update)

@@ -11,8 +11,11 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
+
+import orjson
 
 from silo_nb.sessions.models import (
     AgentContentBlock,
@@ -26,7 +29,7 @@ from silo_nb.sessions.models import (
     built,
 )
 
-__all__ = ["journal_line_to_update", "update_json"]
+__all__ = ["block_json", "encode_line", "encode_lines", "journal_line_to_update", "update_json"]
 
 _TOOL_CALL = (("title", "title"), ("kind", "kind"), ("status", "status"))
 _TOOL_CALL_RAW = (("raw_input", "rawInput"), ("raw_output", "rawOutput"))
@@ -46,7 +49,7 @@ def _set_fields(out: dict[str, Any], fields: dict[str, Any], names: tuple[tuple[
             out[key] = value
 
 
-def _block_json(block: AgentContentBlock) -> dict[str, Any]:
+def block_json(block: AgentContentBlock) -> dict[str, Any]:
     # Written out (no loop, no call): one of these goes into every text chunk's line.
     fields = block.__dict__
     out: dict[str, Any] = {"type": fields["type"]}
@@ -65,7 +68,7 @@ def _tool_content_json(item: AgentToolCallContent) -> dict[str, Any]:
     fields = item.__dict__
     out: dict[str, Any] = {"type": fields["type"]}
     if fields["content"] is not None:
-        out["content"] = _block_json(fields["content"])
+        out["content"] = block_json(fields["content"])
     _set_fields(out, fields, _TOOL_CONTENT)
     return out
 
@@ -99,7 +102,7 @@ def update_json(update: AgentSessionUpdate) -> dict[str, Any]:
     if (text := fields["text"]) is not None:
         out["text"] = text
     if (content := fields["content"]) is not None:
-        out["content"] = _block_json(content)
+        out["content"] = block_json(content)
     if (message_id := fields["message_id"]) is not None:
         out["messageId"] = message_id
     if (timestamp := fields["timestamp"]) is not None:
@@ -119,6 +122,29 @@ def _entry_json(entry: AgentPlanEntry) -> dict[str, Any]:
     out: dict[str, Any] = {"content": fields["content"]}
     _set_fields(out, fields, _PLAN_ENTRY)
     return out
+
+
+def encode_line(update: AgentSessionUpdate) -> str:
+    """The journal line of ``update`` (no newline). orjson over :func:`update_json`; what orjson refuses
+    (a lone surrogate, an integer beyond 64 bits, a value that is not JSON) takes the slow path it always
+    took, pydantic's dump and ``json.dumps``, which gives the same values."""
+    return _encode(update, update_json(update))
+
+
+def _encode(update: AgentSessionUpdate, value: dict[str, Any]) -> str:
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:  # orjson.JSONEncodeError
+        return json.dumps(update.to_json(), ensure_ascii=False, separators=(",", ":"))
+
+
+def encode_lines(updates: list[AgentSessionUpdate], values: list[dict[str, Any]]) -> list[str]:
+    """The lines of ``updates`` whose journal values are ``values``: one C-speed pass over all of them
+    (orjson's lines never hold a newline), each on its own only when orjson refused one."""
+    try:
+        return b"\n".join(map(orjson.dumps, values)).decode().split("\n")
+    except TypeError:
+        return [_encode(update, value) for update, value in zip(updates, values, strict=True)]
 
 
 # -- reading -----------------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from silo_nb.acp.framing import cut_depth
+from silo_nb.sessions._journal_json import block_json
 from silo_nb.sessions.models import (
     AgentContentBlock,
     AgentPlanEntry,
@@ -36,6 +37,7 @@ __all__ = [
     "MessageIdSynthesizer",
     "parse_content_block",
     "parse_plan",
+    "parse_session_update",
     "parse_tool_call",
     "parse_update",
     "parse_usage",
@@ -213,13 +215,24 @@ def parse_wire_update(
 ) -> AgentSessionUpdate | None:
     """:func:`parse_update` for a dict nothing else holds (just decoded): it becomes ``raw`` as is, cut only
     if something in it nests deeper than ``MAX_RAW_DEPTH``. ``synth`` gives id-less text chunks theirs."""
+    parsed = parse_session_update(update, synth)
+    return None if parsed is None else parsed[0]
+
+
+def parse_session_update(
+    update: dict[str, Any], synth: MessageIdSynthesizer | None
+) -> tuple[AgentSessionUpdate, dict[str, Any] | None] | None:
+    """:func:`parse_wire_update`, and for the common text chunk also its journal value (what
+    ``update_json`` gives), made here from what parsing already has: the wire's own ``content`` object is
+    the journal's when it holds just the type and the text."""
     kind = update.get("sessionUpdate")
     if not isinstance(kind, str):
         return None
     update = cut_depth(update, MAX_RAW_DEPTH, DEPTH_MARKER)
-    text = content = message_id = tool_call = plan = usage = None
+    text = content = message_id = tool_call = plan = usage = block = None
     if kind in TEXT_KINDS:
-        content = parse_content_block(update.get("content"))
+        block = update.get("content")
+        content = parse_content_block(block)
         if content is not None and content.type == "text":
             text = content.text
         message_id = update.get("messageId")
@@ -233,7 +246,7 @@ def parse_wire_update(
         usage = parse_usage(update)
     if synth is not None:
         message_id = synth.message_id(kind, message_id)
-    return built(
+    parsed = built(
         AgentSessionUpdate,
         {
             "kind": kind,
@@ -247,6 +260,17 @@ def parse_wire_update(
             "raw": update,
         },
     )
+    if text is None or message_id is None or content is None:
+        return parsed, None
+    own = type(block) is dict and len(block) == 2 and "text" in block  # exactly {"type": "text", "text": …}
+    value = {
+        "kind": kind,
+        "text": text,
+        "content": block if own else block_json(content),
+        "messageId": message_id,
+        "raw": update,
+    }
+    return parsed, value
 
 
 class MessageIdSynthesizer:

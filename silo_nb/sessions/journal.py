@@ -1,22 +1,20 @@
 """The transcript journal: one ``AgentSessionUpdate`` per line, Silo's camelCase JSON.
 
-- Append-only (an improvement over Silo's whole-file rewrite): new lines are buffered and written by
-  one ``O_APPEND`` write at most 250 ms after the first unwritten line, and at once on :meth:`flush`
-  (every turn end). A crash loses at most that window.
-- The writer also keeps every line in memory (``snapshot_lines``), as Silo's does: a ``session/load``
-  reconciliation and ``handle.journal`` read from it without touching disk.
-- A file whose last line was torn (by a crash, or by a write that failed midway) gets a newline before
-  the next append: checked on a writer's first flush and after every failure, so a torn line can never
-  swallow the next update; readers skip lines that do not parse.
+- Append-only (an improvement over Silo's whole-file rewrite): lines are buffered and written by one
+  ``O_APPEND`` write at most 250 ms after the first unwritten one, and at once on :meth:`flush` (every
+  turn end). A crash loses at most that window. Updates are encoded there too, all at once (orjson over
+  ``_journal_json.update_json``): taking one in costs two list appends (issue 10).
+- The writer keeps every line in memory (``snapshot_lines``), as Silo's does: a ``session/load``
+  reconciliation and ``handle.journal`` read it without touching disk. Reading: ``_journal_read.py``.
+- A file whose last line was torn (a crash, a write that failed midway) gets a newline before the next
+  append: checked on a writer's first flush and after every failure; readers skip lines that do not parse.
 - Nothing accepted is dropped: writes loop over short writes and count the bytes; on ``OSError`` (full
-  disk, ``EFBIG`` from a file-size limit) the lines not wholly written stay buffered and the next flush
-  retries them. Reads of a live file return the buffer while it cannot be written.
-- Failures are reported once per episode: one log warning and ``on_problem(message)``, then
-  ``on_problem(None)`` when the file caught up. Never raised into the kernel.
+  disk, ``EFBIG``) the lines not wholly written stay buffered and the next flush retries them; reads of a
+  live file return the buffer meanwhile. Reported once per episode (a log warning, ``on_problem(message)``,
+  then ``on_problem(None)``), never raised into the kernel.
 - Text UTF-8 cannot encode (lone surrogates, valid JSON) is written as its JSON ``\\uXXXX`` escape.
-- Files are 0600 and folders 0700.
-- :meth:`replace_lines` (load reconciliation) is the one whole-file write: temp file + ``os.replace``;
-  a failed rewrite keeps the old file and is retried by the next flush.
+- Files are 0600 and folders 0700. :meth:`replace_lines` (load reconciliation) is the one whole-file
+  write: temp file + ``os.replace``; a failed rewrite keeps the old file and is retried by the next flush.
 """
 
 from __future__ import annotations
@@ -24,17 +22,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
-import json
 import logging
 import os
 import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
-
-import orjson
+from typing import Any
 
 from silo_nb.sessions import _journal_lock
-from silo_nb.sessions._journal_json import update_json
+from silo_nb.sessions._journal_io import encode_text, ends_torn, reason
+from silo_nb.sessions._journal_json import encode_line, encode_lines, update_json
 from silo_nb.sessions._journal_read import parse_lines, read_lines, read_updates
 from silo_nb.sessions.models import AgentSessionUpdate
 from silo_nb.sessions.storage import decode_session_id, ensure_private_dir, journal_path
@@ -55,16 +52,6 @@ FLUSH_DELAY_SECONDS = 0.25
 WRITE_CHUNK_CHARS = 1 << 20
 
 
-def encode_line(update: AgentSessionUpdate) -> str:
-    """The journal line of ``update`` (no newline). orjson over :func:`update_json`; what orjson refuses
-    (a lone surrogate, an integer beyond 64 bits, a value that is not JSON) takes the slow path it always
-    took, pydantic's dump and ``json.dumps``, which gives the same values."""
-    try:
-        return orjson.dumps(update_json(update)).decode()
-    except TypeError:  # orjson.JSONEncodeError
-        return json.dumps(update.to_json(), ensure_ascii=False, separators=(",", ":"))
-
-
 class JournalWriter:
     """Appends one session's updates to its file.
 
@@ -77,6 +64,9 @@ class JournalWriter:
         self.on_problem: Callable[[str | None], None] | None = None
         self._lines: list[str] = list(seed_lines)
         self._unwritten: list[str] = []
+        # Accepted updates and their journal values, encoded in one pass when lines are needed.
+        self._staged: list[AgentSessionUpdate] = []
+        self._staged_values: list[dict[str, Any]] = []
         self._timer: asyncio.TimerHandle | None = None
         self._abandoned = False
         # The file may end in a torn line: checked on the first flush and after every failure.
@@ -86,10 +76,11 @@ class JournalWriter:
         self._problem: str | None = None
 
     def snapshot_lines(self) -> list[str]:
+        self._encode_staged()
         return list(self._lines)
 
     def __len__(self) -> int:
-        return len(self._lines)
+        return len(self._lines) + len(self._staged)
 
     @property
     def problem(self) -> str | None:
@@ -99,14 +90,31 @@ class JournalWriter:
     @property
     def pending(self) -> bool:
         """Whether some accepted line is not on disk yet."""
-        return bool(self._unwritten) or self._rewrite_pending
+        return bool(self._staged) or bool(self._unwritten) or self._rewrite_pending
 
-    def append(self, update: AgentSessionUpdate) -> None:
-        self.append_line(encode_line(update))
+    def append(self, update: AgentSessionUpdate, value: dict[str, Any] | None = None) -> None:
+        """Accept ``update``; ``value`` is its journal JSON (``update_json(update)``) when the caller has it.
+        Its line is encoded at the next flush or snapshot: an update's model is frozen and its ``raw`` is
+        the agent's data, which nothing changes after parsing (listeners treat it as read-only)."""
+        if self._abandoned:
+            return
+        self._staged.append(update)
+        self._staged_values.append(update_json(update) if value is None else value)
+        if self._timer is None:
+            self._schedule()
+
+    def _encode_staged(self) -> None:
+        if self._staged:
+            updates, values = self._staged, self._staged_values
+            self._staged, self._staged_values = [], []
+            lines = encode_lines(updates, values)
+            self._lines += lines
+            self._unwritten += lines
 
     def append_line(self, line: str) -> None:
         if self._abandoned:
             return
+        self._encode_staged()  # lines stay in the order they were accepted
         self._lines.append(line)
         self._unwritten.append(line)
         self._schedule()
@@ -137,6 +145,7 @@ class JournalWriter:
         self._cancel_timer()
         if self._abandoned:
             return
+        self._encode_staged()
         if self._rewrite_pending:
             self._rewrite()
             return
@@ -148,7 +157,7 @@ class JournalWriter:
             ensure_private_dir(self.path.parent)
             fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
             try:
-                if self._check_tail and _ends_torn(fd):
+                if self._check_tail and ends_torn(fd):
                     _, error = _write_all(fd, b"\n")
                 if error is None:
                     written, error = _write_lines(fd, self._unwritten)
@@ -159,7 +168,7 @@ class JournalWriter:
         if error is not None:
             self._drop_written(written)
             self._check_tail = True
-            self._failed(f"could not write the journal {self.path}: {_reason(error)}")
+            self._failed(f"could not write the journal {self.path}: {reason(error)}")
             return
         self._unwritten.clear()
         self._check_tail = False
@@ -171,7 +180,7 @@ class JournalWriter:
         done = 0
         offset = 0
         for line in self._unwritten:
-            end = offset + len(_encode(line))
+            end = offset + len(encode_text(line))
             if end > count:
                 break
             done += 1
@@ -185,6 +194,7 @@ class JournalWriter:
             return
         self._cancel_timer()
         self._lines = list(lines)
+        self._staged, self._staged_values = [], []
         self._unwritten.clear()
         self._rewrite_pending = True
         self._rewrite()
@@ -207,7 +217,7 @@ class JournalWriter:
                     os.unlink(temp)
                 raise
         except OSError as exc:
-            self._failed(f"could not rewrite the journal {self.path}: {_reason(exc)}")
+            self._failed(f"could not rewrite the journal {self.path}: {reason(exc)}")
             return
         self._rewrite_pending = False
         self._unwritten.clear()
@@ -241,6 +251,8 @@ class JournalWriter:
     def _take_over(self, old: JournalWriter) -> None:
         """Carry on ``old``'s unwritten lines (a reconnect to a file a closed writer could not finish);
         ``old`` becomes inert. Only when this writer's seed is what ``old`` holds, so nothing doubles."""
+        self._encode_staged()
+        old._encode_staged()
         if self._lines == old._lines:
             self._unwritten = list(old._unwritten)
             self._rewrite_pending = old._rewrite_pending
@@ -254,15 +266,9 @@ class JournalWriter:
         """Make the writer inert: later appends and flushes do nothing (before a deletion)."""
         self._cancel_timer()
         self._abandoned = True
+        self._staged, self._staged_values = [], []
         self._unwritten.clear()
         self._rewrite_pending = False
-
-
-def _encode(text: str) -> bytes:
-    # A lone surrogate (valid JSON: "\ud800") cannot be UTF-8; it only occurs inside a JSON string, where
-    # backslashreplace's "\ud800" is the same character's JSON escape. The handler only runs on a
-    # character that fails, so text UTF-8 can encode costs nothing extra and is byte-identical.
-    return text.encode("utf-8", "backslashreplace")
 
 
 def _write_lines(fd: int, lines: list[str]) -> tuple[int, OSError | None]:
@@ -276,7 +282,7 @@ def _write_lines(fd: int, lines: list[str]) -> tuple[int, OSError | None]:
         while end < len(lines) and (end == start or size < WRITE_CHUNK_CHARS):
             size += len(lines[end]) + 1
             end += 1
-        count, error = _write_all(fd, _encode("".join(line + "\n" for line in lines[start:end])))
+        count, error = _write_all(fd, encode_text("".join(line + "\n" for line in lines[start:end])))
         written += count
         if error is not None:
             return written, error
@@ -298,16 +304,6 @@ def _write_all(fd: int, data: bytes) -> tuple[int, OSError | None]:
             return done, OSError(errno.EIO, "a write wrote nothing")
         done += count
     return done, None
-
-
-def _ends_torn(fd: int) -> bool:
-    """Whether the file ends in a partial line (not empty, no final newline)."""
-    size = os.fstat(fd).st_size
-    return size > 0 and os.pread(fd, 1, size - 1) != b"\n"
-
-
-def _reason(exc: OSError) -> str:
-    return exc.strerror or str(exc)
 
 
 class JournalFiles:
