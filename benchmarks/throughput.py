@@ -48,7 +48,7 @@ Client = Callable[[str, int, Path], Awaitable[float]]
 @contextlib.contextmanager
 def null_journal() -> Iterator[None]:
     original = JournalWriter.append
-    JournalWriter.append = lambda self, update: None  # type: ignore[method-assign,assignment]
+    JournalWriter.append = lambda self, update, value=None: None  # type: ignore[method-assign,assignment]
     try:
         yield
     finally:

@@ -2,8 +2,8 @@
 
 - Append-only (an improvement over Silo's whole-file rewrite): lines are buffered and written by one
   ``O_APPEND`` write at most 250 ms after the first unwritten one, and at once on :meth:`flush` (every
-  turn end). A crash loses at most that window. Updates are encoded there too, all at once (orjson over
-  ``_journal_json.update_json``): taking one in costs two list appends (issue 10).
+  turn end). A crash loses at most that window. An update costs one orjson call (over
+  ``_journal_json.update_json``) and a list append; lines become text once per flush (issue 10).
 - The writer keeps every line in memory (``snapshot_lines``), as Silo's does: a ``session/load``
   reconciliation and ``handle.journal`` read it without touching disk. Reading: ``_journal_read.py``.
 - A file whose last line was torn (a crash, a write that failed midway) gets a newline before the next
@@ -31,7 +31,7 @@ from typing import Any
 
 from silo_nb.sessions import _journal_lock
 from silo_nb.sessions._journal_io import encode_text, ends_torn, reason
-from silo_nb.sessions._journal_json import encode_line, encode_lines, update_json
+from silo_nb.sessions._journal_json import decode_lines, encode_line, encode_value, update_json
 from silo_nb.sessions._journal_read import parse_lines, read_lines, read_updates
 from silo_nb.sessions.models import AgentSessionUpdate
 from silo_nb.sessions.storage import decode_session_id, ensure_private_dir, journal_path
@@ -64,9 +64,8 @@ class JournalWriter:
         self.on_problem: Callable[[str | None], None] | None = None
         self._lines: list[str] = list(seed_lines)
         self._unwritten: list[str] = []
-        # Accepted updates and their journal values, encoded in one pass when lines are needed.
-        self._staged: list[AgentSessionUpdate] = []
-        self._staged_values: list[dict[str, Any]] = []
+        # Accepted lines as orjson wrote them, made text in one pass when lines are needed.
+        self._staged: list[bytes] = []
         self._timer: asyncio.TimerHandle | None = None
         self._abandoned = False
         # The file may end in a torn line: checked on the first flush and after every failure.
@@ -94,20 +93,18 @@ class JournalWriter:
 
     def append(self, update: AgentSessionUpdate, value: dict[str, Any] | None = None) -> None:
         """Accept ``update``; ``value`` is its journal JSON (``update_json(update)``) when the caller has it.
-        Its line is encoded at the next flush or snapshot: an update's model is frozen and its ``raw`` is
-        the agent's data, which nothing changes after parsing (listeners treat it as read-only)."""
+        Encoded now (one orjson call: nothing of the update is kept, so nothing outlives it for the
+        collector to walk); the lines become text in one pass per flush or snapshot."""
         if self._abandoned:
             return
-        self._staged.append(update)
-        self._staged_values.append(update_json(update) if value is None else value)
+        self._staged.append(encode_value(update, update_json(update) if value is None else value))
         if self._timer is None:
             self._schedule()
 
     def _encode_staged(self) -> None:
         if self._staged:
-            updates, values = self._staged, self._staged_values
-            self._staged, self._staged_values = [], []
-            lines = encode_lines(updates, values)
+            lines = decode_lines(self._staged)
+            self._staged = []
             self._lines += lines
             self._unwritten += lines
 
@@ -194,7 +191,7 @@ class JournalWriter:
             return
         self._cancel_timer()
         self._lines = list(lines)
-        self._staged, self._staged_values = [], []
+        self._staged = []
         self._unwritten.clear()
         self._rewrite_pending = True
         self._rewrite()
@@ -266,7 +263,7 @@ class JournalWriter:
         """Make the writer inert: later appends and flushes do nothing (before a deletion)."""
         self._cancel_timer()
         self._abandoned = True
-        self._staged, self._staged_values = [], []
+        self._staged = []
         self._unwritten.clear()
         self._rewrite_pending = False
 
