@@ -29,14 +29,7 @@ from silo_nb.sessions.models import (
     built,
 )
 
-__all__ = [
-    "block_json",
-    "decode_lines",
-    "encode_line",
-    "encode_value",
-    "journal_line_to_update",
-    "update_json",
-]
+__all__ = ["block_json", "encode_line", "journal_line_to_update", "update_json"]
 
 _TOOL_CALL = (("title", "title"), ("kind", "kind"), ("status", "status"))
 _TOOL_CALL_RAW = (("raw_input", "rawInput"), ("raw_output", "rawOutput"))
@@ -143,20 +136,6 @@ def _encode(update: AgentSessionUpdate, value: dict[str, Any]) -> str:
         return orjson.dumps(value).decode()
     except TypeError:  # orjson.JSONEncodeError
         return json.dumps(update.to_json(), ensure_ascii=False, separators=(",", ":"))
-
-
-def encode_value(update: AgentSessionUpdate, value: dict[str, Any]) -> bytes:
-    """:func:`encode_line` as bytes, from ``value`` (the caller's ``update_json(update)``). A slow-path
-    line may hold a lone surrogate: kept as such (surrogatepass); :func:`decode_lines` undoes that."""
-    try:
-        return orjson.dumps(value)
-    except TypeError:  # orjson.JSONEncodeError
-        return _encode(update, value).encode("utf-8", "surrogatepass")
-
-
-def decode_lines(encoded: list[bytes]) -> list[str]:
-    """The lines :func:`encode_value` made, as text, in one pass (JSON escapes newlines in strings)."""
-    return b"\n".join(encoded).decode("utf-8", "surrogatepass").split("\n")
 
 
 # -- reading -----------------------------------------------------------------------------------------

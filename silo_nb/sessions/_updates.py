@@ -73,6 +73,11 @@ def parse_content_block(value: Any) -> AgentContentBlock | None:
     if not isinstance(block_type, str):
         return None
     text = value.get("text")
+    if len(value) == 2 and isinstance(text, str):  # {"type", "text"}: the streamed chunk, nothing else
+        return built(
+            AgentContentBlock,
+            {"type": block_type, "text": text, "mime_type": None, "uri": None, "name": None},
+        )
     mime_type = value.get("mimeType")
     uri = value.get("uri")
     name = value.get("name")

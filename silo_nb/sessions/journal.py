@@ -29,9 +29,11 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from silo_nb.sessions import _journal_lock
 from silo_nb.sessions._journal_io import encode_text, ends_torn, reason
-from silo_nb.sessions._journal_json import decode_lines, encode_line, encode_value, update_json
+from silo_nb.sessions._journal_json import encode_line, update_json
 from silo_nb.sessions._journal_read import parse_lines, read_lines, read_updates
 from silo_nb.sessions.models import AgentSessionUpdate
 from silo_nb.sessions.storage import decode_session_id, ensure_private_dir, journal_path
@@ -64,8 +66,9 @@ class JournalWriter:
         self.on_problem: Callable[[str | None], None] | None = None
         self._lines: list[str] = list(seed_lines)
         self._unwritten: list[str] = []
-        # Accepted lines as orjson wrote them, made text in one pass when lines are needed.
-        self._staged: list[bytes] = []
+        # Accepted lines as orjson wrote them (each with its newline), made text when lines are needed.
+        self._staged = bytearray()
+        self._staged_count = 0
         self._timer: asyncio.TimerHandle | None = None
         self._abandoned = False
         # The file may end in a torn line: checked on the first flush and after every failure.
@@ -79,32 +82,38 @@ class JournalWriter:
         return list(self._lines)
 
     def __len__(self) -> int:
-        return len(self._lines) + len(self._staged)
+        return len(self._lines) + self._staged_count
 
     @property
     def problem(self) -> str | None:
-        """The current write failure (a one-line message), ``None`` while the file is up to date."""
-        return self._problem
+        return self._problem  # the current write failure (one line), None while the file is up to date
 
     @property
     def pending(self) -> bool:
         """Whether some accepted line is not on disk yet."""
-        return bool(self._staged) or bool(self._unwritten) or self._rewrite_pending
+        return bool(self._staged_count) or bool(self._unwritten) or self._rewrite_pending
 
     def append(self, update: AgentSessionUpdate, value: dict[str, Any] | None = None) -> None:
         """Accept ``update``; ``value`` is its journal JSON (``update_json(update)``) when the caller has it.
-        Encoded now (one orjson call: nothing of the update is kept, so nothing outlives it for the
-        collector to walk); the lines become text in one pass per flush or snapshot."""
+        Encoded now into one growing buffer, which a flush writes as it is (orjson's output is freed at
+        once: a kept bytes object per line cost more in the allocator than the encoding)."""
         if self._abandoned:
             return
-        self._staged.append(encode_value(update, update_json(update) if value is None else value))
+        value = update_json(update) if value is None else value
+        try:
+            self._staged += orjson.dumps(value, option=orjson.OPT_APPEND_NEWLINE)
+        except TypeError:  # what orjson refuses (a lone surrogate…): the line as text, via encode_line
+            self.append_line(encode_line(update))
+            return
+        self._staged_count += 1
         if self._timer is None:
             self._schedule()
 
     def _encode_staged(self) -> None:
-        if self._staged:
-            lines = decode_lines(self._staged)
-            self._staged = []
+        if self._staged_count:
+            lines = self._staged.decode().split("\n")
+            lines.pop()  # after the last newline (JSON escapes the newlines in strings)
+            self._staged, self._staged_count = bytearray(), 0
             self._lines += lines
             self._unwritten += lines
 
@@ -142,11 +151,12 @@ class JournalWriter:
         self._cancel_timer()
         if self._abandoned:
             return
-        self._encode_staged()
+        if self._unwritten or self._rewrite_pending:
+            self._encode_staged()  # the general case: everything as lines
         if self._rewrite_pending:
             self._rewrite()
             return
-        if not self._unwritten and self._problem is None:
+        if not self._unwritten and not self._staged_count and self._problem is None:
             return
         written = 0
         error: OSError | None = None
@@ -156,12 +166,14 @@ class JournalWriter:
             try:
                 if self._check_tail and ends_torn(fd):
                     _, error = _write_all(fd, b"\n")
-                if error is None:
-                    written, error = _write_lines(fd, self._unwritten)
+                if error is None:  # the buffer as orjson wrote it when it is all there is (streaming)
+                    staged = self._staged if self._staged_count else None
+                    written, error = _write_all(fd, staged) if staged else _write_lines(fd, self._unwritten)
             finally:
                 os.close(fd)
         except OSError as exc:
             error = exc
+        self._encode_staged()  # into the lines kept in memory (and, until written, in _unwritten)
         if error is not None:
             self._drop_written(written)
             self._check_tail = True
@@ -191,7 +203,7 @@ class JournalWriter:
             return
         self._cancel_timer()
         self._lines = list(lines)
-        self._staged = []
+        self._staged, self._staged_count = bytearray(), 0
         self._unwritten.clear()
         self._rewrite_pending = True
         self._rewrite()
@@ -263,7 +275,7 @@ class JournalWriter:
         """Make the writer inert: later appends and flushes do nothing (before a deletion)."""
         self._cancel_timer()
         self._abandoned = True
-        self._staged = []
+        self._staged, self._staged_count = bytearray(), 0
         self._unwritten.clear()
         self._rewrite_pending = False
 
@@ -287,7 +299,7 @@ def _write_lines(fd: int, lines: list[str]) -> tuple[int, OSError | None]:
     return written, None
 
 
-def _write_all(fd: int, data: bytes) -> tuple[int, OSError | None]:
+def _write_all(fd: int, data: bytes | bytearray) -> tuple[int, OSError | None]:
     """Write all of ``data`` (looping over short writes); how many bytes were written, and the error
     that stopped it. A write error writes nothing, so the count is exact."""
     view = memoryview(data)
