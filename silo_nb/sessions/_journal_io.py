@@ -1,13 +1,52 @@
-"""Small pure helpers of the journal writer (``journal.py``): its encoding, its torn-tail check, its wording.
-
-Writes stay in ``journal.py`` (its tests replace that module's ``os`` to script short and failed writes).
+"""Small helpers of the journal writer (``journal.py``): the lines it keeps, its encoding, its torn-tail
+check, its wording. Writes stay in ``journal.py`` (its tests replace that module's ``os`` to script short
+and failed writes).
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 
-__all__ = ["encode_text", "ends_torn", "reason"]
+__all__ = ["LineStore", "encode_text", "ends_torn", "reason"]
+
+
+class LineStore:
+    """Every line a writer accepted, in order: text lines, then whole flushed buffers kept as the bytes
+    that were written, made text only when asked for (a snapshot is rare, a stream of updates is not).
+    So a long session's memory is about its journal's size, and a flush splits nothing."""
+
+    __slots__ = ("_chunks", "_count", "_lines")
+
+    def __init__(self, lines: Iterable[str] = ()) -> None:
+        self._lines = list(lines)
+        self._chunks: list[bytes | bytearray] = []
+        self._count = len(self._lines)
+
+    def __len__(self) -> int:
+        return self._count
+
+    def add_lines(self, lines: list[str]) -> None:
+        self._materialize()
+        self._lines += lines
+        self._count += len(lines)
+
+    def add_chunk(self, data: bytes | bytearray, count: int) -> None:
+        """``count`` lines, each ending in a newline, UTF-8 (what orjson writes); ``data`` is not copied."""
+        self._chunks.append(data)
+        self._count += count
+
+    def lines(self) -> list[str]:
+        """The lines themselves (the caller must not change the list)."""
+        self._materialize()
+        return self._lines
+
+    def _materialize(self) -> None:
+        for chunk in self._chunks:
+            lines = chunk.decode().split("\n")
+            lines.pop()  # after the last newline (JSON escapes the newlines in strings)
+            self._lines += lines
+        self._chunks.clear()
 
 
 def encode_text(text: str) -> bytes:

@@ -2,10 +2,9 @@
 
 - Append-only (an improvement over Silo's whole-file rewrite): lines are buffered and written by one
   ``O_APPEND`` write at most 250 ms after the first unwritten one, and at once on :meth:`flush` (every
-  turn end). A crash loses at most that window. An update costs one orjson call (over
-  ``_journal_json.update_json``) and a list append; lines become text once per flush (issue 10).
-- The writer keeps every line in memory (``snapshot_lines``), as Silo's does: a ``session/load``
-  reconciliation and ``handle.journal`` read it without touching disk. Reading: ``_journal_read.py``.
+  turn end). A crash loses at most that window. An update costs one orjson call into one buffer that a
+  flush writes as is (issue 10). The writer keeps every line in memory (``snapshot_lines``; the flushed
+  buffers as bytes), as Silo's does: a ``session/load`` reconciliation and ``handle.journal`` read it.
 - A file whose last line was torn (a crash, a write that failed midway) gets a newline before the next
   append: checked on a writer's first flush and after every failure; readers skip lines that do not parse.
 - Nothing accepted is dropped: writes loop over short writes and count the bytes; on ``OSError`` (full
@@ -32,7 +31,7 @@ from typing import Any
 import orjson
 
 from silo_nb.sessions import _journal_lock
-from silo_nb.sessions._journal_io import encode_text, ends_torn, reason
+from silo_nb.sessions._journal_io import LineStore, encode_text, ends_torn, reason
 from silo_nb.sessions._journal_json import encode_line, update_json
 from silo_nb.sessions._journal_read import parse_lines, read_lines, read_updates
 from silo_nb.sessions.models import AgentSessionUpdate
@@ -64,22 +63,21 @@ class JournalWriter:
     def __init__(self, path: Path, seed_lines: Iterable[str] = ()) -> None:
         self.path = path
         self.on_problem: Callable[[str | None], None] | None = None
-        self._lines: list[str] = list(seed_lines)
+        self._lines = LineStore(seed_lines)
         self._unwritten: list[str] = []
         # Accepted lines as orjson wrote them (each with its newline), made text when lines are needed.
         self._staged = bytearray()
         self._staged_count = 0
         self._timer: asyncio.TimerHandle | None = None
         self._abandoned = False
-        # The file may end in a torn line: checked on the first flush and after every failure.
-        self._check_tail = True
+        self._check_tail = True  # the file may end in a torn line: checked first and after failures
         # A failed replace_lines: the next flush rewrites the whole file instead of appending.
         self._rewrite_pending = False
         self._problem: str | None = None
 
     def snapshot_lines(self) -> list[str]:
         self._encode_staged()
-        return list(self._lines)
+        return list(self._lines.lines())
 
     def __len__(self) -> int:
         return len(self._lines) + self._staged_count
@@ -95,8 +93,7 @@ class JournalWriter:
 
     def append(self, update: AgentSessionUpdate, value: dict[str, Any] | None = None) -> None:
         """Accept ``update``; ``value`` is its journal JSON (``update_json(update)``) when the caller has it.
-        Encoded now into one growing buffer, which a flush writes as it is (orjson's output is freed at
-        once: a kept bytes object per line cost more in the allocator than the encoding)."""
+        Encoded now into one buffer (orjson's output freed at once: kept, it cost more than encoding)."""
         if self._abandoned:
             return
         value = update_json(update) if value is None else value
@@ -114,14 +111,14 @@ class JournalWriter:
             lines = self._staged.decode().split("\n")
             lines.pop()  # after the last newline (JSON escapes the newlines in strings)
             self._staged, self._staged_count = bytearray(), 0
-            self._lines += lines
+            self._lines.add_lines(lines)
             self._unwritten += lines
 
     def append_line(self, line: str) -> None:
         if self._abandoned:
             return
         self._encode_staged()  # lines stay in the order they were accepted
-        self._lines.append(line)
+        self._lines.add_lines([line])
         self._unwritten.append(line)
         self._schedule()
 
@@ -173,7 +170,10 @@ class JournalWriter:
                 os.close(fd)
         except OSError as exc:
             error = exc
-        self._encode_staged()  # into the lines kept in memory (and, until written, in _unwritten)
+        if error is None and self._staged_count:  # kept as written; made text only if ever asked for
+            self._lines.add_chunk(self._staged, self._staged_count)
+            self._staged, self._staged_count = bytearray(), 0
+        self._encode_staged()  # after a failure: into the lines kept and the lines still to write
         if error is not None:
             self._drop_written(written)
             self._check_tail = True
@@ -202,7 +202,7 @@ class JournalWriter:
         if self._abandoned:
             return
         self._cancel_timer()
-        self._lines = list(lines)
+        self._lines = LineStore(lines)
         self._staged, self._staged_count = bytearray(), 0
         self._unwritten.clear()
         self._rewrite_pending = True
@@ -214,7 +214,7 @@ class JournalWriter:
             fd, temp = tempfile.mkstemp(dir=self.path.parent, prefix=".journal-", suffix=".tmp")
             try:
                 try:
-                    _, error = _write_lines(fd, self._lines)
+                    _, error = _write_lines(fd, self._lines.lines())
                 finally:
                     os.close(fd)
                 if error is not None:
@@ -262,7 +262,7 @@ class JournalWriter:
         ``old`` becomes inert. Only when this writer's seed is what ``old`` holds, so nothing doubles."""
         self._encode_staged()
         old._encode_staged()
-        if self._lines == old._lines:
+        if self._lines.lines() == old._lines.lines():
             self._unwritten = list(old._unwritten)
             self._rewrite_pending = old._rewrite_pending
             self._check_tail = old._check_tail
