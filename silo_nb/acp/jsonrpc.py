@@ -26,7 +26,14 @@ from typing import Any
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream, TaskGroup
 
-from silo_nb.acp.framing import DEFAULT_MAX_LINE_BYTES, MAX_NESTING, LineFramer, decode_line, encode_message
+from silo_nb.acp.errors import INTERNAL_ERROR, METHOD_NOT_FOUND, AcpConnectionClosed, AcpRpcError
+from silo_nb.acp.framing import (
+    DEFAULT_MAX_LINE_BYTES,
+    MAX_NESTING,
+    LineFramer,
+    decode_counted,
+    encode_message,
+)
 
 __all__ = [
     "MAX_NESTING",
@@ -41,50 +48,12 @@ __all__ = [
 
 log = logging.getLogger("silo_nb.acp")
 
-METHOD_NOT_FOUND = -32601
-INTERNAL_ERROR = -32603
 REQUEST_CANCELLED = -32800
 CANCEL_REQUEST = "$/cancel_request"
 MAX_SKIP_WARNINGS = 20  # per connection, then at debug: a flood of bad lines must not flood the log
 RequestHandler = Callable[[Any], Awaitable[Any]]
 NotificationHandler = Callable[[Any], None]
 CloseDescriber = Callable[[], Awaitable[str]]
-
-
-class AcpRpcError(Exception):
-    """An error object a peer returned (or that we return) for a JSON-RPC request."""
-
-    def __init__(self, code: int, message: str, data: Any = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.data = data
-
-    def agent_message(self) -> str:
-        """The agent's own words: the message plus any human-readable detail in ``data``."""
-        detail: str | None = None
-        if isinstance(self.data, str):
-            detail = self.data
-        elif isinstance(self.data, Mapping):
-            for key in ("details", "message", "detail", "error"):
-                value = self.data.get(key)
-                if isinstance(value, str) and value.strip():
-                    detail = value
-                    break
-        text = self.message.strip() or f"error {self.code}"
-        if detail and detail.strip() and detail.strip() not in text:
-            text = f"{text}: {detail.strip()}"
-        return text
-
-    def to_wire(self) -> dict[str, Any]:
-        error: dict[str, Any] = {"code": self.code, "message": self.message}
-        if self.data is not None:
-            error["data"] = self.data
-        return error
-
-
-class AcpConnectionClosed(Exception):
-    """The connection ended (the agent exited, or we disposed it) while a request was pending."""
 
 
 class PendingRequest:
@@ -149,6 +118,9 @@ class JsonRpcConnection:
         self._task_group: TaskGroup | None = None
         self._close_message: str | None = None
         self.closed = anyio.Event()
+        # While a notification handler runs: at most how deep the message being handled nests (how many
+        # arrays and objects its line opens), so a handler may skip walking a value that cannot be deep.
+        self.nesting_bound = MAX_NESTING
 
     # -- public API -------------------------------------------------------------------------------
 
@@ -281,7 +253,7 @@ class JsonRpcConnection:
 
     def _handle_line(self, line: bytes) -> None:
         try:
-            message = decode_line(line)
+            message, self.nesting_bound = decode_counted(line)
         except Exception as exc:  # not JSON, not UTF-8, too deep, an integer over the digit limit...
             if line and not line.isspace():  # blank lines are allowed between messages
                 self._skip(line, exc)

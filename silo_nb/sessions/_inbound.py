@@ -14,13 +14,20 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from silo_nb.acp import AgentConnection
 from silo_nb.sessions._host import SessionRegistry
 from silo_nb.sessions._options import ConfigOptions
 from silo_nb.sessions._permissions import PermissionDesk
 from silo_nb.sessions._turns import TurnTracker
 from silo_nb.sessions.journal import JournalWriter
 from silo_nb.sessions.models import AgentCommand, AgentSessionUpdate
-from silo_nb.sessions.parse import MessageIdSynthesizer, parse_commands, parse_session_update, session_title
+from silo_nb.sessions.parse import (
+    MAX_RAW_DEPTH,
+    MessageIdSynthesizer,
+    parse_commands,
+    parse_session_update,
+    session_title,
+)
 from silo_nb.util import ListenerSet
 
 __all__ = ["AgentTraffic"]
@@ -43,6 +50,7 @@ class AgentTraffic:
         raise NotImplementedError
 
     _session_id: str | None
+    _connection: AgentConnection | None
     _disposed: bool
     _writer: JournalWriter | None
     _early: list[AgentSessionUpdate]
@@ -85,7 +93,9 @@ class AgentTraffic:
             log.warning("dropped an update for another session (%s) from %s", sent_for, self.label)
             return
         # The decoded dict itself becomes the update's raw: the reader hands it over and keeps nothing.
-        parsed = parse_session_update(update_raw, self._synth)
+        connection = self._connection
+        shallow = connection is not None and connection.rpc.nesting_bound <= MAX_RAW_DEPTH
+        parsed = parse_session_update(update_raw, self._synth, shallow=shallow)
         if parsed is None:
             return
         update, value = parsed

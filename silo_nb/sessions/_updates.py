@@ -225,15 +225,17 @@ def parse_wire_update(
 
 
 def parse_session_update(
-    update: dict[str, Any], synth: MessageIdSynthesizer | None
+    update: dict[str, Any], synth: MessageIdSynthesizer | None, *, shallow: bool = False
 ) -> tuple[AgentSessionUpdate, dict[str, Any] | None] | None:
     """:func:`parse_wire_update`, and for the common text chunk also its journal value (what
     ``update_json`` gives), made here from what parsing already has: the wire's own ``content`` object is
-    the journal's when it holds just the type and the text."""
+    the journal's when it holds just the type and the text. ``shallow``: the caller knows nothing in
+    ``update`` nests ``MAX_RAW_DEPTH`` deep (its line opens fewer brackets), so the depth walk is skipped."""
     kind = update.get("sessionUpdate")
     if not isinstance(kind, str):
         return None
-    update = cut_depth(update, MAX_RAW_DEPTH, DEPTH_MARKER)
+    if not shallow:
+        update = cut_depth(update, MAX_RAW_DEPTH, DEPTH_MARKER)
     text = content = message_id = tool_call = plan = usage = block = None
     if kind in TEXT_KINDS:
         block = update.get("content")
