@@ -246,8 +246,9 @@ class JsonRpcConnection:
                 return
             if self._close_message is not None:
                 break
+            handle = self._handle_line
             for line in framer.feed(chunk):
-                self._handle_line(line)
+                handle(line)
         if (last := framer.end()) is not None:
             self._handle_line(last)
 
@@ -258,6 +259,15 @@ class JsonRpcConnection:
             if line and not line.isspace():  # blank lines are allowed between messages
                 self._skip(line, exc)
             return
+        if type(message) is dict:  # a streamed update: straight to its handler (nothing else runs per line)
+            method = message.get("method")
+            handler = self.notification_handlers.get(method) if type(method) is str else None
+            if handler is not None and "id" not in message and method != CANCEL_REQUEST:
+                try:
+                    handler(message.get("params"))
+                except Exception:
+                    log.exception("handler for %s failed", method)
+                return
         for item in message if type(message) is list else (message,):  # a batch, or one message
             try:
                 if not isinstance(item, dict):

@@ -31,10 +31,10 @@ class LineStore:
         self._lines += lines
         self._count += len(lines)
 
-    def add_chunk(self, data: bytes | bytearray, count: int) -> None:
-        """``count`` lines, each ending in a newline, UTF-8 (what orjson writes); ``data`` is not copied."""
+    def add_chunk(self, data: bytes | bytearray) -> None:
+        """Lines, each ending in a newline, UTF-8 (what orjson writes); ``data`` is not copied."""
         self._chunks.append(data)
-        self._count += count
+        self._count += data.count(b"\n")
 
     def lines(self) -> list[str]:
         """The lines themselves (the caller must not change the list)."""

@@ -50,6 +50,7 @@ __all__ = [
 log = logging.getLogger("silo_nb.journal")
 
 FLUSH_DELAY_SECONDS = 0.25
+_dumps, _NEWLINE = orjson.dumps, orjson.OPT_APPEND_NEWLINE
 WRITE_CHUNK_CHARS = 1 << 20
 
 
@@ -67,7 +68,6 @@ class JournalWriter:
         self._unwritten: list[str] = []
         # Accepted lines as orjson wrote them (each with its newline), made text when lines are needed.
         self._staged = bytearray()
-        self._staged_count = 0
         self._timer: asyncio.TimerHandle | None = None
         self._abandoned = False
         self._check_tail = True  # the file may end in a torn line: checked first and after failures
@@ -80,7 +80,7 @@ class JournalWriter:
         return list(self._lines.lines())
 
     def __len__(self) -> int:
-        return len(self._lines) + self._staged_count
+        return len(self._lines) + self._staged.count(b"\n")
 
     @property
     def problem(self) -> str | None:
@@ -89,28 +89,26 @@ class JournalWriter:
     @property
     def pending(self) -> bool:
         """Whether some accepted line is not on disk yet."""
-        return bool(self._staged_count) or bool(self._unwritten) or self._rewrite_pending
+        return bool(self._staged) or bool(self._unwritten) or self._rewrite_pending
 
     def append(self, update: AgentSessionUpdate, value: dict[str, Any] | None = None) -> None:
         """Accept ``update``; ``value`` is its journal JSON (``update_json(update)``) when the caller has it.
         Encoded now into one buffer (orjson's output freed at once: kept, it cost more than encoding)."""
         if self._abandoned:
             return
-        value = update_json(update) if value is None else value
         try:
-            self._staged += orjson.dumps(value, option=orjson.OPT_APPEND_NEWLINE)
+            self._staged += _dumps(update_json(update) if value is None else value, option=_NEWLINE)
         except TypeError:  # what orjson refuses (a lone surrogate…): the line as text, via encode_line
             self.append_line(encode_line(update))
             return
-        self._staged_count += 1
         if self._timer is None:
             self._schedule()
 
     def _encode_staged(self) -> None:
-        if self._staged_count:
+        if self._staged:
             lines = self._staged.decode().split("\n")
             lines.pop()  # after the last newline (JSON escapes the newlines in strings)
-            self._staged, self._staged_count = bytearray(), 0
+            self._staged = bytearray()
             self._lines.add_lines(lines)
             self._unwritten += lines
 
@@ -153,7 +151,7 @@ class JournalWriter:
         if self._rewrite_pending:
             self._rewrite()
             return
-        if not self._unwritten and not self._staged_count and self._problem is None:
+        if not self._unwritten and not self._staged and self._problem is None:
             return
         written = 0
         error: OSError | None = None
@@ -164,15 +162,15 @@ class JournalWriter:
                 if self._check_tail and ends_torn(fd):
                     _, error = _write_all(fd, b"\n")
                 if error is None:  # the buffer as orjson wrote it when it is all there is (streaming)
-                    staged = self._staged if self._staged_count else None
+                    staged = self._staged
                     written, error = _write_all(fd, staged) if staged else _write_lines(fd, self._unwritten)
             finally:
                 os.close(fd)
         except OSError as exc:
             error = exc
-        if error is None and self._staged_count:  # kept as written; made text only if ever asked for
-            self._lines.add_chunk(self._staged, self._staged_count)
-            self._staged, self._staged_count = bytearray(), 0
+        if error is None and self._staged:  # kept as written; made text only if ever asked for
+            self._lines.add_chunk(self._staged)
+            self._staged = bytearray()
         self._encode_staged()  # after a failure: into the lines kept and the lines still to write
         if error is not None:
             self._drop_written(written)
@@ -203,7 +201,7 @@ class JournalWriter:
             return
         self._cancel_timer()
         self._lines = LineStore(lines)
-        self._staged, self._staged_count = bytearray(), 0
+        self._staged = bytearray()
         self._unwritten.clear()
         self._rewrite_pending = True
         self._rewrite()
@@ -275,7 +273,7 @@ class JournalWriter:
         """Make the writer inert: later appends and flushes do nothing (before a deletion)."""
         self._cancel_timer()
         self._abandoned = True
-        self._staged, self._staged_count = bytearray(), 0
+        self._staged = bytearray()
         self._unwritten.clear()
         self._rewrite_pending = False
 
