@@ -31,14 +31,6 @@ from silo_nb.sessions.models import (
 
 __all__ = ["block_json", "encode_line", "journal_line_to_update", "update_json"]
 
-_TOOL_CALL = (("title", "title"), ("kind", "kind"), ("status", "status"))
-_TOOL_CALL_RAW = (("raw_input", "rawInput"), ("raw_output", "rawOutput"))
-_TOOL_CONTENT = (
-    ("path", "path"),
-    ("old_text", "oldText"),
-    ("new_text", "newText"),
-    ("terminal_id", "terminalId"),
-)
 _PLAN_ENTRY = (("status", "status"), ("priority", "priority"))
 
 
@@ -67,24 +59,39 @@ def block_json(block: AgentContentBlock) -> dict[str, Any]:
 def _tool_content_json(item: AgentToolCallContent) -> dict[str, Any]:
     fields = item.__dict__
     out: dict[str, Any] = {"type": fields["type"]}
-    if fields["content"] is not None:
-        out["content"] = block_json(fields["content"])
-    _set_fields(out, fields, _TOOL_CONTENT)
+    if (content := fields["content"]) is not None:
+        out["content"] = block_json(content)
+    if (path := fields["path"]) is not None:
+        out["path"] = path
+    if (old_text := fields["old_text"]) is not None:
+        out["oldText"] = old_text
+    if (new_text := fields["new_text"]) is not None:
+        out["newText"] = new_text
+    if (terminal_id := fields["terminal_id"]) is not None:
+        out["terminalId"] = terminal_id
     return out
 
 
 def _tool_call_json(call: AgentToolCall) -> dict[str, Any]:
     fields = call.__dict__
     out: dict[str, Any] = {"toolCallId": fields["tool_call_id"]}
-    _set_fields(out, fields, _TOOL_CALL)
-    if fields["content"] is not None:
-        out["content"] = [_tool_content_json(item) for item in fields["content"]]
-    if fields["locations"] is not None:
+    if (title := fields["title"]) is not None:
+        out["title"] = title
+    if (kind := fields["kind"]) is not None:
+        out["kind"] = kind
+    if (status := fields["status"]) is not None:
+        out["status"] = status
+    if (content := fields["content"]) is not None:
+        out["content"] = [_tool_content_json(item) for item in content]
+    if (locations := fields["locations"]) is not None:
         out["locations"] = [
             {"path": loc.path} if loc.line is None else {"path": loc.path, "line": loc.line}
-            for loc in fields["locations"]
+            for loc in locations
         ]
-    _set_fields(out, fields, _TOOL_CALL_RAW)
+    if (raw_input := fields["raw_input"]) is not None:
+        out["rawInput"] = raw_input
+    if (raw_output := fields["raw_output"]) is not None:
+        out["rawOutput"] = raw_output
     return out
 
 

@@ -107,29 +107,32 @@ def parse_content_block(value: Any) -> AgentContentBlock | None:
 
 
 def _parse_tool_content(value: Any) -> AgentToolCallContent | None:
-    raw = _mapping(value)
-    content_type = _str(raw.get("type"))
-    if content_type is None:
+    if type(value) is not dict and not isinstance(value, Mapping):
         return None
+    get = value.get
+    content_type, content = get("type"), get("content")
+    if not isinstance(content_type, str):
+        return None
+    path, old_text, new_text, terminal_id = get("path"), get("oldText"), get("newText"), get("terminalId")
     return built(
         AgentToolCallContent,
         {
             "type": content_type,
-            "content": parse_content_block(raw.get("content")),
-            "path": _str(raw.get("path")),
-            "old_text": _str(raw.get("oldText")),
-            "new_text": _str(raw.get("newText")),
-            "terminal_id": _str(raw.get("terminalId")),
+            "content": None if content is None else parse_content_block(content),
+            "path": path if isinstance(path, str) else None,
+            "old_text": old_text if isinstance(old_text, str) else None,
+            "new_text": new_text if isinstance(new_text, str) else None,
+            "terminal_id": terminal_id if isinstance(terminal_id, str) else None,
         },
     )
 
 
 def _parse_location(value: Any) -> AgentToolCallLocation | None:
-    raw = _mapping(value)
-    path = _str(raw.get("path"))
-    if path is None:
+    if type(value) is not dict and not isinstance(value, Mapping):
         return None
-    line = raw.get("line")
+    path, line = value.get("path"), value.get("line")
+    if not isinstance(path, str):
+        return None
     # int(): what validation made of it (``true`` is 1, as pydantic's lax int reads it).
     return built(
         AgentToolCallLocation,
