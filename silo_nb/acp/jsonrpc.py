@@ -119,8 +119,10 @@ class JsonRpcConnection:
         self._close_message: str | None = None
         self.closed = anyio.Event()
         # While a notification handler runs: at most how deep the message being handled nests (how many
-        # arrays and objects its line opens), so a handler may skip walking a value that cannot be deep.
+        # arrays and objects its line opens) and its line's length, a bound on any string's: a handler
+        # may skip walking a value that cannot be deep or hold a long string.
         self.nesting_bound = MAX_NESTING
+        self.line_bytes = max_line_bytes
 
     # -- public API -------------------------------------------------------------------------------
 
@@ -255,6 +257,7 @@ class JsonRpcConnection:
     def _handle_line(self, line: bytes) -> None:
         try:
             message, self.nesting_bound = decode_counted(line)
+            self.line_bytes = len(line)
         except Exception as exc:  # not JSON, not UTF-8, too deep, an integer over the digit limit...
             if line and not line.isspace():  # blank lines are allowed between messages
                 self._skip(line, exc)

@@ -22,6 +22,7 @@ from silo_nb.sessions._turns import TurnTracker
 from silo_nb.sessions.journal import JournalWriter
 from silo_nb.sessions.models import AgentCommand, AgentSessionUpdate
 from silo_nb.sessions.parse import (
+    MAX_FIELD_CHARS,
     MAX_RAW_DEPTH,
     MessageIdSynthesizer,
     parse_commands,
@@ -93,9 +94,10 @@ class AgentTraffic:
             log.warning("dropped an update for another session (%s) from %s", sent_for, self.label)
             return
         # The decoded dict itself becomes the update's raw: the reader hands it over and keeps nothing.
-        connection = self._connection
-        shallow = connection is not None and connection.rpc.nesting_bound <= MAX_RAW_DEPTH
-        parsed = parse_session_update(update_raw, self._synth, shallow=shallow)
+        rpc = self._connection.rpc if self._connection is not None else None
+        shallow = rpc is not None and rpc.nesting_bound <= MAX_RAW_DEPTH
+        short = rpc is not None and rpc.line_bytes <= MAX_FIELD_CHARS
+        parsed = parse_session_update(update_raw, self._synth, shallow=shallow, short=short)
         if parsed is None:
             return
         update, value = parsed

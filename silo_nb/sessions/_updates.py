@@ -7,7 +7,8 @@
   are built with ``models.built`` (no pydantic validation), and :func:`parse_wire_update` keeps the freshly
   decoded wire dict itself as ``raw`` (no copy) and takes the synthesized message id on the way.
 - Agent free-form values (the raw update, ``rawInput``/``rawOutput``) are cut below ``MAX_RAW_DEPTH``
-  levels behind ``DEPTH_MARKER``, never lost silently (pydantic serializes ~255 levels).
+  levels behind ``DEPTH_MARKER``, and strings longer than ``MAX_FIELD_CHARS`` with a marker saying how
+  much was cut: bounded in the journal and in memory, never silently (issue 8, item 6).
 """
 
 from __future__ import annotations
@@ -32,9 +33,11 @@ from silo_nb.sessions.models import (
 
 __all__ = [
     "DEPTH_MARKER",
+    "MAX_FIELD_CHARS",
     "MAX_RAW_DEPTH",
     "TEXT_KINDS",
     "MessageIdSynthesizer",
+    "cut_long_strings",
     "parse_content_block",
     "parse_plan",
     "parse_session_update",
@@ -46,6 +49,9 @@ __all__ = [
 
 MAX_RAW_DEPTH = 100
 DEPTH_MARKER = f"[cut by Silo: nested deeper than {MAX_RAW_DEPTH} levels]"
+# Longer strings from the agent are cut (with a marker saying how much): the journal repeats a chunk's
+# text three times (Silo's format), so one 60 MB string would otherwise be 180 MB on disk and in memory.
+MAX_FIELD_CHARS = 1 << 20
 TEXT_KINDS = frozenset({"agent_message_chunk", "agent_thought_chunk", "user_message_chunk"})
 TOOL_KINDS = frozenset({"tool_call", "tool_call_update"})
 _RUN_BREAKERS = frozenset({"tool_call", "tool_call_update", "plan"})
@@ -210,6 +216,22 @@ def parse_usage(raw: Mapping[str, Any]) -> AgentSessionUsage | None:
     return built(AgentSessionUsage, {"used": used, "size": size, "cost": cost})
 
 
+def cut_long_strings(value: Any, limit: int = MAX_FIELD_CHARS) -> Any:
+    """``value`` with every string longer than ``limit`` characters cut to ``limit`` and marked
+    (``… [cut by Silo: N more characters]``); ``value`` itself, uncopied, when none is that long."""
+    if isinstance(value, str):
+        if len(value) <= limit:
+            return value
+        return f"{value[:limit]}… [cut by Silo: {len(value) - limit:,} more characters]"
+    if isinstance(value, dict):
+        items = {key: cut_long_strings(item, limit) for key, item in value.items()}
+        return value if all(items[key] is item for key, item in value.items()) else items
+    if isinstance(value, list):
+        cut = [cut_long_strings(item, limit) for item in value]
+        return value if all(a is b for a, b in zip(cut, value, strict=True)) else cut
+    return value
+
+
 def parse_update(update: Mapping[str, Any]) -> AgentSessionUpdate | None:
     """Normalize a wire ``update`` object; ``None`` when it has no ``sessionUpdate`` kind. ``raw`` is a
     copy (the caller keeps its dict); the session's own path is :func:`parse_wire_update`."""
@@ -228,17 +250,20 @@ def parse_wire_update(
 
 
 def parse_session_update(
-    update: dict[str, Any], synth: MessageIdSynthesizer | None, *, shallow: bool = False
+    update: dict[str, Any], synth: MessageIdSynthesizer | None, *, shallow: bool = False, short: bool = False
 ) -> tuple[AgentSessionUpdate, dict[str, Any] | None] | None:
     """:func:`parse_wire_update`, and for the common text chunk also its journal value (what
     ``update_json`` gives), made here from what parsing already has: the wire's own ``content`` object is
-    the journal's when it holds just the type and the text. ``shallow``: the caller knows nothing in
-    ``update`` nests ``MAX_RAW_DEPTH`` deep (its line opens fewer brackets), so the depth walk is skipped."""
+    the journal's when it holds just the type and the text. What the caller knows of ``update``'s line
+    spares a walk: ``shallow``, nothing nests ``MAX_RAW_DEPTH`` deep (the line opens fewer brackets);
+    ``short``, no string is longer than ``MAX_FIELD_CHARS`` (the line is not that long)."""
     kind = update.get("sessionUpdate")
     if not isinstance(kind, str):
         return None
     if not shallow:
         update = cut_depth(update, MAX_RAW_DEPTH, DEPTH_MARKER)
+    if not short:
+        update = cut_long_strings(update)
     text = content = message_id = tool_call = plan = usage = block = None
     if kind in TEXT_KINDS:
         block = update.get("content")

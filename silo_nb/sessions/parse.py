@@ -18,9 +18,11 @@ from typing import Any
 from silo_nb.sessions._journal_json import journal_line_to_update
 from silo_nb.sessions._updates import (
     DEPTH_MARKER,
+    MAX_FIELD_CHARS,
     MAX_RAW_DEPTH,
     TEXT_KINDS,
     MessageIdSynthesizer,
+    cut_long_strings,
     parse_content_block,
     parse_plan,
     parse_session_update,
@@ -41,10 +43,12 @@ from silo_nb.sessions.models import (
 
 __all__ = [
     "DEPTH_MARKER",
+    "MAX_FIELD_CHARS",
     "MAX_RAW_DEPTH",
     "METADATA_KINDS",
     "TEXT_KINDS",
     "MessageIdSynthesizer",
+    "cut_long_strings",
     "journal_line_to_update",
     "parse_commands",
     "parse_config_options",
