@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import anyio
-from pydantic import TypeAdapter
+from pydantic import ConfigDict, TypeAdapter
 
 from silo_nb.acp import AcpConnectionClosed, AcpRpcError, AgentConnection
 from silo_nb.sessions.errors import AgentSessionError, AgentSessionInputError
@@ -27,7 +27,10 @@ __all__ = ["CANCEL_GRACE_SECONDS", "prompt_line", "send_prompt", "validate_promp
 # How long a cancelled caller waits for the agent to close the turn (improvement over Silo).
 CANCEL_GRACE_SECONDS = 3.0
 
-_PROMPT_BLOCKS: TypeAdapter[list[AgentPromptBlock]] = TypeAdapter(list[AgentPromptBlock])
+# Built on first use, not at import (a schema build, and pydantic's plugin scan, cost 15-20 ms).
+_PROMPT_BLOCKS: TypeAdapter[list[AgentPromptBlock]] = TypeAdapter(
+    list[AgentPromptBlock], config=ConfigDict(defer_build=True)
+)
 
 
 def validate_prompt_blocks(
