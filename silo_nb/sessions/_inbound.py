@@ -86,26 +86,38 @@ class AgentTraffic:
         # While the session is being set up, updates under another id are this session's: an agent that
         # adopts a new id on session/load replays under it before answering (claude-agent-acp does).
         if (
-            not self._turns.handshaking
-            and self._session_id is not None
+            sent_for != self._session_id
             and sent_for is not None
-            and sent_for != self._session_id
+            and self._session_id is not None
+            and not self._turns.handshaking
         ):
             log.warning("dropped an update for another session (%s) from %s", sent_for, self.label)
             return
-        # The decoded dict itself becomes the update's raw: the reader hands it over and keeps nothing.
+        # The decoded dict itself becomes the update's raw: the reader hands it over and keeps nothing;
+        # what the reader knows of the line (how deep, how long) spares the parser its walks.
         rpc = self._connection.rpc if self._connection is not None else None
-        shallow = rpc is not None and rpc.nesting_bound <= MAX_RAW_DEPTH
-        short = rpc is not None and rpc.line_bytes <= MAX_FIELD_CHARS
-        parsed = parse_session_update(update_raw, self._synth, shallow=shallow, short=short)
+        if rpc is not None:
+            parsed = parse_session_update(
+                update_raw,
+                self._synth,
+                shallow=rpc.nesting_bound <= MAX_RAW_DEPTH,
+                short=rpc.line_bytes <= MAX_FIELD_CHARS,
+            )
+        else:
+            parsed = parse_session_update(update_raw, self._synth)
         if parsed is None:
             return
         update, value = parsed
         if update.kind in _SIDE_EFFECT_KINDS:
             self._apply_side_effects(update)
-        self._record(update, value)
+        # _record's steps, written out: this runs for every update.
+        if self._writer is not None:
+            self._writer.append(update, value)
+        else:
+            self._early.append(update)
         if self._disposed:
             return
+        self._transcript_listeners.emit(update)
         self._turns.observe(update)
         self._update_listeners.emit(update)
 
