@@ -1,27 +1,39 @@
-"""Small helpers of the journal writer (``journal.py``): the lines it keeps, its encoding, its torn-tail
+"""Small helpers of the journal writer (``journal.py``): the lines it accepted, its encoding, its torn-tail
 check, its wording. Writes stay in ``journal.py`` (its tests replace that module's ``os`` to script short
 and failed writes).
 """
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Iterable
+from pathlib import Path
 
 __all__ = ["LineStore", "encode_text", "ends_torn", "reason"]
 
+log = logging.getLogger("silo_nb.journal")
+
 
 class LineStore:
-    """Every line a writer accepted, in order: text lines, then whole flushed buffers kept as the bytes
-    that were written, made text only when asked for (a snapshot is rare, a stream of updates is not).
-    So a long session's memory is about its journal's size, and a flush splits nothing."""
+    """Every line a writer accepted, in order: text lines, then the span of the file that the flushes of
+    a stream wrote, read back only when the lines are asked for (a snapshot: connect, load, a failing
+    disk), never kept in memory.
 
-    __slots__ = ("_chunks", "_count", "_lines")
+    Deliberately unlike Silo, whose writer keeps every line in memory: holding a long stream's lines
+    cost more than encoding them (fresh memory for every line; a tenth of the throughput) and as much
+    memory as the journal itself. The writer holds the file's lock, so the span stays what was written;
+    if the file was changed behind its back anyway, what can still be read is used (logged).
+    """
 
-    def __init__(self, lines: Iterable[str] = ()) -> None:
+    __slots__ = ("_count", "_lines", "_path", "_span", "_span_lines")
+
+    def __init__(self, path: Path, lines: Iterable[str] = ()) -> None:
+        self._path = path
         self._lines = list(lines)
-        self._chunks: list[bytes | bytearray] = []
         self._count = len(self._lines)
+        self._span: tuple[int, int] | None = None  # [start, end) of the file, after the text lines
+        self._span_lines = 0
 
     def __len__(self) -> int:
         return self._count
@@ -31,10 +43,15 @@ class LineStore:
         self._lines += lines
         self._count += len(lines)
 
-    def add_chunk(self, data: bytes | bytearray) -> None:
-        """Lines, each ending in a newline, UTF-8 (what orjson writes); ``data`` is not copied."""
-        self._chunks.append(data)
-        self._count += data.count(b"\n")
+    def add_written(self, start: int, data: bytes | bytearray) -> None:
+        """``data`` (lines ending in newlines, as orjson writes them) was just written at ``start``."""
+        count = data.count(b"\n")
+        if self._span is not None and self._span[1] != start:
+            self._materialize()  # something else was written in between: the span would not be contiguous
+        begin = start if self._span is None else self._span[0]
+        self._span = (begin, start + len(data))
+        self._span_lines += count
+        self._count += count
 
     def lines(self) -> list[str]:
         """The lines themselves (the caller must not change the list)."""
@@ -42,11 +59,24 @@ class LineStore:
         return self._lines
 
     def _materialize(self) -> None:
-        for chunk in self._chunks:
-            lines = chunk.decode().split("\n")
-            lines.pop()  # after the last newline (JSON escapes the newlines in strings)
-            self._lines += lines
-        self._chunks.clear()
+        if self._span is None:
+            return
+        (start, end), expected = self._span, self._span_lines
+        self._span, self._span_lines = None, 0
+        try:
+            with self._path.open("rb") as file:
+                file.seek(start)
+                data = file.read(end - start)
+        except OSError as exc:
+            data = b""
+            log.warning("could not read back %s: %s", self._path, exc)
+        lines = [line for line in data.decode("utf-8", "replace").split("\n") if line]
+        if len(lines) != expected:
+            log.warning(
+                "%s changed behind its writer: %d of %d lines read back", self._path, len(lines), expected
+            )
+            self._count += len(lines) - expected
+        self._lines += lines
 
 
 def encode_text(text: str) -> bytes:

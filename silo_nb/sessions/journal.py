@@ -3,8 +3,9 @@
 - Append-only (an improvement over Silo's whole-file rewrite): lines are buffered and written by one
   ``O_APPEND`` write at most 250 ms after the first unwritten one, and at once on :meth:`flush` (every
   turn end). A crash loses at most that window. An update costs one orjson call into one buffer that a
-  flush writes as is (issue 10). The writer keeps every line in memory (``snapshot_lines``; the flushed
-  buffers as bytes), as Silo's does: a ``session/load`` reconciliation and ``handle.journal`` read it.
+  flush writes as is (issue 10). ``snapshot_lines`` gives every accepted line (for a ``session/load``
+  reconciliation and ``handle.journal``); unlike Silo's, streamed lines are read back from the file
+  (``_journal_io.LineStore`` says why).
 - A file whose last line was torn (a crash, a write that failed midway) gets a newline before the next
   append: checked on a writer's first flush and after every failure; readers skip lines that do not parse.
 - Nothing accepted is dropped: writes loop over short writes and count the bytes; on ``OSError`` (full
@@ -64,15 +65,13 @@ class JournalWriter:
     def __init__(self, path: Path, seed_lines: Iterable[str] = ()) -> None:
         self.path = path
         self.on_problem: Callable[[str | None], None] | None = None
-        self._lines = LineStore(seed_lines)
+        self._lines = LineStore(path, seed_lines)
         self._unwritten: list[str] = []
-        # Accepted lines as orjson wrote them (each with its newline), made text when lines are needed.
-        self._staged = bytearray()
+        self._staged = bytearray()  # accepted lines as orjson wrote them, each with its newline
         self._timer: asyncio.TimerHandle | None = None
         self._abandoned = False
         self._check_tail = True  # the file may end in a torn line: checked first and after failures
-        # A failed replace_lines: the next flush rewrites the whole file instead of appending.
-        self._rewrite_pending = False
+        self._rewrite_pending = False  # a failed replace_lines: the next flush rewrites the whole file
         self._problem: str | None = None
 
     def snapshot_lines(self) -> list[str]:
@@ -101,7 +100,9 @@ class JournalWriter:
         except TypeError:  # what orjson refuses (a lone surrogate…): the line as text, via encode_line
             self.append_line(encode_line(update))
             return
-        if self._timer is None:
+        if len(self._staged) >= WRITE_CHUNK_CHARS and self._problem is None:
+            self.flush()  # a cache-sized buffer: written while hot, never grown to megabytes
+        elif self._timer is None:
             self._schedule()
 
     def _encode_staged(self) -> None:
@@ -161,15 +162,16 @@ class JournalWriter:
             try:
                 if self._check_tail and ends_torn(fd):
                     _, error = _write_all(fd, b"\n")
-                if error is None:  # the buffer as orjson wrote it when it is all there is (streaming)
-                    staged = self._staged
-                    written, error = _write_all(fd, staged) if staged else _write_lines(fd, self._unwritten)
+                start = os.fstat(fd).st_size  # where the buffer, as orjson wrote it, goes (streaming)
+                if error is None:
+                    staged, unwritten = self._staged, self._unwritten
+                    written, error = _write_all(fd, staged) if staged else _write_lines(fd, unwritten)
             finally:
                 os.close(fd)
         except OSError as exc:
             error = exc
-        if error is None and self._staged:  # kept as written; made text only if ever asked for
-            self._lines.add_chunk(self._staged)
+        if error is None and self._staged:  # on disk: read back only if ever asked for
+            self._lines.add_written(start, self._staged)
             self._staged = bytearray()
         self._encode_staged()  # after a failure: into the lines kept and the lines still to write
         if error is not None:
@@ -200,7 +202,7 @@ class JournalWriter:
         if self._abandoned:
             return
         self._cancel_timer()
-        self._lines = LineStore(lines)
+        self._lines = LineStore(self.path, lines)
         self._staged = bytearray()
         self._unwritten.clear()
         self._rewrite_pending = True

@@ -380,3 +380,44 @@ def test_cut_long_strings_copies_only_what_it_cuts() -> None:
     assert cut_long_strings(short, 10) is short
     cut = cut_long_strings({"a": ["x" * 12, {"b": 1}], "c": "y"}, 10)
     assert cut == {"a": ["x" * 10 + "… [cut by Silo: 2 more characters]", {"b": 1}], "c": "y"}
+
+
+# -- streamed lines are read back from the file, not kept (issue 10) -----------------------------------
+
+
+async def test_snapshot_reads_streamed_lines_back_in_order_around_a_failure(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "j.jsonl"
+    writer = JournalWriter(path, seed_lines=['{"kind":"seed","raw":{}}'])
+    writer.append(chunk("a"))
+    writer.append(chunk("b"))
+    writer.flush()
+    assert writer._lines._lines == ['{"kind":"seed","raw":{}}'], "streamed lines are not held in memory"
+    writer.append(chunk("c"))
+    monkeypatch.setattr(journal_module, "os", ScriptedOs("enospc"))
+    writer.flush()  # fails: "c" stays buffered as text
+    monkeypatch.setattr(journal_module, "os", os)
+    writer.append(chunk("d"))
+    writer.append_line('{"kind":"vendor","raw":{}}')
+    writer.flush()
+    writer.append(chunk("e"))
+    writer.flush()
+    expected = ['{"kind":"seed","raw":{}}', *(encode_line(chunk(t)) for t in "abcd")]
+    expected += ['{"kind":"vendor","raw":{}}', encode_line(chunk("e"))]
+    assert len(writer) == len(expected)
+    assert writer.snapshot_lines() == expected
+    assert read_lines(path) == expected[1:], "the seed was the file's before; the rest is appended once"
+
+
+async def test_a_file_changed_behind_the_writer_is_read_back_as_it_is(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "j.jsonl"
+    writer = JournalWriter(path)
+    writer.append(chunk("a"))
+    writer.append(chunk("b"))
+    writer.flush()
+    path.write_text(encode_line(chunk("a")) + "\n")
+    assert writer.snapshot_lines() == [encode_line(chunk("a"))]
+    assert any("changed behind its writer" in r.getMessage() for r in caplog.records)
