@@ -1,7 +1,7 @@
 """Import time, connect overhead and memory per update: what silo_nb costs besides its throughput.
 
-- ``import silo_nb``: a fresh interpreter each time, median of the rounds; reference ``import acp`` (the
-  official SDK). Target: at most 200 ms.
+- ``import silo_nb``: a fresh interpreter each time, bytecode cached, alternating with the reference
+  ``import acp`` (the official SDK), medians. Target: at most 200 ms.
 - connect overhead: ``sessions.connect`` of the flood agent (``flood_agent.py``) until the handle is ready,
   minus a hand-written handshake (the same spawn under the supervisor, then ``initialize`` and
   ``session/new`` as literal lines) to the same agent; alternating pairs, the median of their
@@ -17,9 +17,11 @@ Run: ``PYTHONPATH=. .venv/bin/python benchmarks/footprint.py [N] [rounds] [secti
 from __future__ import annotations
 
 import asyncio
+import atexit
 import gc
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -35,8 +37,16 @@ AGENT = [sys.executable, str(HERE / "flood_agent.py")]
 TIMED_IMPORT = "import time; t = time.perf_counter(); import {0}; print(time.perf_counter() - t)"
 
 
+_PYCACHE = tempfile.mkdtemp(prefix="silo-bench-pycache-")
+atexit.register(shutil.rmtree, _PYCACHE, True)
+
+
 def import_seconds(module: str) -> float:
+    """One fresh interpreter's import of ``module``, with bytecode cached (as an installed package has it;
+    in a scratch folder, so the work tree stays clean, and even where PYTHONDONTWRITEBYTECODE is set)."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE.parent), os.environ.get("PYTHONPATH", "")])}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPYCACHEPREFIX"] = _PYCACHE
     out = subprocess.run(
         [sys.executable, "-c", TIMED_IMPORT.format(module)],
         capture_output=True,
@@ -116,8 +126,9 @@ async def memory_ratio(count: int) -> tuple[int, int]:
 
 
 async def main(count: int, rounds: int, section: str) -> None:
+    import_seconds("silo_nb"), import_seconds("acp")  # fills the bytecode cache
     silo_imports, acp_imports = [], []
-    for _ in range(rounds):
+    for _ in range(rounds * 2):
         silo_imports.append(import_seconds("silo_nb"))
         acp_imports.append(import_seconds("acp"))
     silo_import, acp_import = statistics.median(silo_imports), statistics.median(acp_imports)
