@@ -120,30 +120,33 @@ def cut_depth(value: Any, depth: int, marker: Any) -> Any:
 
 def _deeper_than(value: Any, depth: int) -> bool:
     # This runs for every update: its first two levels are walked inline (an update is a few small
-    # objects, so that is a handful of type checks and no call); what lies deeper goes depth first.
-    if depth <= 2 or (type(value) is not dict and type(value) is not list):
+    # objects, so that is a handful of type checks and no call); what lies deeper goes to _deeper.
+    if depth <= 2 or not isinstance(value, (dict, list)):
         return _deeper(value, depth)
-    for item in value.values() if type(value) is dict else value:
-        kind = type(item)
-        if kind is dict or kind is list:
-            for inner in item.values() if kind is dict else item:
-                if (type(inner) is dict or type(inner) is list) and _deeper(inner, depth - 2):
+    for item in value.values() if isinstance(value, dict) else value:
+        if isinstance(item, (dict, list)):
+            for inner in item.values() if isinstance(item, dict) else item:
+                if isinstance(inner, (dict, list)) and _deeper(inner, depth - 2):
                     return True
-        elif isinstance(item, (dict, list)) and _deeper(item, depth - 1):
-            return True
     return False
 
 
 def _deeper(value: Any, depth: int) -> bool:
-    """Whether ``value`` holds containers more than ``depth`` levels down (itself being level 0)."""
+    """Whether ``value`` holds containers more than ``depth`` levels down (itself being level 0). Depth
+    first with a stack of iterators (no recursion, any depth), stopping at the first one too deep."""
     if not isinstance(value, (dict, list)):
         return False
-    if depth <= 0:
-        return True
-    return any(
-        isinstance(item, (dict, list)) and _deeper(item, depth - 1)
-        for item in (value.values() if isinstance(value, dict) else value)
-    )
+    stack = [iter(value.values() if isinstance(value, dict) else value)]
+    while stack:
+        if len(stack) > depth:
+            return True
+        for item in stack[-1]:
+            if isinstance(item, (dict, list)):
+                stack.append(iter(item.values() if isinstance(item, dict) else item))
+                break
+        else:
+            stack.pop()
+    return False
 
 
 def _cut(value: Any, depth: int, marker: Any) -> Any:
