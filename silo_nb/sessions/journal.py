@@ -93,15 +93,14 @@ class JournalWriter:
     def append(self, update: AgentSessionUpdate, value: dict[str, Any] | None = None) -> None:
         """Accept ``update``; ``value`` is its journal JSON (``update_json(update)``) when the caller has it.
         Encoded now into one buffer (orjson's output freed at once: kept, it cost more than encoding)."""
-        staged = self._staged
         if self._abandoned:
             return
         try:
-            staged += _dumps(update_json(update) if value is None else value, option=_NEWLINE)  # in place
+            self._staged += _dumps(update_json(update) if value is None else value, option=_NEWLINE)
         except TypeError:  # what orjson refuses (a lone surrogate…): the line as text, via encode_line
             self.append_line(encode_line(update))
             return
-        if len(staged) >= WRITE_CHUNK_CHARS and self._problem is None:
+        if len(self._staged) >= WRITE_CHUNK_CHARS and self._problem is None:
             self.flush()  # a cache-sized buffer: written while hot, never grown to megabytes
         elif self._timer is None:
             self._schedule()
