@@ -43,27 +43,30 @@ class ListenerSet(Generic[P]):
 
     def __init__(self, what: str) -> None:
         self._what = what
-        self._listeners: list[Callable[P, None]] = []
+        # A tuple, replaced on add/remove: emit iterates a snapshot without copying (it runs per update).
+        self._listeners: tuple[Callable[P, None], ...] = ()
 
     def add(self, listener: Callable[P, None]) -> Disposable:
         if not callable(listener):
             raise TypeError(f"a {self._what} listener must be callable, got {type(listener).__name__}")
-        self._listeners.append(listener)
+        self._listeners = (*self._listeners, listener)
         return Disposable(lambda: self._remove(listener))
 
     def _remove(self, listener: Callable[P, None]) -> None:
         if listener in self._listeners:
-            self._listeners.remove(listener)
+            listeners = list(self._listeners)
+            listeners.remove(listener)
+            self._listeners = tuple(listeners)
 
     def emit(self, *args: P.args, **kwargs: P.kwargs) -> None:
-        for listener in list(self._listeners):
+        for listener in self._listeners:
             try:
                 listener(*args, **kwargs)
             except Exception:
                 log.exception("a %s listener raised", self._what)
 
     def clear(self) -> None:
-        self._listeners.clear()
+        self._listeners = ()
 
     def __len__(self) -> int:
         return len(self._listeners)

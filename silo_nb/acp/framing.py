@@ -1,14 +1,21 @@
 """Newline-delimited JSON on the wire: cutting a byte stream into lines, decoding and encoding one message.
 
-- :class:`LineFramer` turns received chunks into complete lines. A line over ``max_line_bytes`` is
-  dropped whole (logged), even when no newline has arrived yet, so memory stays bounded.
-- :func:`decode_line` parses one line or raises; the caller logs and skips. Before parsing it checks the
-  nesting depth on the bytes (:func:`nesting_exceeds`, linear C-speed passes): a line nested deeper than
-  ``MAX_NESTING`` is refused without ever reaching json's recursive parser, so it costs no
-  ``RecursionError`` and a bounded time (about 0.1 s for a 10 MB line of brackets).
+- :class:`LineFramer` turns received chunks into complete lines (one ``split`` per chunk; a long line's
+  pieces are appended, never rescanned). A line over ``max_line_bytes`` is dropped whole (logged), even
+  when no newline has arrived yet, so memory stays bounded.
+- :func:`decode_line` parses one line or raises; the caller logs and skips. One C-speed pass classifies the
+  bytes (``bytes.translate``): a line nested deeper than ``MAX_NESTING`` is refused without reaching a
+  recursive parser (:func:`nesting_exceeds`: no ``RecursionError``, about 0.1 s for a 10 MB line of
+  brackets), and a line with a run of 19 digits may hold an integer beyond 64 bits.
+- Decoding is orjson (4x the stdlib's speed), with the stdlib as the fallback wherever orjson would not
+  give the value the stdlib gives: a lone surrogate, ``NaN``/``Infinity`` or a number beyond a double
+  (orjson refuses those lines: the stdlib parses them), and an integer beyond 64 bits (orjson would turn
+  it into a float silently: such lines go to the stdlib first, which keeps the value; a run of 19 digits
+  inside a string only costs that line the slower parser).
 - :func:`cut_depth` bounds a decoded value's depth with a marker (Silo's parse rules use it on the
   agent's free-form values, which pydantic cannot serialize past ~255 levels).
-- :func:`encode_message` never fails on text UTF-8 cannot carry (a lone surrogate an agent sent us).
+- :func:`encode_message` is orjson, and never fails on what orjson refuses: text UTF-8 cannot carry (a lone
+  surrogate an agent sent us), integers beyond 64 bits, non-string keys go through the stdlib.
 
 Nothing here knows JSON-RPC; :mod:`silo_nb.acp.jsonrpc` does.
 """
@@ -22,13 +29,17 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+import orjson
+
 __all__ = [
     "DEFAULT_MAX_LINE_BYTES",
     "MAX_NESTING",
     "LineFramer",
     "cut_depth",
+    "decode_counted",
     "decode_line",
     "encode_message",
+    "has_long_number",
     "nesting_exceeds",
 ]
 
@@ -41,13 +52,21 @@ DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
 MAX_NESTING = 512
 
 _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
+# One pass classifies a line's bytes: "[" for an opening bracket, "0" for a digit, " " for the rest.
+_CLASSES = bytes(0x5B if b in b"[{" else 0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
+_LONG_NUMBER = b"0" * 19  # 2**63 has 19 digits: orjson turns an integer beyond 64 bits into a float
 _OPEN_CLOSE = bytes.maketrans(b"[{]}", b"\x01\x01\xff\xff")
 _NOT_BRACKETS = bytes(sorted(set(range(256)) - set(b"[]{}")))
 
 
 def encode_message(message: Mapping[str, Any]) -> bytes:
-    """One JSON line. ``ensure_ascii=False`` keeps non-ASCII text readable; json.dumps escapes newlines
-    in strings. A lone surrogate has no UTF-8 form: then every non-ASCII character is escaped instead."""
+    """One JSON line, UTF-8 (newlines in strings are escaped). What orjson refuses (a lone surrogate, an
+    integer beyond 64 bits, a non-string key) goes through json.dumps; a lone surrogate has no UTF-8 form,
+    so then every non-ASCII character is escaped instead."""
+    try:
+        return orjson.dumps(message, option=orjson.OPT_APPEND_NEWLINE)
+    except TypeError:  # orjson.JSONEncodeError
+        pass
     try:
         return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
     except UnicodeEncodeError:
@@ -68,11 +87,29 @@ def nesting_exceeds(line: bytes, limit: int = MAX_NESTING) -> bool:
     return max(itertools.accumulate(memoryview(marks).cast("b"))) > limit
 
 
+def has_long_number(data: bytes) -> bool:
+    """Whether ``data`` holds a run of 19 digits: possibly an integer orjson cannot hold (one C pass)."""
+    return _LONG_NUMBER in data.translate(_CLASSES)
+
+
 def decode_line(line: bytes) -> Any:
     """The JSON value of one line. Raises (``ValueError`` and kin) on anything it will not accept."""
-    if nesting_exceeds(line):
+    return decode_counted(line)[0]
+
+
+def decode_counted(line: bytes) -> tuple[Any, int]:
+    """:func:`decode_line`'s value, and how many arrays and objects the line opens: a bound on how deep
+    anything in the value nests, which spares a reader the walk that checks it (most lines open a few)."""
+    classes = line.translate(_CLASSES)
+    openings = classes.count(b"[")
+    if openings > MAX_NESTING and nesting_exceeds(line):
         raise ValueError(f"nested deeper than {MAX_NESTING} levels")
-    return json.loads(line)
+    if _LONG_NUMBER not in classes:
+        try:
+            return orjson.loads(line), openings
+        except orjson.JSONDecodeError:
+            pass  # not JSON at all, or what only the stdlib reads (a lone surrogate, NaN): it decides
+    return json.loads(line), openings
 
 
 def cut_depth(value: Any, depth: int, marker: Any) -> Any:
@@ -82,17 +119,34 @@ def cut_depth(value: Any, depth: int, marker: Any) -> Any:
 
 
 def _deeper_than(value: Any, depth: int) -> bool:
-    # Breadth first, one level at a time: no recursion, and only containers are kept between levels.
-    level = [value] if isinstance(value, (dict, list)) else []
-    for _ in range(depth):
-        below: list[Any] = []
-        for container in level:
-            items = container.values() if isinstance(container, dict) else container
-            below.extend(item for item in items if isinstance(item, (dict, list)))
-        if not below:
-            return False
-        level = below
-    return bool(level)
+    # This runs for every update: its first two levels are walked inline (an update is a few small
+    # objects, so that is a handful of type checks and no call); what lies deeper goes to _deeper.
+    if depth <= 2 or not isinstance(value, (dict, list)):
+        return _deeper(value, depth)
+    for item in value.values() if isinstance(value, dict) else value:
+        if isinstance(item, (dict, list)):
+            for inner in item.values() if isinstance(item, dict) else item:
+                if isinstance(inner, (dict, list)) and _deeper(inner, depth - 2):
+                    return True
+    return False
+
+
+def _deeper(value: Any, depth: int) -> bool:
+    """Whether ``value`` holds containers more than ``depth`` levels down (itself being level 0). Depth
+    first with a stack of iterators (no recursion, any depth), stopping at the first one too deep."""
+    if not isinstance(value, (dict, list)):
+        return False
+    stack = [iter(value.values() if isinstance(value, dict) else value)]
+    while stack:
+        if len(stack) > depth:
+            return True
+        for item in stack[-1]:
+            if isinstance(item, (dict, list)):
+                stack.append(iter(item.values() if isinstance(item, dict) else item))
+                break
+        else:
+            stack.pop()
+    return False
 
 
 def _cut(value: Any, depth: int, marker: Any) -> Any:
@@ -112,8 +166,7 @@ class LineFramer:
 
     def __init__(self, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> None:
         self.max_line_bytes = max_line_bytes
-        self._buffer = bytearray()
-        self._scan_from = 0  # bytes before this are known to hold no newline
+        self._buffer = bytearray()  # the start of a line whose newline has not arrived
         self._discarding = False  # inside an over-long line: drop up to its newline
 
     def feed(self, chunk: bytes) -> list[bytes]:
@@ -125,30 +178,35 @@ class LineFramer:
             chunk = chunk[newline + 1 :]
             self._discarding = False
         buffer = self._buffer
-        buffer += chunk
-        lines: list[bytes] = []
-        start = 0
-        while (newline := buffer.find(b"\n", self._scan_from)) >= 0:
-            if newline - start > self.max_line_bytes:
-                log.warning(
-                    "dropped a message of %d bytes from the agent (limit %d)",
-                    newline - start,
-                    self.max_line_bytes,
-                )
-            else:
-                lines.append(bytes(buffer[start:newline]))
-            start = self._scan_from = newline + 1
-        if start:
-            del buffer[:start]
-        self._scan_from = len(buffer)
-        if len(buffer) > self.max_line_bytes:
-            log.warning(
-                "dropped a message longer than %d bytes from the agent (no newline seen)", self.max_line_bytes
-            )
+        if chunk.find(b"\n") < 0:  # a piece of a long line: kept, never rescanned
+            buffer += chunk
+            if len(buffer) > self.max_line_bytes:
+                self._drop_pending()
+            return []
+        # One C-speed split of the chunk; a line begun in earlier chunks is completed by its first piece.
+        lines = chunk.split(b"\n")
+        if buffer:
+            buffer += lines[0]
+            lines[0] = bytes(buffer)
             buffer.clear()
-            self._scan_from = 0
-            self._discarding = True
+        buffer += lines.pop()
+        limit = self.max_line_bytes
+        if len(lines[0]) > limit or len(chunk) > limit:
+            kept = [line for line in lines if len(line) <= limit]
+            for line in lines:
+                if len(line) > limit:
+                    log.warning("dropped a message of %d bytes from the agent (limit %d)", len(line), limit)
+            lines = kept
+        if len(buffer) > limit:
+            self._drop_pending()
         return lines
+
+    def _drop_pending(self) -> None:
+        log.warning(
+            "dropped a message longer than %d bytes from the agent (no newline seen)", self.max_line_bytes
+        )
+        self._buffer.clear()
+        self._discarding = True
 
     def end(self) -> bytes | None:
         """At end of stream: the last line if it had no newline."""

@@ -1,7 +1,8 @@
 """Newline-delimited JSON-RPC 2.0 over a pair of anyio byte streams.
 
-- One reader loop per connection. Notifications are handed to their (synchronous) handler in arrival
-  order, without awaiting, so updates are recorded exactly in the order the agent sent them.
+- One reader loop per connection. Notifications go straight to their (synchronous) handler in arrival
+  order, without awaiting or copying (the decoded params are the handler's): updates are recorded in the
+  order the agent sent them, at the cost of one dict lookup each.
 - Requests from the agent each run in their own task, so a slow answer (a permission the user has not
   clicked yet) never stalls the reader. Unknown requests get -32601; unknown notifications are ignored.
 - The reader survives every line (framing and decoding: :mod:`silo_nb.acp.framing`): any error while
@@ -12,7 +13,6 @@
   synchronous code (``cancel()``) and messages never interleave on the wire. A write that fails (the
   agent closed its stdin) ends the connection, unless the reader sees the agent exit first.
 - ``$/cancel_request`` from the agent cancels the matching in-flight handler, which is answered -32800.
-
 This module knows nothing about ACP sessions or Silo; it moves JSON-RPC messages.
 """
 
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
@@ -35,7 +36,14 @@ from silo_nb.acp.errors import (
     AcpConnectionClosed,
     AcpRpcError,
 )
-from silo_nb.acp.framing import DEFAULT_MAX_LINE_BYTES, MAX_NESTING, LineFramer, decode_line, encode_message
+from silo_nb.acp.framing import (
+    DEFAULT_MAX_LINE_BYTES,
+    MAX_NESTING,
+    LineFramer,
+    decode_counted,
+    encode_message,
+)
+from silo_nb.acp.pending import PendingRequest
 
 __all__ = [
     "MAX_NESTING",
@@ -50,46 +58,14 @@ __all__ = [
 
 log = logging.getLogger("silo_nb.acp")
 
-YIELD_EVERY_LINES = 32  # messages handled between two turns of the event loop, at most
+CANCEL_REQUEST = "$/cancel_request"
+YIELD_CHECK_LINES = 32  # how often the reader looks at the clock while handling one read's lines
+YIELD_AFTER_SECONDS = 0.002  # and gives the event loop a turn once it has worked this long
 STOPPED_READING_GRACE_SECONDS = 1.0  # after a failed write, for the reader to see the agent's exit
 MAX_SKIP_WARNINGS = 20  # per connection, then at debug: a flood of bad lines must not flood the log
 RequestHandler = Callable[[Any], Awaitable[Any]]
 NotificationHandler = Callable[[Any], None]
 CloseDescriber = Callable[[], Awaitable[str]]
-
-
-class PendingRequest:
-    """A request in flight. ``wait`` gives its result; cancelling the waiter sends ``$/cancel_request``."""
-
-    __slots__ = ("_connection", "done", "error", "request_id", "result")
-
-    def __init__(self, connection: JsonRpcConnection, request_id: int) -> None:
-        self._connection = connection
-        self.request_id = request_id
-        self.done = anyio.Event()
-        self.result: Any = None
-        self.error: BaseException | None = None
-
-    async def wait(self, *, abandon_on_cancel: bool = True) -> Any:
-        """The result. If the waiter is cancelled first, the request is abandoned (and the agent told)
-        unless ``abandon_on_cancel`` is false, in which case :meth:`wait_quietly` can still collect it."""
-        try:
-            await self.done.wait()
-        except BaseException:
-            if not self.done.is_set() and abandon_on_cancel:
-                self._connection._abandon(self.request_id)
-            raise
-        self._connection._pending.pop(self.request_id, None)
-        if self.error is not None:
-            raise self.error
-        return self.result
-
-    async def wait_quietly(self) -> None:
-        """Wait for the answer without raising (used after a cancel, to let the turn end cleanly)."""
-        try:
-            await self.done.wait()
-        finally:
-            self._connection._pending.pop(self.request_id, None)
 
 
 class JsonRpcConnection:
@@ -120,6 +96,11 @@ class JsonRpcConnection:
         self._task_group: TaskGroup | None = None
         self._close_message: str | None = None
         self.closed = anyio.Event()
+        # While a notification handler runs: at most how deep the message being handled nests (how many
+        # arrays and objects its line opens) and its line's length, a bound on any string's: a handler
+        # may skip walking a value that cannot be deep or hold a long string.
+        self.nesting_bound = MAX_NESTING
+        self.line_bytes = max_line_bytes
 
     # -- public API -------------------------------------------------------------------------------
 
@@ -138,7 +119,7 @@ class JsonRpcConnection:
             raise AcpConnectionClosed(self._close_message)
         request_id = self._next_id
         self._next_id += 1
-        call = PendingRequest(self, request_id)
+        call = PendingRequest(request_id, abandon=self._abandon, forget=self._forget)
         self._pending[request_id] = call
         message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
         if params is not None:
@@ -159,6 +140,9 @@ class JsonRpcConnection:
         if params is not None:
             message["params"] = params
         self._enqueue(message)
+
+    def _forget(self, request_id: int) -> None:
+        self._pending.pop(request_id, None)
 
     def _abandon(self, request_id: int) -> None:
         # The waiter was cancelled (a timeout, a stop button): tell the agent it may stop working.
@@ -258,24 +242,37 @@ class JsonRpcConnection:
             if self._close_message is not None:
                 break
             # A receive with data already buffered does not yield: without these checkpoints an agent that
-            # writes faster than we read (a storm of requests) holds the kernel's loop for all of it.
+            # writes faster than we read (a flood of updates, a storm of requests) holds the kernel's loop
+            # for all of it. Yield every couple of milliseconds of work (a cell's `1+1` waits no longer).
+            handle = self._handle_line
+            started = time.monotonic()
             for count, line in enumerate(framer.feed(chunk), 1):
-                self._handle_line(line)
-                if count % YIELD_EVERY_LINES == 0:
+                handle(line)
+                if count % YIELD_CHECK_LINES == 0 and time.monotonic() - started >= YIELD_AFTER_SECONDS:
                     await anyio.lowlevel.checkpoint()
+                    started = time.monotonic()
             await anyio.lowlevel.checkpoint()
         if self._close_message is None and (last := framer.end()) is not None:  # not when we closed
             self._handle_line(last)
 
     def _handle_line(self, line: bytes) -> None:
-        if not line.strip():
-            return
         try:
-            message = decode_line(line)
+            message, self.nesting_bound = decode_counted(line)
+            self.line_bytes = len(line)
         except Exception as exc:  # not JSON, not UTF-8, too deep, an integer over the digit limit...
-            self._skip(line, exc)
+            if line and not line.isspace():  # blank lines are allowed between messages
+                self._skip(line, exc)
             return
-        for item in message if isinstance(message, list) else [message]:
+        if type(message) is dict:  # a streamed update: straight to its handler (nothing else runs per line)
+            method = message.get("method")
+            handler = self.notification_handlers.get(method) if type(method) is str else None
+            if handler is not None and "id" not in message and method != CANCEL_REQUEST:
+                try:
+                    handler(message.get("params"))
+                except Exception:
+                    log.exception("handler for %s failed", method)
+                return
+        for item in message if type(message) is list else (message,):  # a batch, or one message
             try:
                 if not isinstance(item, dict):
                     raise ValueError("a JSON value that is not a message object")
@@ -296,8 +293,19 @@ class JsonRpcConnection:
         if isinstance(method, str):
             if "id" in message:
                 self._start_incoming_request(message["id"], method, message.get("params"))
-            else:
-                self._handle_notification(method, message.get("params"))
+                return
+            # Notifications (every streamed update): one lookup and the handler, nothing in between.
+            handler = self.notification_handlers.get(method)
+            if handler is None or method == CANCEL_REQUEST:
+                if method == CANCEL_REQUEST:
+                    self._cancel_incoming(message.get("params"))
+                else:
+                    log.debug("ignored notification %s", method)
+                return
+            try:
+                handler(message.get("params"))
+            except Exception:
+                log.exception("handler for %s failed", method)
             return
         if "id" not in message:
             log.debug("ignored a message with neither method nor id: %.200r", message)
@@ -327,21 +335,10 @@ class JsonRpcConnection:
             call.result = message.get("result")
         call.done.set()
 
-    def _handle_notification(self, method: str, params: Any) -> None:
-        if method == "$/cancel_request":
-            request_id = params.get("requestId") if isinstance(params, dict) else None
-            scope = self._incoming_scopes.get(_hashable(request_id))
-            if scope is not None:
-                scope.cancel()
-            return
-        handler = self.notification_handlers.get(method)
-        if handler is None:
-            log.debug("ignored notification %s", method)
-            return
-        try:
-            handler(params)
-        except Exception:
-            log.exception("handler for %s failed", method)
+    def _cancel_incoming(self, params: Any) -> None:
+        request_id = params.get("requestId") if isinstance(params, dict) else None
+        if (scope := self._incoming_scopes.get(_hashable(request_id))) is not None:
+            scope.cancel()
 
     def _start_incoming_request(self, request_id: Any, method: str, params: Any) -> None:
         handler = self.request_handlers.get(method)

@@ -1,7 +1,8 @@
 """What the agent sends to a session, in arrival order: the handle's inbound half (a mixin).
 
-- ``session/update``: parse → message id → side effects (commands, config options, title) → *record*
-  (journal + ``on_transcript``) → turn tracking → ``on_update`` listeners. Once the session is set up,
+- ``session/update``: parse (with the message id; the decoded wire dict becomes ``raw``, uncopied) →
+  side effects (commands, config options, title: only for those kinds) → *record* (journal +
+  ``on_transcript``) → turn tracking → ``on_update`` listeners. Once the session is set up,
   updates for another session id are dropped with a warning (during setup they are the load's replay).
 - ``session/request_permission``: served by the session's ``PermissionDesk``.
 - The connection going away: pending permissions are cancelled and an open agent turn fails.
@@ -11,16 +12,23 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
 from typing import Any
 
+from silo_nb.acp import AgentConnection
 from silo_nb.sessions._host import SessionRegistry
 from silo_nb.sessions._options import ConfigOptions
 from silo_nb.sessions._permissions import PermissionDesk
 from silo_nb.sessions._turns import TurnTracker
 from silo_nb.sessions.journal import JournalWriter
 from silo_nb.sessions.models import AgentCommand, AgentSessionUpdate
-from silo_nb.sessions.parse import MessageIdSynthesizer, parse_commands, parse_update, session_title
+from silo_nb.sessions.parse import (
+    MAX_FIELD_CHARS,
+    MAX_RAW_DEPTH,
+    MessageIdSynthesizer,
+    parse_commands,
+    parse_session_update,
+    session_title,
+)
 from silo_nb.util import ListenerSet
 
 __all__ = ["AgentTraffic"]
@@ -28,6 +36,10 @@ __all__ = ["AgentTraffic"]
 log = logging.getLogger("silo_nb.sessions")
 
 MAX_EARLY_UPDATES = 10_000  # updates kept from before the session exists (its journal is not open yet)
+# The only kinds that change the session's state besides the transcript (commands, options, title).
+_SIDE_EFFECT_KINDS = frozenset(
+    {"available_commands_update", "current_mode_update", "config_option_update", "session_info_update"}
+)
 
 
 class AgentTraffic:
@@ -40,6 +52,7 @@ class AgentTraffic:
         raise NotImplementedError
 
     _session_id: str | None
+    _connection: AgentConnection | None
     _disposed: bool
     _writer: JournalWriter | None
     _early: list[AgentSessionUpdate]
@@ -71,10 +84,11 @@ class AgentTraffic:
         """Shown in the session's status (``AgentInfo.journal_problem``) until writing works again."""
         self._registry._patch(self.id, journal_problem=problem)
 
-    def _record(self, update: AgentSessionUpdate) -> None:
-        """The one way into the transcript: the journal, then ``on_transcript`` listeners."""
+    def _record(self, update: AgentSessionUpdate, value: dict[str, Any] | None = None) -> None:
+        """The one way into the transcript: the journal (``value``: the line's JSON, when the parser made
+        it), then ``on_transcript`` listeners."""
         if self._writer is not None:
-            self._writer.append(update)
+            self._writer.append(update, value)
         elif len(self._early) < MAX_EARLY_UPDATES:
             self._early.append(update)
         elif len(self._early) == MAX_EARLY_UPDATES:
@@ -85,35 +99,52 @@ class AgentTraffic:
                 self.label,
                 MAX_EARLY_UPDATES,
             )
-            self._early.append(update)
+            self._early.append(update)  # one past the bound: the warning is not repeated
         if not self._disposed:
             self._transcript_listeners.emit(update)
 
     def _on_session_update(self, params: Any) -> None:
-        if not isinstance(params, Mapping):
+        if type(params) is not dict:  # what the reader decoded: always a plain dict or not a message
             return
         update_raw = params.get("update")
-        if not isinstance(update_raw, Mapping):
+        if type(update_raw) is not dict:
             return
         sent_for = params.get("sessionId")
         # While the session is being set up, updates under another id are this session's: an agent that
         # adopts a new id on session/load replays under it before answering (claude-agent-acp does).
         if (
-            not self._turns.handshaking
-            and self._session_id is not None
+            sent_for != self._session_id
             and sent_for is not None
-            and sent_for != self._session_id
+            and self._session_id is not None
+            and not self._turns.handshaking
         ):
             log.warning("dropped an update for another session (%s) from %s", sent_for, self.label)
             return
-        update = parse_update(update_raw)
-        if update is None:
+        # The decoded dict itself becomes the update's raw: the reader hands it over and keeps nothing;
+        # what the reader knows of the line (how deep, how long) spares the parser its walks.
+        rpc = self._connection.rpc if self._connection is not None else None
+        if rpc is not None:
+            parsed = parse_session_update(
+                update_raw,
+                self._synth,
+                shallow=rpc.nesting_bound <= MAX_RAW_DEPTH,
+                short=rpc.line_bytes <= MAX_FIELD_CHARS,
+            )
+        else:
+            parsed = parse_session_update(update_raw, self._synth)
+        if parsed is None:
             return
-        update = self._synth.apply(update)
-        self._apply_side_effects(update)
-        self._record(update)
+        update, value = parsed
+        if update.kind in _SIDE_EFFECT_KINDS:
+            self._apply_side_effects(update)
+        # _record's steps, written out: this runs for every update.
+        if self._writer is not None:
+            self._writer.append(update, value)
+        else:
+            self._early.append(update)
         if self._disposed:
             return
+        self._transcript_listeners.emit(update)
         self._turns.observe(update)
         self._update_listeners.emit(update)
 

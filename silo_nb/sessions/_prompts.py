@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import anyio
-from pydantic import TypeAdapter
+from pydantic import ConfigDict, TypeAdapter
 
 from silo_nb.acp import AcpConnectionClosed, AcpRpcError, AgentConnection
 from silo_nb.sessions._auth import AuthMethod, is_auth_error
@@ -30,7 +30,10 @@ from silo_nb.sessions.status import TurnOutcome, now_iso
 
 __all__ = ["TurnEnd", "list_sessions", "prompt_line", "send_prompt", "validate_prompt_blocks", "wire_block"]
 
-_PROMPT_BLOCKS: TypeAdapter[list[AgentPromptBlock]] = TypeAdapter(list[AgentPromptBlock])
+# Built on first use, not at import (a schema build, and pydantic's plugin scan, cost 15-20 ms).
+_PROMPT_BLOCKS: TypeAdapter[list[AgentPromptBlock]] = TypeAdapter(
+    list[AgentPromptBlock], config=ConfigDict(defer_build=True)
+)
 
 
 def validate_prompt_blocks(

@@ -1,76 +1,57 @@
 """The transcript journal: one ``AgentSessionUpdate`` per line, Silo's camelCase JSON.
 
-- Append-only (an improvement over Silo's whole-file rewrite): new lines are buffered and written by
-  one ``O_APPEND`` write at most 250 ms after the first unwritten line, and at once on :meth:`flush`
-  (every turn end). A crash loses at most that window.
-- The writer also keeps every line in memory (``snapshot_lines``), as Silo's does: a ``session/load``
-  reconciliation and ``handle.journal`` read from it without touching disk.
-- A file whose last line was torn (by a crash, or by a write that failed midway) gets a newline before
-  the next append: checked on a writer's first flush and after every failure, so a torn line can never
-  swallow the next update; readers skip lines that do not parse.
+- Append-only (an improvement over Silo's whole-file rewrite): lines are buffered and written by one
+  ``O_APPEND`` write at most 250 ms after the first unwritten one, and at once on :meth:`flush` (every
+  turn end). A crash loses at most that window. An update costs one orjson call into one buffer that a
+  flush writes as is (issue 10). ``snapshot_lines`` gives every accepted line (for a ``session/load``
+  reconciliation and ``handle.journal``); unlike Silo's, streamed lines are read back from the file
+  (``_journal_io.LineStore`` says why).
+- A file whose last line was torn (a crash, a write that failed midway) gets a newline before the next
+  append: checked on a writer's first flush and after every failure; readers skip lines that do not parse.
 - Nothing accepted is dropped: writes loop over short writes and count the bytes; on ``OSError`` (full
-  disk, ``EFBIG`` from a file-size limit) the lines not wholly written stay buffered and the next flush
-  retries them. Reads of a live file return the buffer while it cannot be written.
-- Failures are reported once per episode: one log warning and ``on_problem(message)``, then
-  ``on_problem(None)`` when the file caught up. Never raised into the kernel.
+  disk, ``EFBIG``) the lines not wholly written stay buffered and the next flush retries them; reads of a
+  live file return the buffer meanwhile. Reported once per episode (a log warning, ``on_problem(message)``,
+  then ``on_problem(None)``), never raised into the kernel.
 - Text UTF-8 cannot encode (lone surrogates, valid JSON) is written as its JSON ``\\uXXXX`` escape.
-- Files are 0600 and folders 0700.
-- :meth:`replace_lines` (load reconciliation) is the one whole-file write: temp file + ``os.replace``;
-  a failed rewrite keeps the old file and is retried by the next flush.
+- Files are 0600 and folders 0700. :meth:`replace_lines` (load reconciliation) is the one whole-file
+  write: temp file + ``os.replace``; a failed rewrite keeps the old file and is retried by the next flush.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import errno
-import json
 import logging
 import os
 import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
+
+import orjson
 
 from silo_nb.sessions import _journal_lock
+from silo_nb.sessions._journal_io import LineStore, encode_text, ends_torn, reason, write_all, write_lines
+from silo_nb.sessions._journal_json import encode_line, update_json
+from silo_nb.sessions._journal_read import parse_lines, read_lines, read_updates
 from silo_nb.sessions.models import AgentSessionUpdate
-from silo_nb.sessions.parse import journal_line_to_update
 from silo_nb.sessions.storage import decode_session_id, ensure_private_dir, journal_path
 
-__all__ = ["FLUSH_DELAY_SECONDS", "JournalFiles", "JournalWriter", "encode_line", "parse_lines", "read_lines"]
+__all__ = [
+    "FLUSH_DELAY_SECONDS",
+    "JournalFiles",
+    "JournalWriter",
+    "encode_line",
+    "parse_lines",
+    "read_lines",
+    "read_updates",
+]
 
 log = logging.getLogger("silo_nb.journal")
 
 FLUSH_DELAY_SECONDS = 0.25
+_dumps, _NEWLINE = orjson.dumps, orjson.OPT_APPEND_NEWLINE
 WRITE_CHUNK_CHARS = 1 << 20
-
-
-def encode_line(update: AgentSessionUpdate) -> str:
-    return json.dumps(update.to_json(), ensure_ascii=False, separators=(",", ":"))
-
-
-def read_lines(path: Path) -> list[str]:
-    """Every non-blank line of a journal; ``[]`` when it is missing or unreadable. Never raises."""
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return []
-    text = data.decode("utf-8", "replace")
-    return [line for line in text.split("\n") if line.strip()]
-
-
-def parse_lines(lines: Iterable[str]) -> list[AgentSessionUpdate]:
-    """Lines to updates, skipping any that do not parse or lack a string ``kind``."""
-    updates: list[AgentSessionUpdate] = []
-    for line in lines:
-        try:
-            value = json.loads(line)
-        except json.JSONDecodeError:
-            log.debug("skipped a journal line that is not JSON: %.120s", line)
-            continue
-        update = journal_line_to_update(value)
-        if update is not None:
-            updates.append(update)
-    return updates
 
 
 class JournalWriter:
@@ -83,39 +64,59 @@ class JournalWriter:
     def __init__(self, path: Path, seed_lines: Iterable[str] = ()) -> None:
         self.path = path
         self.on_problem: Callable[[str | None], None] | None = None
-        self._lines: list[str] = list(seed_lines)
+        self._lines = LineStore(path, seed_lines)
         self._unwritten: list[str] = []
+        self._staged = bytearray()  # accepted lines as orjson wrote them, each with its newline
         self._timer: asyncio.TimerHandle | None = None
         self._abandoned = False
-        # The file may end in a torn line: checked on the first flush and after every failure.
-        self._check_tail = True
-        # A failed replace_lines: the next flush rewrites the whole file instead of appending.
-        self._rewrite_pending = False
+        self._check_tail = True  # the file may end in a torn line: checked first and after failures
+        self._rewrite_pending = False  # a failed replace_lines: the next flush rewrites the whole file
         self._problem: str | None = None
 
     def snapshot_lines(self) -> list[str]:
-        return list(self._lines)
+        self._encode_staged()
+        return list(self._lines.lines())
 
     def __len__(self) -> int:
-        return len(self._lines)
+        return len(self._lines) + self._staged.count(b"\n")
 
     @property
     def problem(self) -> str | None:
-        """The current write failure (a one-line message), ``None`` while the file is up to date."""
-        return self._problem
+        return self._problem  # the current write failure (one line), None while the file is up to date
 
     @property
     def pending(self) -> bool:
         """Whether some accepted line is not on disk yet."""
-        return bool(self._unwritten) or self._rewrite_pending
+        return bool(self._staged) or bool(self._unwritten) or self._rewrite_pending
 
-    def append(self, update: AgentSessionUpdate) -> None:
-        self.append_line(encode_line(update))
+    def append(self, update: AgentSessionUpdate, value: dict[str, Any] | None = None) -> None:
+        """Accept ``update``; ``value`` is its journal JSON (``update_json(update)``) when the caller has it.
+        Encoded now into one buffer (orjson's output freed at once: kept, it cost more than encoding)."""
+        if self._abandoned:
+            return
+        try:
+            self._staged += _dumps(update_json(update) if value is None else value, option=_NEWLINE)
+        except TypeError:  # what orjson refuses (a lone surrogate…): the line as text, via encode_line
+            self.append_line(encode_line(update))
+            return
+        if len(self._staged) >= WRITE_CHUNK_CHARS and self._problem is None:
+            self.flush()  # a cache-sized buffer: written while hot, never grown to megabytes
+        elif self._timer is None:
+            self._schedule()
+
+    def _encode_staged(self) -> None:
+        if self._staged:
+            lines = self._staged.decode().split("\n")
+            lines.pop()  # after the last newline (JSON escapes the newlines in strings)
+            self._staged = bytearray()
+            self._lines.add_lines(lines)
+            self._unwritten += lines
 
     def append_line(self, line: str) -> None:
         if self._abandoned:
             return
-        self._lines.append(line)
+        self._encode_staged()  # lines stay in the order they were accepted
+        self._lines.add_lines([line])
         self._unwritten.append(line)
         self._schedule()
 
@@ -145,10 +146,12 @@ class JournalWriter:
         self._cancel_timer()
         if self._abandoned:
             return
+        if self._unwritten or self._rewrite_pending:
+            self._encode_staged()  # the general case: everything as lines
         if self._rewrite_pending:
             self._rewrite()
             return
-        if not self._unwritten and self._problem is None:
+        if not self._unwritten and not self._staged and self._problem is None:
             return
         written = 0
         error: OSError | None = None
@@ -156,18 +159,26 @@ class JournalWriter:
             ensure_private_dir(self.path.parent)
             fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
             try:
-                if self._check_tail and _ends_torn(fd):
-                    _, error = _write_all(fd, b"\n")
+                if self._check_tail and ends_torn(fd):
+                    _, error = write_all(fd, b"\n")
+                start = os.fstat(fd).st_size  # where the buffer, as orjson wrote it, goes (streaming)
                 if error is None:
-                    written, error = _write_lines(fd, self._unwritten)
+                    staged, unwritten = self._staged, self._unwritten
+                    written, error = (
+                        write_all(fd, staged) if staged else write_lines(fd, unwritten, WRITE_CHUNK_CHARS)
+                    )
             finally:
                 os.close(fd)
         except OSError as exc:
             error = exc
+        if error is None and self._staged:  # on disk: read back only if ever asked for
+            self._lines.add_written(start, self._staged)
+            self._staged = bytearray()
+        self._encode_staged()  # after a failure: into the lines kept and the lines still to write
         if error is not None:
             self._drop_written(written)
             self._check_tail = True
-            self._failed(f"could not write the journal {self.path}: {_reason(error)}")
+            self._failed(f"could not write the journal {self.path}: {reason(error)}")
             return
         self._unwritten.clear()
         self._check_tail = False
@@ -179,7 +190,7 @@ class JournalWriter:
         done = 0
         offset = 0
         for line in self._unwritten:
-            end = offset + len(_encode(line))
+            end = offset + len(encode_text(line))
             if end > count:
                 break
             done += 1
@@ -192,7 +203,8 @@ class JournalWriter:
         if self._abandoned:
             return
         self._cancel_timer()
-        self._lines = list(lines)
+        self._lines = LineStore(self.path, lines)
+        self._staged = bytearray()
         self._unwritten.clear()
         self._rewrite_pending = True
         self._rewrite()
@@ -203,7 +215,7 @@ class JournalWriter:
             fd, temp = tempfile.mkstemp(dir=self.path.parent, prefix=".journal-", suffix=".tmp")
             try:
                 try:
-                    _, error = _write_lines(fd, self._lines)
+                    _, error = write_lines(fd, self._lines.lines(), WRITE_CHUNK_CHARS)
                 finally:
                     os.close(fd)
                 if error is not None:
@@ -215,7 +227,7 @@ class JournalWriter:
                     os.unlink(temp)
                 raise
         except OSError as exc:
-            self._failed(f"could not rewrite the journal {self.path}: {_reason(exc)}")
+            self._failed(f"could not rewrite the journal {self.path}: {reason(exc)}")
             return
         self._rewrite_pending = False
         self._unwritten.clear()
@@ -249,7 +261,9 @@ class JournalWriter:
     def _take_over(self, old: JournalWriter) -> None:
         """Carry on ``old``'s unwritten lines (a reconnect to a file a closed writer could not finish);
         ``old`` becomes inert. Only when this writer's seed is what ``old`` holds, so nothing doubles."""
-        if self._lines == old._lines:
+        self._encode_staged()
+        old._encode_staged()
+        if self._lines.lines() == old._lines.lines():
             self._unwritten = list(old._unwritten)
             self._rewrite_pending = old._rewrite_pending
             self._check_tail = old._check_tail
@@ -262,60 +276,9 @@ class JournalWriter:
         """Make the writer inert: later appends and flushes do nothing (before a deletion)."""
         self._cancel_timer()
         self._abandoned = True
+        self._staged = bytearray()
         self._unwritten.clear()
         self._rewrite_pending = False
-
-
-def _encode(text: str) -> bytes:
-    # A lone surrogate (valid JSON: "\ud800") cannot be UTF-8; it only occurs inside a JSON string, where
-    # backslashreplace's "\ud800" is the same character's JSON escape. The handler only runs on a
-    # character that fails, so text UTF-8 can encode costs nothing extra and is byte-identical.
-    return text.encode("utf-8", "backslashreplace")
-
-
-def _write_lines(fd: int, lines: list[str]) -> tuple[int, OSError | None]:
-    """Write ``lines`` (each with its newline) in chunks of about ``WRITE_CHUNK_CHARS``: a flush of one
-    debounce window is one chunk, and a retry on a full disk stops at the first chunk instead of encoding
-    everything still buffered. Bytes written and the error that stopped it, as ``_write_all``."""
-    written = 0
-    start = 0
-    while start < len(lines):
-        end, size = start, 0
-        while end < len(lines) and (end == start or size < WRITE_CHUNK_CHARS):
-            size += len(lines[end]) + 1
-            end += 1
-        count, error = _write_all(fd, _encode("".join(line + "\n" for line in lines[start:end])))
-        written += count
-        if error is not None:
-            return written, error
-        start = end
-    return written, None
-
-
-def _write_all(fd: int, data: bytes) -> tuple[int, OSError | None]:
-    """Write all of ``data`` (looping over short writes); how many bytes were written, and the error
-    that stopped it. A write error writes nothing, so the count is exact."""
-    view = memoryview(data)
-    done = 0
-    while done < len(view):
-        try:
-            count = os.write(fd, view[done:])
-        except OSError as exc:
-            return done, exc
-        if count <= 0:
-            return done, OSError(errno.EIO, "a write wrote nothing")
-        done += count
-    return done, None
-
-
-def _ends_torn(fd: int) -> bool:
-    """Whether the file ends in a partial line (not empty, no final newline)."""
-    size = os.fstat(fd).st_size
-    return size > 0 and os.pread(fd, 1, size - 1) != b"\n"
-
-
-def _reason(exc: OSError) -> str:
-    return exc.strerror or str(exc)
 
 
 class JournalFiles:
@@ -335,6 +298,15 @@ class JournalFiles:
 
     def path(self, workspace_id: str, session_id: str) -> Path:
         return journal_path(self.data_dir, workspace_id, session_id)
+
+    def read_updates(self, path: Path) -> list[AgentSessionUpdate]:
+        """:meth:`read`'s lines as updates (what ``read_journal`` returns), parsed from the file's bytes."""
+        live = self._live.get(path)
+        if live is not None:
+            live.flush()
+            if live.pending or path in self._released:
+                return parse_lines(self.read(path))
+        return read_updates(path)
 
     def read(self, path: Path) -> list[str]:
         """The file's lines, after flushing a live writer on it; while that writer cannot write, its

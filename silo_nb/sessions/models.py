@@ -6,11 +6,14 @@
 - Agent traffic is parsed leniently elsewhere (``parse.py``); these models only hold the result. Open
   strings (``kind``, ``status``, ``category``…) stay plain ``str`` so unknown values are kept.
 - What the *user* passes in (prompt blocks, restore options) is validated strictly here.
+- Agent traffic is hot (tens of thousands of updates a second): the parsers build these models with
+  :func:`built`, without pydantic's validation (they checked every value already), so an update costs
+  what a plain object costs. Schemas are built on first use (``defer_build``), not at import.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Protocol
+from typing import Annotated, Any, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 from pydantic.alias_generators import to_camel
@@ -52,11 +55,42 @@ ResumeOutcome = Literal["new", "resumed", "journal-only"]
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(frozen=True, populate_by_name=True, alias_generator=to_camel)
+    model_config = ConfigDict(frozen=True, populate_by_name=True, alias_generator=to_camel, defer_build=True)
 
     def to_json(self) -> dict[str, Any]:
         """Silo's camelCase JSON shape, absent fields omitted."""
         return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+M = TypeVar("M", bound=BaseModel)
+_new = object.__new__
+# BaseModel's slots, set through their descriptors: half the cost of object.__setattr__ by name.
+_set_dict = BaseModel.__dict__["__dict__"].__set__
+_set_fields_set = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_set_extra = BaseModel.__dict__["__pydantic_extra__"].__set__
+_set_private = BaseModel.__dict__["__pydantic_private__"].__set__
+_FIELDS_SET: dict[type[BaseModel], set[str]] = {}
+
+
+def built(cls: type[M], values: dict[str, Any]) -> M:
+    """A ``cls`` holding ``values``, without validation: for what a lenient parser already checked.
+
+    ``values`` must hold every field of ``cls`` (defaults included) by attribute name, in field order, each
+    already of its declared type (tuples for tuples); it becomes the instance's ``__dict__``, uncopied.
+    What ``model_construct`` does, minus its per-field alias and default handling (a tenth of the cost).
+    Every field counts as set; the instances of a class share that set, which pydantic only ever copies
+    (``model_copy``), never changes in place (the models are frozen). Only for models without private
+    attributes.
+    """
+    fields_set = _FIELDS_SET.get(cls)
+    if fields_set is None:
+        fields_set = _FIELDS_SET[cls] = set(cls.model_fields)
+    model = _new(cls)
+    _set_dict(model, values)
+    _set_fields_set(model, fields_set)
+    _set_extra(model, None)
+    _set_private(model, None)
+    return model
 
 
 class _Strict(_Model):

@@ -38,7 +38,7 @@ DEMO_PROFILE_ID = "demo"
 class AgentProfile(BaseModel):
     """One profile as the user wrote it (host-internal: never handed to notebook code as is)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)  # schema built on first use
 
     id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
     label: str = ""

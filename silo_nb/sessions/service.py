@@ -17,7 +17,7 @@ from silo_nb.sessions._host import ConnectHost
 from silo_nb.sessions.connect import Connector
 from silo_nb.sessions.doctor import AgentCheck, check_agent
 from silo_nb.sessions.handle import AgentSessionHandle
-from silo_nb.sessions.journal import JournalFiles, parse_lines
+from silo_nb.sessions.journal import JournalFiles
 from silo_nb.sessions.models import AgentSessionRestore, AgentSessionUpdate
 
 __all__ = ["AgentSessionsService"]
@@ -38,7 +38,7 @@ class AgentSessionsService:
         if not isinstance(session_id, str) or not session_id:
             return []
         path = self.journals.path(workspace_id or self._host.workspace_id, session_id)
-        return parse_lines(self.journals.read(path))
+        return self.journals.read_updates(path)
 
     async def connect(
         self,

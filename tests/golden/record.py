@@ -15,6 +15,8 @@ Each fixture is a conversation with one agent, one JSON object per line:
 - ``ts-example-turn``: the TypeScript SDK's example agent (``node .../sdk/dist/examples/agent.js``,
   installed by ``.ci/setup``). Its turn sleeps one second per step, so it is recorded here only, not replayed
   by the tests.
+- The journal fixture (``journal/``: wire lines in, the journal a session wrote for them out) has its own
+  recorder, ``python -m tests.golden.journal_wire`` (see there).
 - Recordings are normalised so re-recording gives the same files: session ids become fixed ids of the same
   shape (``demo-000000000001``…), ``updatedAt`` stamps a fixed instant; the working directory is fixed.
 """

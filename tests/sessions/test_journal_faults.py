@@ -25,7 +25,7 @@ import pytest
 from silo_nb.sessions import journal as journal_module
 from silo_nb.sessions.journal import JournalFiles, JournalWriter, encode_line, parse_lines, read_lines
 from silo_nb.sessions.models import AgentSessionUpdate
-from silo_nb.sessions.parse import parse_update
+from silo_nb.sessions.parse import MAX_FIELD_CHARS, cut_long_strings, parse_update
 from tests.agents.scripted import Peer, scripted_service
 from tests.conftest import ROOT, Workspace
 
@@ -342,3 +342,82 @@ async def test_a_full_disk_shows_in_the_session_status_until_it_recovers(
         prompts = [u.text for u in parse_lines(read_lines(path)) if u.kind == "user_message_chunk"]
         assert prompts == ["hello", "hello again"]  # nothing accepted was lost
     assert any(seen)
+
+
+# -- oversized fields (issue 8, item 6: bounded in the journal and in memory, with a marker) ------------
+
+
+async def huge_chunk_turn(peer: Peer, _text: str) -> None:
+    big = "x" * (3 * MAX_FIELD_CHARS)
+    await peer.update({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": big}})
+    await peer.update({"sessionUpdate": "tool_call", "toolCallId": "t", "rawInput": {"blob": big, "n": 1}})
+    await peer.update({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "small"}})
+
+
+async def test_an_oversized_string_is_cut_with_a_marker_in_the_journal_and_in_memory(
+    workspace: Workspace,
+) -> None:
+    svc = scripted_service(workspace, huge_chunk_turn)
+    seen: list[AgentSessionUpdate] = []
+    with anyio.fail_after(20):
+        handle = await svc.sessions.connect("scripted")
+        handle.on_update(seen.append)
+        await handle.prompt([{"type": "text", "text": "go"}])
+        journal = await svc.sessions.read_journal(handle.session_id)
+        await handle.aclose()
+    marker = f"… [cut by Silo: {2 * MAX_FIELD_CHARS:,} more characters]"
+    chunk, call, small = seen
+    assert chunk.text == "x" * MAX_FIELD_CHARS + marker and chunk.raw["content"]["text"] == chunk.text
+    assert call.tool_call is not None and call.tool_call.raw_input == {"blob": chunk.text, "n": 1}
+    assert small.text == "small"
+    assert [u.to_json() for u in journal[1:]] == [u.to_json() for u in seen]
+    path = svc.sessions.journals.path(handle.workspace_id, handle.session_id)
+    assert path.stat().st_size < 6 * MAX_FIELD_CHARS  # three copies of the text and two of the blob, cut
+
+
+def test_cut_long_strings_copies_only_what_it_cuts() -> None:
+    short = {"a": ["x" * 10, {"b": 1}], "c": None}
+    assert cut_long_strings(short, 10) is short
+    cut = cut_long_strings({"a": ["x" * 12, {"b": 1}], "c": "y"}, 10)
+    assert cut == {"a": ["x" * 10 + "… [cut by Silo: 2 more characters]", {"b": 1}], "c": "y"}
+
+
+# -- streamed lines are read back from the file, not kept (issue 10) -----------------------------------
+
+
+async def test_snapshot_reads_streamed_lines_back_in_order_around_a_failure(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "j.jsonl"
+    writer = JournalWriter(path, seed_lines=['{"kind":"seed","raw":{}}'])
+    writer.append(chunk("a"))
+    writer.append(chunk("b"))
+    writer.flush()
+    assert writer._lines._lines == ['{"kind":"seed","raw":{}}'], "streamed lines are not held in memory"
+    writer.append(chunk("c"))
+    monkeypatch.setattr(journal_module, "os", ScriptedOs("enospc"))
+    writer.flush()  # fails: "c" stays buffered as text
+    monkeypatch.setattr(journal_module, "os", os)
+    writer.append(chunk("d"))
+    writer.append_line('{"kind":"vendor","raw":{}}')
+    writer.flush()
+    writer.append(chunk("e"))
+    writer.flush()
+    expected = ['{"kind":"seed","raw":{}}', *(encode_line(chunk(t)) for t in "abcd")]
+    expected += ['{"kind":"vendor","raw":{}}', encode_line(chunk("e"))]
+    assert len(writer) == len(expected)
+    assert writer.snapshot_lines() == expected
+    assert read_lines(path) == expected[1:], "the seed was the file's before; the rest is appended once"
+
+
+async def test_a_file_changed_behind_the_writer_is_read_back_as_it_is(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = tmp_path / "j.jsonl"
+    writer = JournalWriter(path)
+    writer.append(chunk("a"))
+    writer.append(chunk("b"))
+    writer.flush()
+    path.write_text(encode_line(chunk("a")) + "\n")
+    assert writer.snapshot_lines() == [encode_line(chunk("a"))]
+    assert any("changed behind its writer" in r.getMessage() for r in caplog.records)

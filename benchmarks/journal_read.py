@@ -1,0 +1,94 @@
+"""Reading a 100,000-update journal: the read part of a restore (the fold is ``notebook/transcript.py``'s).
+
+The journal is written by silo_nb's own per-update path (``parse_update``, message ids, ``encode_line``) from
+the realistic mix of ``flood_agent.py`` (chunks, thoughts, tool calls, tool-call updates with diffs). Timed,
+alternating, median of the rounds:
+
+- ``read_journal``: ``AgentSessionsService.read_journal`` on the file (read, split, decode, build the
+  ``AgentSessionUpdate`` models), what a restore and every ``%%prompt`` cell's look-up do;
+- ``json.loads only`` (reference): read, split and ``json.loads`` every line, building nothing.
+
+Run: ``PYTHONPATH=. .venv/bin/python benchmarks/journal_read.py [N] [rounds] [section]`` (``-``: print only).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from _results import write_section
+from flood_agent import mix_cycle
+
+import silo_nb
+from silo_nb.sessions.journal import encode_line
+from silo_nb.sessions.parse import MessageIdSynthesizer, parse_update
+
+TARGET_SECONDS = 0.4
+
+
+def write_journal(path: Path, count: int) -> None:
+    cycles = [[json.loads(line)["params"]["update"] for line in mix_cycle(step)] for step in range(64)]
+    synth = MessageIdSynthesizer()
+    lines = []
+    for index in range(count):
+        update = parse_update(cycles[(index // 18) % 64][index % 18])
+        assert update is not None
+        lines.append(encode_line(synth.apply(update)))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+
+
+def bare(path: Path) -> int:
+    return len([json.loads(line) for line in path.read_bytes().split(b"\n") if line])
+
+
+async def main(count: int, rounds: int, section: str) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        service = silo_nb.AgentsService(workspace_dir=root, config_dirs=[root], data_dir=root / "data")
+        path = service.sessions.journals.path(service.workspace_id, "bench-session")
+        write_journal(path, count)
+        size = path.stat().st_size
+        ours: list[float] = []
+        reference: list[float] = []
+        for _ in range(rounds):
+            gc.collect()
+            started = time.perf_counter()
+            updates = await service.sessions.read_journal("bench-session")
+            ours.append(time.perf_counter() - started)
+            assert len(updates) == count
+            del updates
+            gc.collect()
+            started = time.perf_counter()
+            assert bare(path) == count
+            reference.append(time.perf_counter() - started)
+    mine, ref = statistics.median(ours), statistics.median(reference)
+    lines = [
+        f"journal: {count:,} updates (realistic mix), {size / 1e6:.1f} MB; rounds: {rounds}, alternating "
+        f"(medians); load average: {os.getloadavg()[0]:.2f}",
+        f"rerun: PYTHONPATH=. .venv/bin/python benchmarks/journal_read.py {count} {rounds}",
+        f"read_journal (models built):  {mine:.3f} s  (target <= {TARGET_SECONDS} s)",
+        f"json.loads only (reference):  {ref:.3f} s",
+        f"ratio read_journal / json.loads only: {mine / ref:.2f}",
+    ]
+    print("\n".join(lines))
+    if section != "-":
+        write_section(section, lines)
+
+
+if __name__ == "__main__":
+    args = sys.argv[1:]
+    asyncio.run(
+        main(
+            int(args[0]) if args else 100_000,
+            int(args[1]) if len(args) > 1 else 3,
+            args[2] if len(args) > 2 else "journal read",
+        )
+    )
