@@ -89,19 +89,24 @@ class AgentTraffic:
         it), then ``on_transcript`` listeners."""
         if self._writer is not None:
             self._writer.append(update, value)
-        elif len(self._early) < MAX_EARLY_UPDATES:
+        else:
+            self._keep_early(update)
+        if not self._disposed:
+            self._transcript_listeners.emit(update)
+
+    def _keep_early(self, update: AgentSessionUpdate) -> None:
+        """Before the session exists (no journal yet) updates wait for it, up to a bound: an agent
+        flooding while it never answers initialize must not grow the kernel. What is beyond it belongs
+        to no session yet; said once."""
+        if len(self._early) < MAX_EARLY_UPDATES:
             self._early.append(update)
         elif len(self._early) == MAX_EARLY_UPDATES:
-            # Before the session exists (an agent flooding while it never answers initialize) the
-            # buffer is bounded; what is beyond it belongs to no session yet. Said once.
             log.warning(
                 "%s sent over %d updates before its session existed; the rest are not kept",
                 self.label,
                 MAX_EARLY_UPDATES,
             )
             self._early.append(update)  # one past the bound: the warning is not repeated
-        if not self._disposed:
-            self._transcript_listeners.emit(update)
 
     def _on_session_update(self, params: Any) -> None:
         if type(params) is not dict:  # what the reader decoded: always a plain dict or not a message
@@ -141,7 +146,7 @@ class AgentTraffic:
         if self._writer is not None:
             self._writer.append(update, value)
         else:
-            self._early.append(update)
+            self._keep_early(update)
         if self._disposed:
             return
         self._transcript_listeners.emit(update)

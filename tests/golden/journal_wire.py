@@ -53,10 +53,11 @@ def _nested(depth: int) -> Any:
     return value
 
 
-def made_lines() -> list[str]:
-    """The wire lines of the fixture, in order (the recorded conversations' updates first)."""
+def made_lines(*, conversations: bool = True) -> list[str]:
+    """The wire lines of the fixture, in order (the recorded conversations' updates first; without
+    ``conversations``, only the lines made for the purpose)."""
     lines: list[str] = []
-    for path in sorted(HERE.glob("*.jsonl")):
+    for path in sorted(HERE.glob("*.jsonl")) if conversations else ():
         for line in load(path):
             message = line["message"]
             if line["from"] == "agent" and message.get("method") == "session/update":

@@ -512,8 +512,10 @@ def test_a_message_is_joined_once_per_snapshot_and_bounded() -> None:
         builder.apply(say(f"token {i} "))
     (entry,) = builder.state.entries
     assert isinstance(entry, MessageEntry) and entry.text.endswith("token 49999 ") and entry.dropped == 0
-    big = "x" * (transcript.MESSAGE_CHAR_LIMIT - len(entry.text) + 10)
-    builder.apply(say(big))
+    room = transcript.MESSAGE_CHAR_LIMIT - len(entry.text) + 10
+    piece = 500_000  # below the per-field cut of the wire layer (parse.MAX_FIELD_CHARS)
+    for start in range(0, room, piece):
+        builder.apply(say("x" * min(piece, room - start)))
     builder.apply(say("more"))
     (entry,) = builder.state.entries
     assert len(entry.text) == transcript.MESSAGE_CHAR_LIMIT and entry.dropped == 14  # said, not silent

@@ -11,6 +11,7 @@ from typing import Any
 import anyio
 import pytest
 
+from silo_nb.sessions import _journal_io
 from silo_nb.sessions import journal as journal_module
 from silo_nb.sessions.journal import (
     FLUSH_DELAY_SECONDS,
@@ -175,6 +176,7 @@ async def test_torn_tail_newline_survives_a_failed_write(
     good = encode_line(chunk("good"))
     path.write_text(good + "\n" + '{"kind":"agent_mes', encoding="utf-8")
     monkeypatch.setattr(journal_module, "os", _OsWithFailingWrite())
+    monkeypatch.setattr(_journal_io, "os", _OsWithFailingWrite())  # where the writes are made
     writer = JournalWriter(path)
     writer.append(chunk("new"))
     writer.flush()  # fails (logged), the line stays buffered

@@ -22,6 +22,7 @@ from typing import Any
 import anyio
 import pytest
 
+from silo_nb.sessions import _journal_io
 from silo_nb.sessions import journal as journal_module
 from silo_nb.sessions.journal import JournalFiles, JournalWriter, encode_line, parse_lines, read_lines
 from silo_nb.sessions.models import AgentSessionUpdate
@@ -42,6 +43,12 @@ def chunk(text: str) -> AgentSessionUpdate:
 
 def texts(path: Path) -> list[str | None]:
     return [u.text for u in parse_lines(read_lines(path))]
+
+
+def patch_os(monkeypatch: pytest.MonkeyPatch, fake: Any) -> None:
+    """The journal's file calls (open, fsync) and its writes (``_journal_io``) both go through ``fake``."""
+    monkeypatch.setattr(journal_module, "os", fake)
+    monkeypatch.setattr(_journal_io, "os", fake)
 
 
 class ScriptedOs:
@@ -117,7 +124,7 @@ async def test_short_write_then_enospc_then_recovery_keeps_every_line_in_order(
     writer.append(chunk("one"))
     writer.flush()  # a first flush that works: the torn-tail check must not be a first-flush-only thing
     fake = ScriptedOs(len(encode_line(chunk("two"))) + 1 + 10, "enospc", "enospc")
-    monkeypatch.setattr(journal_module, "os", fake)
+    patch_os(monkeypatch, fake)
     writer.append(chunk("two"))
     writer.append(chunk("three"))
     writer.flush()  # "two" and 10 bytes of "three" reach the disk, then the disk is full
@@ -143,7 +150,7 @@ async def test_everything_but_the_newline_written_gives_no_duplicate(
     path = tmp_path / "j.jsonl"
     writer = JournalWriter(path)
     line = encode_line(chunk("a"))
-    monkeypatch.setattr(journal_module, "os", ScriptedOs(len(line), "enospc"))
+    patch_os(monkeypatch, ScriptedOs(len(line), "enospc"))
     writer.append(chunk("a"))
     writer.flush()
     writer.append(chunk("b"))
@@ -156,7 +163,7 @@ async def test_a_write_that_returns_zero_is_a_failure_not_a_spin(
 ) -> None:
     path = tmp_path / "j.jsonl"
     fake = ScriptedOs("zero")
-    monkeypatch.setattr(journal_module, "os", fake)
+    patch_os(monkeypatch, fake)
     writer = JournalWriter(path)
     writer.append(chunk("a"))
     writer.flush()
@@ -173,7 +180,7 @@ async def test_on_problem_once_per_episode_and_one_warning_each(
     writer = JournalWriter(path)
     writer.on_problem = problems.append
     fake = ScriptedOs("enospc", "enospc", "enospc")
-    monkeypatch.setattr(journal_module, "os", fake)
+    patch_os(monkeypatch, fake)
     with caplog.at_level(logging.INFO, logger="silo_nb.journal"):
         for text in ("a", "b", "c", "d"):  # three failures, then a success: one episode
             writer.append(chunk(text))
@@ -197,7 +204,7 @@ async def test_a_raising_on_problem_hook_is_logged_not_raised(
 
     writer = JournalWriter(tmp_path / "j.jsonl")
     writer.on_problem = boom
-    monkeypatch.setattr(journal_module, "os", ScriptedOs("enospc"))
+    patch_os(monkeypatch, ScriptedOs("enospc"))
     writer.append(chunk("a"))
     writer.flush()
     writer.flush()
@@ -211,7 +218,7 @@ async def test_read_returns_accepted_lines_while_the_disk_is_full(
     path = tmp_path / "j.jsonl"
     writer = journals.writer(path, [])
     writer.append(chunk("kept"))
-    monkeypatch.setattr(journal_module, "os", ScriptedOs("enospc"))
+    patch_os(monkeypatch, ScriptedOs("enospc"))
     assert [u.text for u in parse_lines(journals.read(path))] == ["kept"]
 
 
@@ -224,7 +231,7 @@ async def test_a_closed_writer_hands_its_unwritten_lines_to_the_reconnect(
     first.append(chunk("a"))
     first.flush()
     fake = ScriptedOs(30, "enospc", "enospc", "enospc")
-    monkeypatch.setattr(journal_module, "os", fake)
+    patch_os(monkeypatch, fake)
     first.append(chunk("b"))
     first.flush()  # torn after 30 bytes
     journals._release_writer(first)  # the session closed while the disk is full
@@ -255,7 +262,7 @@ async def test_failed_rewrite_keeps_the_old_file_and_a_later_flush_retries_it(
     writer.on_problem = problems.append
     fake = ScriptedOs("enospc")  # the temp file's write fails
 
-    monkeypatch.setattr(journal_module, "os", fake)
+    patch_os(monkeypatch, fake)
     writer.replace_lines([encode_line(chunk("new 1")), encode_line(chunk(LONE))])
     assert read_lines(path) == old, "the old file is kept"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["j.jsonl"], "no temp file left behind"
@@ -330,12 +337,12 @@ async def test_a_full_disk_shows_in_the_session_status_until_it_recovers(
     seen: list[str | None] = []
     svc.subscribe(lambda state: seen.append(state[0].journal_problem if state else None))
     async with await svc.sessions.connect("demo") as handle:
-        monkeypatch.setattr(journal_module, "os", ScriptedOs(*["enospc"] * 50))
+        patch_os(monkeypatch, ScriptedOs(*["enospc"] * 50))
         await handle.prompt([{"type": "text", "text": "hello"}])
         (info,) = svc.get_state()
         assert info.journal_problem and "No space left" in info.journal_problem
         assert handle.journal_problem == info.journal_problem
-        monkeypatch.setattr(journal_module, "os", os)
+        patch_os(monkeypatch, os)
         await handle.prompt([{"type": "text", "text": "hello again"}])
         assert svc.get_state()[0].journal_problem is None
         path = svc.sessions.journals.path(svc.workspace_id, handle.session_id)
@@ -370,7 +377,8 @@ async def test_an_oversized_string_is_cut_with_a_marker_in_the_journal_and_in_me
     assert chunk.text == "x" * MAX_FIELD_CHARS + marker and chunk.raw["content"]["text"] == chunk.text
     assert call.tool_call is not None and call.tool_call.raw_input == {"blob": chunk.text, "n": 1}
     assert small.text == "small"
-    assert [u.to_json() for u in journal[1:]] == [u.to_json() for u in seen]
+    assert [u.to_json() for u in journal[1:-1]] == [u.to_json() for u in seen]
+    assert journal[-1].kind == "turn_end"
     path = svc.sessions.journals.path(handle.workspace_id, handle.session_id)
     assert path.stat().st_size < 6 * MAX_FIELD_CHARS  # three copies of the text and two of the blob, cut
 
@@ -395,9 +403,9 @@ async def test_snapshot_reads_streamed_lines_back_in_order_around_a_failure(
     writer.flush()
     assert writer._lines._lines == ['{"kind":"seed","raw":{}}'], "streamed lines are not held in memory"
     writer.append(chunk("c"))
-    monkeypatch.setattr(journal_module, "os", ScriptedOs("enospc"))
+    patch_os(monkeypatch, ScriptedOs("enospc"))
     writer.flush()  # fails: "c" stays buffered as text
-    monkeypatch.setattr(journal_module, "os", os)
+    patch_os(monkeypatch, os)
     writer.append(chunk("d"))
     writer.append_line('{"kind":"vendor","raw":{}}')
     writer.flush()
