@@ -19,7 +19,7 @@ from silo_nb.sessions._host import SessionRegistry
 from silo_nb.sessions._options import ConfigOptions
 from silo_nb.sessions._permissions import PermissionDesk
 from silo_nb.sessions._turns import TurnTracker
-from silo_nb.sessions.journal import JournalWriter
+from silo_nb.sessions.journal import JournalWriter, parse_lines
 from silo_nb.sessions.models import AgentCommand, AgentSessionUpdate
 from silo_nb.sessions.parse import (
     MAX_FIELD_CHARS,
@@ -66,6 +66,16 @@ class AgentTraffic:
     _update_listeners: ListenerSet[[AgentSessionUpdate]]
     _transcript_listeners: ListenerSet[[AgentSessionUpdate]]
     _command_listeners: ListenerSet[[]]
+
+    _journal_at_setup: tuple[AgentSessionUpdate, ...] | list[str]
+
+    @property
+    def journal(self) -> tuple[AgentSessionUpdate, ...]:
+        """The journal as it stood when the session was set up (a resumed session's transcript so far);
+        parsed on first use, so a restore that never asks costs no parse of a long journal."""
+        if isinstance(self._journal_at_setup, list):
+            self._journal_at_setup = tuple(parse_lines(self._journal_at_setup))
+        return self._journal_at_setup
 
     def _flush(self) -> None:
         if self._writer is not None:

@@ -23,6 +23,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import anyio
 
+from silo_nb.sessions.journal import parse_lines
 from silo_nb.sessions.models import AgentPermissionRequest, AgentSessionUpdate
 from silo_nb.sessions.parse import parse_permission_options, parse_tool_call
 from silo_nb.util import Disposable, ListenerSet
@@ -98,9 +99,10 @@ class PermissionDesk:
 
     # -- the session's side ----------------------------------------------------------------------------
 
-    def continue_after(self, journal: tuple[AgentSessionUpdate, ...]) -> None:
-        """Number new requests after the highest a resumed journal already holds, so ids stay unique."""
-        for update in journal:
+    def continue_after(self, lines: list[str]) -> None:
+        """Number new requests after the highest a resumed journal already holds, so ids stay unique (only
+        the lines that can hold a request are parsed)."""
+        for update in parse_lines([line for line in lines if PERMISSION_REQUEST_KIND in line]):
             request_id = update.raw.get("requestId") if update.kind == PERMISSION_REQUEST_KIND else None
             number = request_id.rpartition("-")[2] if isinstance(request_id, str) else ""
             if number.isdigit():

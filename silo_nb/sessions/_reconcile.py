@@ -24,16 +24,21 @@ RESUME_METADATA_KINDS = frozenset({"available_commands_update", "session_info_up
 
 
 def has_conversation_content(lines: list[str]) -> bool:
-    """True when some line is more than metadata (commands, titles, modes): Silo's rule."""
-    return any(update.kind not in RESUME_METADATA_KINDS for update in parse_lines(lines))
+    """True when some line is more than metadata (commands, titles, modes): Silo's rule. Lines are parsed
+    one at a time until the first such line (usually the first: the prompt)."""
+    return any(update.kind not in RESUME_METADATA_KINDS for line in lines for update in parse_lines([line]))
 
 
 def last_title(lines: list[str]) -> str | None:
-    """The most recent title an agent volunteered in a journal (the same rule as a live session)."""
-    for update in reversed(parse_lines(lines)):
-        title = session_title(update)
-        if title is not None:
-            return title
+    """The most recent title an agent volunteered in a journal (the same rule as a live session). Only
+    lines that can hold one are parsed, newest first: a long journal costs a substring scan, not a parse."""
+    for line in reversed(lines):
+        if '"session_info_update"' not in line:
+            continue
+        for update in parse_lines([line]):
+            title = session_title(update)
+            if title is not None:
+                return title
     return None
 
 

@@ -31,7 +31,7 @@ from silo_nb.sessions._stop import StopControl
 from silo_nb.sessions._turns import TurnTracker
 from silo_nb.sessions.capabilities import AgentCapabilities
 from silo_nb.sessions.errors import AgentSessionError
-from silo_nb.sessions.journal import JournalWriter, parse_lines
+from silo_nb.sessions.journal import JournalWriter
 from silo_nb.sessions.models import (
     AgentCommand,
     AgentPermissionRequest,
@@ -85,7 +85,7 @@ class AgentSessionHandle(AgentTraffic):
         self._caps = AgentCapabilities(agent_name=profile.display_label)
         self.agent_id: str | None = profile.agent_id
         self.resume_outcome: ResumeOutcome = "new"
-        self.journal: tuple[AgentSessionUpdate, ...] = ()
+        self._journal_at_setup: tuple[AgentSessionUpdate, ...] | list[str] = ()
         self._turns = TurnTracker(registry, lambda: self.id, self._flush, self._record, self._turn_context)
         self._stop = StopControl(profile.cancel_timeout)
         self._permissions = PermissionDesk(
@@ -395,5 +395,6 @@ class AgentSessionHandle(AgentTraffic):
         self.id = "chat:" + self.session_id
         self._options.adopt_result(result, notify=False)
         if self._writer is not None:
-            self.journal = tuple(parse_lines(self._writer.snapshot_lines()))
-            self._permissions.continue_after(self.journal)
+            lines = self._writer.snapshot_lines()
+            self._journal_at_setup = lines  # parsed on first use of ``journal`` (a restore need not)
+            self._permissions.continue_after(lines)
