@@ -1,0 +1,54 @@
+"""Seams between the turn_end journal line and its readers: what a restored cell or an export shows for a
+turn is what the live cell showed, even when the agent kept working after the turn ended."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import pytest
+
+from silo_nb.notebook.journal_index import find_turn
+from silo_nb.notebook.render.page import export_turns
+from silo_nb.notebook.turns import display_restored
+from silo_nb.sessions import _turns as turns_module
+from tests.agents.scripted import Peer, scripted_service
+from tests.conftest import Workspace
+
+
+async def test_late_agent_work_after_a_cancelled_turn_keeps_the_turn_cancelled(
+    workspace: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(turns_module, "TURN_QUIESCENCE_SECONDS", 0.2)
+    peers: list[Peer] = []
+
+    async def turn(peer: Peer, _text: str) -> str:
+        peers.append(peer)
+        await peer.update({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "a"}})
+        return "cancelled"
+
+    svc = scripted_service(workspace, turn)
+    with anyio.fail_after(20):
+        handle = await svc.sessions.connect("scripted")
+        live: list[Any] = []
+        listener = handle.on_transcript(live.append)
+        result = await handle.prompt([{"type": "text", "text": "go"}], cell_id="c1")
+        listener.dispose()
+        assert result.stop_reason == "cancelled"
+        # The agent goes on after answering (a late chunk): an agent-initiated turn, ended by quiescence.
+        await peers[0].update(
+            {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "late"}}
+        )
+        while sum(u.kind == "turn_end" for u in await svc.sessions.read_journal(handle.session_id)) < 2:
+            await anyio.sleep(0.05)
+        journals = svc.sessions.journals
+        path = journals.path(handle.workspace_id, handle.session_id)
+        restored = find_turn(journals, path, "c1", "go")
+        journal = await svc.sessions.read_journal(handle.session_id)
+        await handle.aclose()
+    assert restored is not None
+    state = display_restored(restored, metadata={}, meta=None)
+    assert state.status == "cancelled", "the restored cell shows the turn as it ended live"
+    assert [e.text for e in state.entries if getattr(e, "role", "") == "agent"] == ["a"]
+    first = next(t for t in export_turns(journal) if t.number == 1)
+    assert first.state.status == "cancelled", "the export shows the turn as it ended live"
