@@ -1,5 +1,5 @@
-"""Seams between the turn_end journal line and its readers: what a restored cell or an export shows for a
-turn is what the live cell showed, even when the agent kept working after the turn ended."""
+"""Seams between the merged branches, each shown first by a failing test: the turn_end line and its
+readers (restore, export), and a connect its caller abandons."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ import pytest
 from silo_nb.notebook.journal_index import find_turn
 from silo_nb.notebook.render.page import export_turns
 from silo_nb.notebook.turns import display_restored
+from silo_nb.sessions import _journal_lock
 from silo_nb.sessions import _turns as turns_module
-from tests.agents.scripted import Peer, scripted_service
+from tests.agents.scripted import NEVER, Peer, scripted_service
 from tests.conftest import Workspace
 
 
@@ -52,3 +53,45 @@ async def test_late_agent_work_after_a_cancelled_turn_keeps_the_turn_cancelled(
     assert [e.text for e in state.entries if getattr(e, "role", "") == "agent"] == ["a"]
     first = next(t for t in export_turns(journal) if t.number == 1)
     assert first.state.status == "cancelled", "the export shows the turn as it ended live"
+
+
+# -- a connect cancelled by its caller -----------------------------------------------------------------
+
+
+async def test_a_connect_cancelled_while_applying_session_config_leaves_nothing(workspace: Workspace) -> None:
+    mode = {
+        "id": "mode",
+        "name": "Mode",
+        "category": "mode",
+        "type": "select",
+        "currentValue": "ask",
+        "options": [{"value": "ask", "name": "Ask"}, {"value": "code", "name": "Code"}],
+    }
+    asked = anyio.Event()
+
+    async def never(_peer: Peer, _params: dict[str, Any]) -> Any:
+        asked.set()
+        return NEVER
+
+    async def echo(_peer: Peer, _text: str) -> None:
+        return None
+
+    svc = scripted_service(
+        workspace,
+        echo,
+        profile={"session_config": {"mode": "code"}, "connect_timeout": 30},
+        new_result={"configOptions": [mode]},
+        methods={"session/set_config_option": never},
+    )
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tg:
+
+            async def connect() -> None:
+                await svc.sessions.connect("scripted")
+
+            tg.start_soon(connect)
+            await asked.wait()
+            tg.cancel_scope.cancel()  # the caller gives up (a cell interrupted, a wait_for timing out)
+        await anyio.sleep(0.2)
+    assert svc.get_state() == [], "a connect that never returned left a session registered"
+    assert not _journal_lock._HELD, "and its journal locked"
