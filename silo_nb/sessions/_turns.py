@@ -198,7 +198,9 @@ class TurnTracker:
         error: str | None = None,
         sign_in: tuple[str, ...] = (),
     ) -> None:
-        if self._record is None or self.closed:
+        # Not refused once closed: a prompt cut short by dispose still ends (failed, as the user saw it),
+        # journaled while the writer is still held (the handle drops lines after it lets it go).
+        if self._record is None:
             return
         context: dict[str, object] = dict(self._context()) if self._context is not None else {}
         if self._started is not None:

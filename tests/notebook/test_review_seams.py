@@ -13,6 +13,7 @@ from silo_nb.notebook.render.page import export_turns
 from silo_nb.notebook.turns import display_restored
 from silo_nb.sessions import _journal_lock
 from silo_nb.sessions import _turns as turns_module
+from silo_nb.sessions.errors import AgentSessionError
 from tests.agents.scripted import NEVER, Peer, scripted_service
 from tests.conftest import Workspace
 
@@ -95,3 +96,33 @@ async def test_a_connect_cancelled_while_applying_session_config_leaves_nothing(
         await anyio.sleep(0.2)
     assert svc.get_state() == [], "a connect that never returned left a session registered"
     assert not _journal_lock._HELD, "and its journal locked"
+
+
+async def test_a_turn_cut_short_by_dispose_is_journaled_as_it_ended_live(workspace: Workspace) -> None:
+    async def slow(peer: Peer, _text: str) -> None:
+        await peer.update(
+            {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "working"}}
+        )
+        await anyio.sleep(30)
+
+    svc = scripted_service(workspace, slow)
+    seen: list[BaseException] = []
+    with anyio.fail_after(10):
+        handle = await svc.sessions.connect("scripted")
+
+        async def prompt() -> None:
+            try:
+                await handle.prompt([{"type": "text", "text": "go"}], cell_id="c1")
+            except AgentSessionError as exc:
+                seen.append(exc)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(prompt)
+            await anyio.sleep(0.3)
+            await handle.aclose()  # %silo disconnect while the turn runs
+        journal = await svc.sessions.read_journal(handle.session_id)
+    assert seen, "the live turn failed"
+    ends = [u.raw for u in journal if u.kind == "turn_end"]
+    assert [(e["outcome"], e.get("error")) for e in ends] == [("failed", str(seen[0]))]
+    restored = display_restored(journal, metadata={}, meta=None)
+    assert restored.status == "failed" and restored.error == str(seen[0])
