@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from silo_nb.notebook.transcript import split_turns
+from silo_nb.sessions._turns import until_turn_end
 from silo_nb.sessions.journal import JournalFiles, parse_lines
 from silo_nb.sessions.models import AgentSessionUpdate
 
@@ -131,7 +132,7 @@ class JournalIndex:
             log.warning("could not read the journal %s: %s", self.path, exc)
             return None
         with _gc_paused():
-            return parse_lines(_lines(data))
+            return list(until_turn_end(parse_lines(_lines(data))))
 
 
 @contextlib.contextmanager
@@ -161,7 +162,8 @@ _INDEXES: OrderedDict[Path, JournalIndex] = OrderedDict()
 
 
 def find_turn(journals: JournalFiles, path: Path, cell_id: str, text: str) -> list[AgentSessionUpdate] | None:
-    """The last turn of the journal at ``path`` sent from ``cell_id`` with this very text, if any.
+    """The last turn of the journal at ``path`` sent from ``cell_id`` with this very text, if any, up to
+    its ``turn_end`` (what the live cell showed; work the agent did on its own after it is not this turn's).
 
     Indexed once per kernel (and per append); a journal whose live writer cannot write right now is
     read whole instead (its lines are in memory, not in the file)."""
@@ -174,7 +176,7 @@ def find_turn(journals: JournalFiles, path: Path, cell_id: str, text: str) -> li
                 and first.raw.get("cellId") == cell_id
                 and first.text == text
             ):
-                found = turn
+                found = list(until_turn_end(turn))
         return found
     index = _INDEXES.pop(path, None) or JournalIndex(path)
     _INDEXES[path] = index

@@ -66,6 +66,7 @@ class AgentTraffic:
     _update_listeners: ListenerSet[[AgentSessionUpdate]]
     _transcript_listeners: ListenerSet[[AgentSessionUpdate]]
     _command_listeners: ListenerSet[[]]
+    _journal_released = False  # set once the handle let its writer go (disposed): no more lines
 
     _journal_at_setup: tuple[AgentSessionUpdate, ...] | list[str]
 
@@ -98,7 +99,8 @@ class AgentTraffic:
         """The one way into the transcript: the journal (``value``: the line's JSON, when the parser made
         it), then ``on_transcript`` listeners."""
         if self._writer is not None:
-            self._writer.append(update, value)
+            if not self._journal_released:
+                self._writer.append(update, value)
         else:
             self._keep_early(update)
         if not self._disposed:

@@ -20,13 +20,20 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 from silo_nb.sessions._host import SessionRegistry
 from silo_nb.sessions.models import AgentSessionUpdate
 from silo_nb.sessions.status import TurnOutcome, now_iso
 
-__all__ = ["TURN_END_KIND", "TURN_QUIESCENCE_SECONDS", "TurnTracker", "is_turn_end_marker", "turn_end_line"]
+__all__ = [
+    "TURN_END_KIND",
+    "TURN_QUIESCENCE_SECONDS",
+    "TurnTracker",
+    "is_turn_end_marker",
+    "turn_end_line",
+    "until_turn_end",
+]
 
 TURN_END_KIND = "turn_end"
 
@@ -71,6 +78,14 @@ def turn_end_line(
     if sign_in:
         raw["signIn"] = list(sign_in)
     return AgentSessionUpdate(kind=TURN_END_KIND, timestamp=now_iso(), raw=raw)
+
+
+def until_turn_end(updates: Sequence[AgentSessionUpdate]) -> Sequence[AgentSessionUpdate]:
+    """A turn's updates up to and including its first ``turn_end``: what the live cell showed. A journal
+    cut at prompts may carry, after it, work the agent did on its own (a late reply after a Stop: an
+    agent-initiated turn with a ``turn_end`` of its own, which must not replace the turn's outcome)."""
+    end = next((i for i, u in enumerate(updates) if u.kind == TURN_END_KIND), None)
+    return updates if end is None else updates[: end + 1]
 
 
 class TurnTracker:
@@ -183,7 +198,9 @@ class TurnTracker:
         error: str | None = None,
         sign_in: tuple[str, ...] = (),
     ) -> None:
-        if self._record is None or self.closed:
+        # Not refused once closed: a prompt cut short by dispose still ends (failed, as the user saw it),
+        # journaled while the writer is still held (the handle drops lines after it lets it go).
+        if self._record is None:
             return
         context: dict[str, object] = dict(self._context()) if self._context is not None else {}
         if self._started is not None:

@@ -135,6 +135,9 @@ class Connector:
                 message = timed_out(profile, handle._connection, while_="applying session_config")
                 await handle.aclose()
                 raise AgentSessionError(message) from None
+            except BaseException:  # the caller gave up (an interrupted cell): it never gets the handle
+                handle.dispose()  # unregistered now; the agent and the journal lock go in the background
+                raise
         return handle
 
     def _info(

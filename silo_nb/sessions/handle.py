@@ -382,6 +382,7 @@ class AgentSessionHandle(AgentTraffic):
         if self._writer is not None:
             self._writer.flush()
             self._journals._release_writer(self._writer)
+            self._journal_released = True  # nothing more is written (its lock may go to another kernel)
 
     # -- set up by sessions/connect.py ------------------------------------------------------------
 

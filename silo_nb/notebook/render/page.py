@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from silo_nb.notebook.render import labels, styles
 from silo_nb.notebook.render.html import pill_html, transcript_html
@@ -34,7 +34,7 @@ from silo_nb.notebook.transcript import (
     split_turns,
     with_status,
 )
-from silo_nb.sessions._turns import TURN_END_KIND
+from silo_nb.sessions._turns import TURN_END_KIND, until_turn_end
 from silo_nb.sessions.models import AgentSessionUpdate
 
 __all__ = ["ExportTurn", "export_turns", "page_html", "page_markdown", "turn_outcome"]
@@ -107,16 +107,22 @@ def export_turns(updates: Sequence[AgentSessionUpdate]) -> list[ExportTurn]:
     turns: list[ExportTurn] = []
     number = 0
     for turn in split_turns(updates):
-        state = fold_all(turn)
+        # The outcome is the first turn_end's (the turn as it ended live); agent work after it is shown
+        # too, but its own turn_end (an agent-initiated turn) does not replace that outcome.
+        head = until_turn_end(turn)
+        state = fold_all(head)
+        if len(head) < len(turn):
+            late = fold_all(turn[len(head) :], state)
+            state = replace(late, status=state.status, stop_reason=state.stop_reason, error=state.error)
         if state.status == "running":  # the reducer did not read an outcome: read the turn_end line
-            outcome = turn_outcome(turn)
+            outcome = turn_outcome(head)
             if outcome is None:
                 state = with_status(state, "restored")
             else:
                 state = with_status(state, outcome[0], stop_reason=outcome[1], error=outcome[2])
         starts = turn[0].kind == "user_message_chunk"
         number += 1 if starts else 0
-        turns.append(ExportTurn(number if starts else None, state, _duration(turn)))
+        turns.append(ExportTurn(number if starts else None, state, _duration(head)))
     return turns
 
 
