@@ -19,6 +19,7 @@ from silo_nb.sessions._host import SessionRegistry
 from silo_nb.sessions._options import ConfigOptions
 from silo_nb.sessions._permissions import PermissionDesk
 from silo_nb.sessions._turns import TurnTracker
+from silo_nb.sessions.capabilities import AgentCapabilities
 from silo_nb.sessions.journal import JournalWriter, parse_lines
 from silo_nb.sessions.models import AgentCommand, AgentSessionUpdate
 from silo_nb.sessions.parse import (
@@ -29,6 +30,7 @@ from silo_nb.sessions.parse import (
     parse_session_update,
     session_title,
 )
+from silo_nb.sessions.profiles import AgentProfile
 from silo_nb.util import ListenerSet
 
 __all__ = ["AgentTraffic"]
@@ -69,6 +71,13 @@ class AgentTraffic:
     _journal_released = False  # set once the handle let its writer go (disposed): no more lines
 
     _journal_at_setup: tuple[AgentSessionUpdate, ...] | list[str]
+    _profile: AgentProfile
+    _caps: AgentCapabilities
+
+    def _turn_context(self) -> dict[str, object]:
+        """What a ``turn_end`` line records of the session (``silo_nb.frame`` reads it)."""
+        config = {option.id: option.current_value for option in self._options.options}
+        return {"profile": self._profile.id, "agent": self._caps.agent_name, "config": config}
 
     @property
     def journal(self) -> tuple[AgentSessionUpdate, ...]:

@@ -250,11 +250,6 @@ class AgentSessionHandle(AgentTraffic):
         finally:
             self._turns.prompt_ended(end.outcome, **end.details)
 
-    def _turn_context(self) -> dict[str, object]:
-        """What a ``turn_end`` line records of the session (``silo_nb.frame`` reads it)."""
-        config = {option.id: option.current_value for option in self.config_options}
-        return {"profile": self.profile_id, "agent": self.agent_name, "config": config}
-
     def _cancel_if_live(self) -> None:
         if not self._disposed:
             self.cancel()
