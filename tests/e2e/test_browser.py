@@ -167,7 +167,7 @@ def test_quickstart_in_a_real_browser(tmp_path: Path) -> None:
     root.mkdir()
     notebook, sources = write_notebook(root)
     connect_at = code_index(sources, lambda s: s.startswith("%silo connect"))
-    edit_at = code_index(sources, lambda s: s.startswith("%%prompt") and "edit notes.md" in s)
+    edit_at = code_index(sources, lambda s: s.startswith("%%prompt") and "edit notes.md" in s.lower())
     stop_at = sources.index(STOP_PROMPT)
     env = {
         "SILO_NB_DATA_DIR": str(tmp_path / "silo-data"),
