@@ -75,7 +75,7 @@ async def silo_rate(prompt: str, count: int, folder: Path, *, journal: bool = Tr
             assert seen == count, (seen, count)
             if journal:
                 lines = await service.sessions.read_journal(handle.session_id)
-                assert len(lines) == count + 1  # the synthesized prompt + every update
+                assert len(lines) == count + 2  # the synthesized prompt, every update, the turn_end line
     return count / elapsed
 
 
