@@ -122,6 +122,7 @@ def start_turn(
 
     transcript = LiveTranscript()
     view = TurnView(label=handle.agent_name, transcript=transcript, on_stop=handle.cancel)
+    view.replaced_at_end = True  # _finish swaps it for the static bundle: no last whole render
     publish: Callable[[dict[str, str], dict[str, Any]], None] | None = None
     if output is not None:
         output.append_display_data(view)

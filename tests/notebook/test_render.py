@@ -802,3 +802,23 @@ def test_very_long_agent_text_is_shown_plain_and_whole() -> None:
     html = transcript_html(fold(TranscriptState(), text("agent_message_chunk", reply)))
     assert html.count("**word**") == AGENT_MARKDOWN_LIMIT // 9 + 10  # all of it, not parsed
     assert "&lt;b&gt;end&lt;/b&gt;" in html
+
+
+def test_a_huge_turn_is_saved_as_its_two_ends_and_says_what_it_left_out() -> None:
+    from silo_nb.notebook.render import SAVED_ENTRIES_LIMIT
+
+    count = SAVED_ENTRIES_LIMIT + 3_000
+    updates = [
+        parse_update(
+            {"sessionUpdate": "tool_call", "toolCallId": f"t{i}", "title": f"Read f{i}", "kind": "read"}
+        )
+        for i in range(count)
+    ]
+    state = fold_all([u for u in updates if u is not None])
+    data, _ = static_bundle(state, metadata={}, title="", label="Demo")
+    for mime, text in data.items():
+        assert "3,000 entries of this turn are not saved" in text, mime
+        assert "Read f0" in text and f"Read f{count - 1}" in text, mime
+        assert f"Read f{SAVED_ENTRIES_LIMIT // 2 + 10}" not in text, mime
+    small = fold_all([u for u in updates[:10] if u is not None])
+    assert "not saved" not in static_bundle(small, metadata={}, title="", label="Demo")[0]["text/html"]

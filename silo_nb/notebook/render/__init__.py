@@ -14,8 +14,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
+from silo_nb.notebook.entries import MessageEntry
 from silo_nb.notebook.render.html import (
     entry_html,
     status_badge_html,
@@ -31,6 +33,7 @@ from silo_nb.notebook.transcript import TranscriptState
 
 __all__ = [
     "DIFF_LINE_LIMIT",
+    "SAVED_ENTRIES_LIMIT",
     "TOOL_TEXT_LIMIT",
     "entry_html",
     "markdown_to_html",
@@ -55,8 +58,12 @@ def static_bundle(
 ) -> tuple[dict[str, str], dict[str, Any]]:
     """``(data, metadata)`` for ``update_display(data, raw=True, metadata=..., display_id=...)``.
 
-    ``label`` gives every form the header row the live view shows (agent label, turn status).
+    ``label`` gives every form the header row the live view shows (agent label, turn status). A turn of
+    more than :data:`SAVED_ENTRIES_LIMIT` entries is saved as its first and last halves around a line
+    saying how many are left out: 20,000 tool calls made 11 MB of HTML in the notebook and stalled the
+    kernel for seconds; the journal keeps them all (``%silo journal``, ``%silo export``).
     """
+    state = saved_part(state)
     renderers: dict[str, Callable[..., str]] = {
         "text/html": transcript_html,
         "text/markdown": transcript_markdown,
@@ -64,3 +71,21 @@ def static_bundle(
     }
     data = {mime: render(state, title=title, meta=meta, label=label) for mime, render in renderers.items()}
     return data, {"silo": dict(metadata)}
+
+
+SAVED_ENTRIES_LIMIT = 2_000
+
+
+def saved_part(state: TranscriptState) -> TranscriptState:
+    """``state`` with at most :data:`SAVED_ENTRIES_LIMIT` entries, the rest said in one line."""
+    entries = state.entries
+    if len(entries) <= SAVED_ENTRIES_LIMIT:
+        return state
+    half = SAVED_ENTRIES_LIMIT // 2
+    left_out = len(entries) - 2 * half
+    note = MessageEntry(
+        role="agent",
+        text=f"_… {left_out:,} entries of this turn are not saved in the notebook (the journal has them "
+        "all: `%silo journal`, `%silo export`)._",
+    )
+    return replace(state, entries=(*entries[:half], note, *entries[-half:]))

@@ -35,7 +35,7 @@ TOOL_TEXT_LIMIT = 20_000  # characters of one tool text block kept in the HTML a
 DIFF_LINE_LIMIT = 400  # diff lines kept per diff
 TEXT_TOOL_LIMIT = 2_000  # characters of one tool text block kept in the plain text
 DIFF_INPUT_LINES = 600  # lines of each side a diff compares (difflib is quadratic on some inputs)
-_DIFF_CACHE_ENTRIES = 1_024
+_DIFF_CACHE_ENTRIES = 16_384  # a turn renders its diffs as HTML, Markdown and text: keep them all
 _DIFF_CACHE_CHARS = 64_000_000
 
 KIND_ICONS = {

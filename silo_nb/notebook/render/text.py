@@ -97,7 +97,14 @@ def text_header(state: TranscriptState, label: str) -> str:
 def transcript_text(
     state: TranscriptState, *, title: str | None = None, meta: str | None = None, label: str | None = None
 ) -> str:
-    """The transcript as plain text (``text/plain``): ``you>``/``agent>`` lines, tools, plan, footer."""
+    """The transcript as plain text (``text/plain``): ``you>``/``agent>`` lines, tools, plan, footer.
+
+    The last result is kept (states are immutable): a static bundle asks for it twice when its Markdown
+    falls back to the text in a fence."""
+    global _last
+    key = (title, meta, label)
+    if _last is not None and _last[0] is state and _last[1] == key:
+        return _last[2]
     lines = labels.compose(
         state,
         title=title,
@@ -108,4 +115,9 @@ def transcript_text(
         entry=_entry_text,
         footer=lambda pieces: "-- " + " · ".join(pieces),
     )
-    return "\n".join(lines)
+    text = "\n".join(lines)
+    _last = (state, key, text)
+    return text
+
+
+_last: tuple[TranscriptState, tuple[str | None, str | None, str | None], str] | None = None

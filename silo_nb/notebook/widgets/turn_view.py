@@ -61,6 +61,10 @@ class TurnView(ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
         self._ended: float | None = None
         self._stop_requested = False
         self._closed = False
+        # Set by a notebook turn whose view is replaced by the static bundle as soon as the turn ends: the
+        # last whole render would be built and sent only to be thrown away (seconds of a blocked kernel at
+        # the end of a 2,000-tool-call turn), so the body keeps its last live render until the swap.
+        self.replaced_at_end = False
         self._rows: list[PermissionRow] = []
         self._throttle = Throttle(throttle, self._render)
         self._forced = False
@@ -137,7 +141,10 @@ class TurnView(ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
         self._ticker.stop()
         self.stop_button.disabled = True
         self._throttle.cancel()
-        self._render()
+        if self.replaced_at_end:
+            self._render_header()
+        else:
+            self._render()
 
     def add_permission(self, request: AgentPermissionRequest) -> None:
         """Show buttons for a permission request nobody has answered yet."""
