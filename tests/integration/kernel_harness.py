@@ -19,6 +19,7 @@ class KernelHarness:
         self.kc = kc
         self.iopub: list[Message] = []
         self.replies: dict[str, Message] = {}
+        self._replied = asyncio.Event()  # set at each reply: a waiter wakes at once, not at a poll tick
         self._pumps: list[asyncio.Task[None]] = []
 
     @classmethod
@@ -43,6 +44,8 @@ class KernelHarness:
         while True:
             message = await self.kc.get_shell_msg()
             self.replies[message["parent_header"].get("msg_id")] = message
+            self._replied.set()
+            self._replied = asyncio.Event()
 
     def execute(self, code: str, *, cell_id: str | None = None) -> str:
         content = {
@@ -62,7 +65,7 @@ class KernelHarness:
     async def reply(self, msg_id: str, timeout: float = 60) -> Message:
         async with asyncio.timeout(timeout):
             while msg_id not in self.replies:
-                await asyncio.sleep(0.02)
+                await self._replied.wait()
         return self.replies[msg_id]
 
     async def run(self, code: str, timeout: float = 60, **kwargs: Any) -> Message:
