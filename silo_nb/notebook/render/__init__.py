@@ -73,7 +73,7 @@ def static_bundle(
     return data, {"silo": dict(metadata)}
 
 
-SAVED_ENTRIES_LIMIT = 2_000
+SAVED_ENTRIES_LIMIT = 1_000
 
 
 def saved_part(state: TranscriptState) -> TranscriptState:
