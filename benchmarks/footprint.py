@@ -96,9 +96,11 @@ async def bare_connect(folder: Path) -> float:
     return elapsed
 
 
-async def memory_ratio(count: int) -> tuple[int, int]:
-    """Bytes still allocated after a turn of ``count`` updates, and the journal's size."""
+async def memory_ratio(count: int, *, fold: bool = False) -> tuple[int, int]:
+    """Bytes still allocated after a turn of ``count`` updates, and the journal's size; with ``fold``,
+    the notebook's transcript of the turn is kept too (what a ``%%prompt`` cell holds)."""
     import silo_nb
+    from silo_nb.notebook.transcript import TranscriptBuilder
 
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
@@ -115,11 +117,15 @@ async def memory_ratio(count: int) -> tuple[int, int]:
         gc.collect()
         tracemalloc.start()
         before = tracemalloc.get_traced_memory()[0]
+        builder = TranscriptBuilder()
+        if fold:
+            handle.on_transcript(builder.apply)
         await handle.prompt([{"type": "text", "text": f"mix {count}"}])
+        state = builder.state  # the transcript is held while measuring
         gc.collect()
         held = tracemalloc.get_traced_memory()[0] - before
         tracemalloc.stop()
-        assert seen == count
+        assert seen == count and (not fold or state.entries)
         path = service.sessions.journals.path(handle.workspace_id, handle.session_id)
         await handle.aclose()
         return held, path.stat().st_size
@@ -145,6 +151,7 @@ async def main(count: int, rounds: int, section: str) -> None:
         statistics.median(overheads),
     )
     held, size = await memory_ratio(count)
+    folded, _ = await memory_ratio(count, fold=True)
     lines = [
         f"rounds: {rounds}, alternating (medians); load average: {os.getloadavg()[0]:.2f}",
         f"rerun: PYTHONPATH=. .venv/bin/python benchmarks/footprint.py {count} {rounds}",
@@ -155,6 +162,8 @@ async def main(count: int, rounds: int, section: str) -> None:
         f"{overhead * 1000:.1f} ms (median of {len(overheads)} pairs; target ~1 ms)",
         f"memory after {count:,} updates: {held / 1e6:.1f} MB held; journal {size / 1e6:.1f} MB; "
         f"ratio {held / size:.2f} (target <= 1.5)",
+        f"memory after {count:,} updates with the transcript fold (a notebook turn): "
+        f"{folded / 1e6:.1f} MB held; ratio {folded / size:.2f} (target <= 1.5)",
     ]
     print("\n".join(lines))
     if section != "-":
