@@ -20,6 +20,8 @@ class KernelHarness:
         self.iopub: list[Message] = []
         self.replies: dict[str, Message] = {}
         self._replied = asyncio.Event()  # set at each reply: a waiter wakes at once, not at a poll tick
+        self._idle: set[str] = set()  # requests whose outputs are all published (IOPub status idle)
+        self._went_idle = asyncio.Event()
         self._pumps: list[asyncio.Task[None]] = []
 
     @classmethod
@@ -38,7 +40,12 @@ class KernelHarness:
 
     async def _pump_iopub(self) -> None:
         while True:
-            self.iopub.append(await self.kc.get_iopub_msg())
+            message = await self.kc.get_iopub_msg()
+            self.iopub.append(message)
+            if message["msg_type"] == "status" and message["content"].get("execution_state") == "idle":
+                self._idle.add(message["parent_header"].get("msg_id"))
+                self._went_idle.set()
+                self._went_idle = asyncio.Event()
 
     async def _pump_shell(self) -> None:
         while True:
@@ -66,6 +73,10 @@ class KernelHarness:
         async with asyncio.timeout(timeout):
             while msg_id not in self.replies:
                 await self._replied.wait()
+            # The reply and the outputs travel on different sockets: the request is done once the kernel
+            # said "idle" for it on IOPub (everything it printed or displayed was published before).
+            while msg_id not in self._idle:
+                await self._went_idle.wait()
         return self.replies[msg_id]
 
     async def run(self, code: str, timeout: float = 60, **kwargs: Any) -> Message:

@@ -49,11 +49,18 @@ def user_prompts(workspace: Workspace) -> list[str]:
 
 @pytest.fixture
 def notebook(workspace: Workspace, monkeypatch: pytest.MonkeyPatch) -> Path:
+    return write_notebook(workspace, monkeypatch, CELLS, "analysis.ipynb")
+
+
+def write_notebook(
+    workspace: Workspace, monkeypatch: pytest.MonkeyPatch, cells: list[str], name: str
+) -> Path:
+    """A notebook of ``cells`` in the workspace folder, for kernels writing to the workspace's data dir."""
     monkeypatch.setenv("SILO_NB_DATA_DIR", str(workspace.data))
     monkeypatch.setenv("PYDEVD_DISABLE_FILE_VALIDATION", "1")
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(source) for source in CELLS]
-    path = workspace.folder / "analysis.ipynb"
+    nb.cells = [nbformat.v4.new_code_cell(source) for source in cells]
+    path = workspace.folder / name
     nbformat.write(nb, path)
     return path
 

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import nbformat
 import pytest
 
 from tests.conftest import Workspace
-from tests.integration.test_nbclient import execute, prompt_outputs, user_prompts
+from tests.integration.test_nbclient import execute, prompt_outputs, user_prompts, write_notebook
 
 CELLS = [
     "%load_ext silo_nb",
@@ -26,13 +25,7 @@ CELLS = [
 
 @pytest.fixture
 def notebook(workspace: Workspace, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("SILO_NB_DATA_DIR", str(workspace.data))
-    monkeypatch.setenv("PYDEVD_DISABLE_FILE_VALIDATION", "1")
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(source) for source in CELLS]
-    path = workspace.folder / "outcomes.ipynb"
-    nbformat.write(nb, path)
-    return path
+    return write_notebook(workspace, monkeypatch, CELLS, "outcomes.ipynb")
 
 
 def _status_lines(output: dict[str, object]) -> list[str]:

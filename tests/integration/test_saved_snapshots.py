@@ -5,12 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import nbformat
 import pytest
 from nbconvert import HTMLExporter, MarkdownExporter
 
 from tests.conftest import Workspace
-from tests.integration.test_nbclient import WIDGET, execute
+from tests.integration.test_nbclient import WIDGET, execute, write_notebook
 
 CELLS = [
     "%load_ext silo_nb",
@@ -25,13 +24,7 @@ REPRS = ("VBox(children", "SessionPanel(", "AgentsList(", "ConnectionBox(", "HTM
 
 @pytest.fixture
 def notebook(workspace: Workspace, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("SILO_NB_DATA_DIR", str(workspace.data))
-    monkeypatch.setenv("PYDEVD_DISABLE_FILE_VALIDATION", "1")
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(source) for source in CELLS]
-    path = workspace.folder / "snapshots.ipynb"
-    nbformat.write(nb, path)
-    return path
+    return write_notebook(workspace, monkeypatch, CELLS, "snapshots.ipynb")
 
 
 def test_saved_widgets_carry_current_snapshots(notebook: Path, workspace: Workspace) -> None:
