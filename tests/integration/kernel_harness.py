@@ -69,13 +69,15 @@ class KernelHarness:
         self.kc.shell_channel.send(message)
         return str(message["header"]["msg_id"])
 
-    async def reply(self, msg_id: str, timeout: float = 60) -> Message:
+    async def reply(self, msg_id: str, timeout: float = 60, *, settled: bool = True) -> Message:
+        """The execute reply; with ``settled`` (the default) also every output of the request (its IOPub
+        "idle"), which a test reading outputs needs. A latency probe takes the reply alone: the answer."""
         async with asyncio.timeout(timeout):
             while msg_id not in self.replies:
                 await self._replied.wait()
             # The reply and the outputs travel on different sockets: the request is done once the kernel
             # said "idle" for it on IOPub (everything it printed or displayed was published before).
-            while msg_id not in self._idle:
+            while settled and msg_id not in self._idle:
                 await self._went_idle.wait()
         return self.replies[msg_id]
 
