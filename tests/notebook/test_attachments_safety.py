@@ -156,7 +156,8 @@ else:
 
 def test_a_second_procfs_mount_is_refused_too(tmp_path: Path) -> None:
     """A procfs mounted elsewhere (a container's /host/proc) has its own device number; it is found by
-    file system type in /proc/self/mountinfo. Runs in a private mount namespace (unshare -m, as root)."""
+    file system type in /proc/self/mountinfo. Runs in private user, mount and pid namespaces (`unshare
+    -rmpf`: no root needed)."""
     mount_point = tmp_path / "p"
     mount_point.mkdir()
     script = (
@@ -164,7 +165,7 @@ def test_a_second_procfs_mount_is_refused_too(tmp_path: Path) -> None:
         f"{sys.executable} -c '{SECOND_PROC}' {mount_point}/self/environ {tmp_path}"
     )
     result = subprocess.run(
-        ["unshare", "-m", "sh", "-c", script], capture_output=True, text=True, timeout=60, check=False
+        ["unshare", "-rmpf", "sh", "-c", script], capture_output=True, text=True, timeout=60, check=False
     )
     assert "refused:" in result.stdout and "not a regular file" in result.stdout, (
         result.stdout + result.stderr
