@@ -817,8 +817,29 @@ def test_a_huge_turn_is_saved_as_its_two_ends_and_says_what_it_left_out() -> Non
     state = fold_all([u for u in updates if u is not None])
     data, _ = static_bundle(state, metadata={}, title="", label="Demo")
     for mime, text in data.items():
-        assert "3,000 entries of this turn are not saved" in text, mime
+        assert "3,001 entries of this turn are not saved" in text, mime  # the note is one of the 1,000
         assert "Read f0" in text and f"Read f{count - 1}" in text, mime
         assert f"Read f{SAVED_ENTRIES_LIMIT // 2 + 10}" not in text, mime
     small = fold_all([u for u in updates[:10] if u is not None])
     assert "not saved" not in static_bundle(small, metadata={}, title="", label="Demo")[0]["text/html"]
+
+
+def test_a_saved_huge_turn_holds_at_most_the_bound_note_included_so_its_markdown_stays_markdown() -> None:
+    from silo_nb.notebook.render import SAVED_ENTRIES_LIMIT, saved_part
+    from silo_nb.notebook.render.markdown import TRANSCRIPT_MARKDOWN_ENTRIES
+
+    updates = [
+        parse_update(
+            {"sessionUpdate": "tool_call", "toolCallId": f"t{i}", "title": f"Read f{i}", "kind": "read"}
+        )
+        for i in range(SAVED_ENTRIES_LIMIT + 1)
+    ]
+    state = fold_all([u for u in updates if u is not None])
+    saved = saved_part(state)
+    assert len(saved.entries) <= SAVED_ENTRIES_LIMIT  # the docstring's promise: the note is one of them
+    left_out = len(state.entries) - (len(saved.entries) - 1)
+    assert f"{left_out:,} entries of this turn are not saved" in saved.entries[SAVED_ENTRIES_LIMIT // 2].text
+    # A saved turn is not too many entries for Markdown: not the plain-text fence.
+    if SAVED_ENTRIES_LIMIT <= TRANSCRIPT_MARKDOWN_ENTRIES:
+        markdown = static_bundle(state, metadata={}, title="", label="Demo")[0]["text/markdown"]
+        assert not markdown.startswith("`"), markdown[:80]

@@ -77,15 +77,17 @@ SAVED_ENTRIES_LIMIT = 1_000
 
 
 def saved_part(state: TranscriptState) -> TranscriptState:
-    """``state`` with at most :data:`SAVED_ENTRIES_LIMIT` entries, the rest said in one line."""
+    """``state`` with at most :data:`SAVED_ENTRIES_LIMIT` entries, the rest said in one line (that line is
+    one of them: 1,001 entries would put the Markdown form over ``TRANSCRIPT_MARKDOWN_ENTRIES``)."""
     entries = state.entries
     if len(entries) <= SAVED_ENTRIES_LIMIT:
         return state
-    half = SAVED_ENTRIES_LIMIT // 2
-    left_out = len(entries) - 2 * half
+    head = SAVED_ENTRIES_LIMIT // 2
+    tail = SAVED_ENTRIES_LIMIT - head - 1  # the note takes the last place
+    left_out = len(entries) - head - tail
     note = MessageEntry(
         role="agent",
         text=f"_… {left_out:,} entries of this turn are not saved in the notebook (the journal has them "
         "all: `%silo journal`, `%silo export`)._",
     )
-    return replace(state, entries=(*entries[:half], note, *entries[-half:]))
+    return replace(state, entries=(*entries[:head], note, *entries[-tail:]))
