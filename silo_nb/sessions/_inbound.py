@@ -165,7 +165,8 @@ class AgentTraffic:
             self._apply_side_effects(update)
         # _record's steps, written out: this runs for every update.
         if self._writer is not None:
-            self._writer.append(update, value)
+            if not self._journal_released:  # as in _record: the file is no longer ours
+                self._writer.append(update, value)
         else:
             self._keep_early(update)
         if self._disposed:

@@ -128,3 +128,22 @@ async def test_a_turn_cut_short_by_dispose_is_journaled_as_it_ended_live(workspa
     assert [(e["outcome"], e.get("error")) for e in ends] == [("failed", str(seen[0]))]
     restored = display_restored(journal, metadata={}, meta=None)
     assert restored.status == "failed" and restored.error == str(seen[0])
+
+
+async def test_an_update_handled_after_the_journal_is_let_go_writes_no_line(workspace: Workspace) -> None:
+    async def turn(peer: Peer, _text: str) -> None:
+        await peer.update({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "a"}})
+
+    svc = scripted_service(workspace, turn)
+    with anyio.fail_after(10):
+        handle = await svc.sessions.connect("scripted")
+        await handle.prompt([{"type": "text", "text": "go"}], cell_id="c1")
+        path = handle._writer.path
+        await handle.aclose()  # the journal is flushed and let go (its lock may go to another kernel)
+        before = path.read_bytes()
+        # What the reader still hands over after that (the rest of a chunk, past a yield): the streamed
+        # path must drop it as ``_record`` does, not append to a writer the handle no longer owns.
+        late = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "late"}}
+        handle._on_session_update({"sessionId": handle.session_id, "update": late})
+        await anyio.sleep(0.6)  # past the writer's flush delay
+    assert path.read_bytes() == before
