@@ -200,12 +200,16 @@ def diff(old: str | None, new: str | None) -> Diff:
     hit = _diffs.pop(key, None)
     if hit is None:
         hit = _compute_diff(old, new)
-        _diff_chars += len(old or "") + len(new or "")
+        _diff_chars += _cached_size(key, hit)
     _diffs[key] = hit
     while len(_diffs) > _DIFF_CACHE_ENTRIES or (_diff_chars > _DIFF_CACHE_CHARS and len(_diffs) > 1):
-        (old_text, new_text), _ = _diffs.popitem(last=False)
-        _diff_chars -= len(old_text or "") + len(new_text or "")
+        _diff_chars -= _cached_size(*_diffs.popitem(last=False))
     return hit
+
+
+def _cached_size(key: tuple[str | None, str | None], result: Diff) -> int:
+    """What one cached diff holds, in characters: both texts and the lines shown."""
+    return len(key[0] or "") + len(key[1] or "") + sum(map(len, result.shown))
 
 
 def _compute_diff(old: str | None, new: str | None) -> Diff:
