@@ -14,7 +14,8 @@ from IPython.core.interactiveshell import InteractiveShell
 from markdown_it import MarkdownIt
 
 from silo_nb.notebook.render import styles
-from silo_nb.notebook.render.page import PAGE_CSS, export_turns, page_html, page_markdown, turn_outcome
+from silo_nb.notebook.render.page import PAGE_CSS, export_turns, page_html, page_markdown
+from silo_nb.notebook.transcript import fold_all
 from silo_nb.sessions.models import AgentContentBlock, AgentSessionUpdate
 from silo_nb.sessions.parse import parse_update
 from tests.notebook.test_magics import run, shell  # noqa: F401  (a fixture)
@@ -85,6 +86,12 @@ class Sections(HTMLParser):
     def handle_data(self, data: str) -> None:
         if self.current is not None:
             self.sections[self.current] += data
+
+
+def turn_outcome(turn: list[AgentSessionUpdate]) -> tuple[str, str | None, str | None] | None:
+    """(status, stop reason, error) as the reducer reads a turn; None while it knows no outcome."""
+    state = fold_all(turn)
+    return None if state.status == "running" else (state.status, state.stop_reason, state.error)
 
 
 def test_outcomes_from_the_turn_end_line_with_or_without_outcome() -> None:

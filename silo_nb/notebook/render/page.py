@@ -4,10 +4,9 @@
   cell's output (``transcript_html`` / ``transcript_markdown`` with a header row), so an export looks
   like the notebook: the same inline styles from ``styles``, the same status markers (✓ finished,
   ■ cancelled, ✗ failed) and footers (stop reason, error, usage).
-- A turn's outcome is the reducer's (``TranscriptState.status`` once it folds the ``turn_end`` line); where
-  the reducer leaves a turn "running", :func:`turn_outcome` reads the turn's ``turn_end`` line itself
-  (``raw.outcome``, else ``stopReason``/``error``). A turn with no ``turn_end`` (Silo's journals, older
-  ones, a load replay) is marked "restored": its outcome was never recorded.
+- A turn's outcome is the reducer's (``TranscriptState.status`` once it folds the turn's first
+  ``turn_end`` line). A turn with no ``turn_end`` (Silo's journals, older ones, a load replay) is marked
+  "restored": its outcome was never recorded.
 - The HTML page adds what a standalone file needs and a notebook provides: ``<!doctype>``, UTF-8, the
   page font and width, light and dark colour schemes (``color-scheme``; every tint is translucent), a
   heading with the session's title, agent, id and a count of cancelled/failed turns, and a list of turns
@@ -29,7 +28,6 @@ from silo_nb.notebook.render.markdown import transcript_markdown
 from silo_nb.notebook.transcript import (
     MessageEntry,
     TranscriptState,
-    TurnStatus,
     fold_all,
     split_turns,
     with_status,
@@ -37,9 +35,8 @@ from silo_nb.notebook.transcript import (
 from silo_nb.sessions._turns import TURN_END_KIND, until_turn_end
 from silo_nb.sessions.models import AgentSessionUpdate
 
-__all__ = ["ExportTurn", "export_turns", "page_html", "page_markdown", "turn_outcome"]
+__all__ = ["ExportTurn", "export_turns", "page_html", "page_markdown"]
 
-_OUTCOMES: frozenset[str] = frozenset({"finished", "cancelled", "failed"})
 _MD_PUNCTUATION = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
 
 # The page around the transcripts: what an output area gets from JupyterLab. Fonts from ``styles.BOX``.
@@ -75,27 +72,6 @@ class ExportTurn:
         return f"turn-{self.number}" if self.number is not None else "turn-0"
 
 
-def turn_outcome(turn: Sequence[AgentSessionUpdate]) -> tuple[TurnStatus, str | None, str | None] | None:
-    """(status, stop reason, error) from a turn's last ``turn_end`` line; None when it has none."""
-    end = next((u for u in reversed(turn) if u.kind == TURN_END_KIND), None)
-    if end is None:
-        return None
-    raw = end.raw
-    stop = raw.get("stopReason") if isinstance(raw.get("stopReason"), str) else None
-    error = raw.get("error") if isinstance(raw.get("error"), str) else None
-    outcome = raw.get("outcome")
-    status: TurnStatus
-    if isinstance(outcome, str) and outcome in _OUTCOMES:
-        status = "finished" if outcome == "finished" else "cancelled" if outcome == "cancelled" else "failed"
-    elif stop == "cancelled":
-        status = "cancelled"
-    elif stop is None:
-        status = "failed"  # no stop reason: the prompt call failed
-    else:
-        status = "finished"
-    return status, stop, error
-
-
 def _duration(turn: Sequence[AgentSessionUpdate]) -> float | None:
     end = next((u for u in reversed(turn) if u.kind == TURN_END_KIND), None)
     value = end.raw.get("durationMs") if end is not None else None
@@ -114,12 +90,8 @@ def export_turns(updates: Sequence[AgentSessionUpdate]) -> list[ExportTurn]:
         if len(head) < len(turn):
             late = fold_all(turn[len(head) :], state)
             state = replace(late, status=state.status, stop_reason=state.stop_reason, error=state.error)
-        if state.status == "running":  # the reducer did not read an outcome: read the turn_end line
-            outcome = turn_outcome(head)
-            if outcome is None:
-                state = with_status(state, "restored")
-            else:
-                state = with_status(state, outcome[0], stop_reason=outcome[1], error=outcome[2])
+        if state.status == "running":  # no turn_end: the outcome was never recorded
+            state = with_status(state, "restored")
         starts = turn[0].kind == "user_message_chunk"
         number += 1 if starts else 0
         turns.append(ExportTurn(number if starts else None, state, _duration(head)))
