@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 SESSION = "flood"
 BATCH = 512
@@ -103,7 +103,10 @@ def updates(text: str) -> Iterator[str]:
         yield CHUNK.replace("@@", f"token {index} ")
 
 
-def main() -> None:
+def serve(lines_for: Callable[[str], Iterable[str]]) -> None:
+    """The ACP loop of the benchmark agents (this one and ``scenario_agent.py``): ``initialize``,
+    ``session/new``, and each prompt answered with the notification lines ``lines_for(text)`` yields,
+    written in batches, then ``end_turn``."""
     for line in sys.stdin:
         message = json.loads(line)
         method, request_id = message.get("method"), message.get("id")
@@ -122,7 +125,7 @@ def main() -> None:
             send({"jsonrpc": "2.0", "id": request_id, "result": {"sessionId": SESSION}})
         elif method == "session/prompt":
             batch: list[str] = []
-            for update_line in updates(params["prompt"][0]["text"]):
+            for update_line in lines_for(str(params["prompt"][0].get("text", ""))):
                 batch.append(update_line)
                 if len(batch) == BATCH:
                     sys.stdout.write("\n".join(batch) + "\n")
@@ -138,4 +141,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    serve(updates)

@@ -8,14 +8,10 @@ chunks), ``idle`` (nothing). Then ``end_turn``.
 
 from __future__ import annotations
 
-import json
-import sys
 from collections.abc import Iterator
 from typing import Any
 
-
-def send(message: dict[str, object]) -> None:
-    sys.stdout.write(json.dumps(message, separators=(",", ":")) + "\n")
+from flood_agent import notification, serve  # the same ACP loop (run as a script: benchmarks/ is on the path)
 
 
 def chunk(text: str, message_id: str = "m1") -> dict[str, Any]:
@@ -66,41 +62,12 @@ def scenario(name: str, size: int) -> Iterator[dict[str, Any]]:
             yield chunk(unit)
 
 
-def main() -> None:
-    for line in sys.stdin:
-        message = json.loads(line)
-        method, request_id = message.get("method"), message.get("id")
-        params = message.get("params") or {}
-        if request_id is None:
-            continue
-        if method == "initialize":
-            send(
-                {
-                    "jsonrpc": "2.0",
-                    "id": request_id,
-                    "result": {"protocolVersion": 1, "agentCapabilities": {}},
-                }
-            )
-        elif method == "session/new":
-            send({"jsonrpc": "2.0", "id": request_id, "result": {"sessionId": "bench"}})
-        elif method == "session/prompt":
-            words = str(params["prompt"][0].get("text", "idle")).split()
-            name, size = words[0], int(words[1]) if len(words) > 1 else 0
-            for update in scenario(name, size):
-                send(
-                    {
-                        "jsonrpc": "2.0",
-                        "method": "session/update",
-                        "params": {"sessionId": "bench", "update": update},
-                    }
-                )
-            send({"jsonrpc": "2.0", "id": request_id, "result": {"stopReason": "end_turn"}})
-        else:
-            send(
-                {"jsonrpc": "2.0", "id": request_id, "error": {"code": -32601, "message": "Method not found"}}
-            )
-        sys.stdout.flush()
+def lines_for(text: str) -> Iterator[str]:
+    """The notification lines of the scenario the prompt names (``"chunks 100000"``; empty: idle)."""
+    words = (text or "idle").split()
+    name, size = words[0], int(words[1]) if len(words) > 1 else 0
+    return map(notification, scenario(name, size))
 
 
 if __name__ == "__main__":
-    main()
+    serve(lines_for)
