@@ -76,6 +76,7 @@ async def main() -> None:
     parser.add_argument("--silo-path", default=str(HERE.parent))
     parser.add_argument("--label", default="after")
     parser.add_argument("--profile", default=None, help="write a pyinstrument profile of the kernel here")
+    parser.add_argument("--stalls", action="store_true", help="print where the kernel's loop stalled")
     args = parser.parse_args()
     root = Path(tempfile.mkdtemp(prefix="silo-bench-latency-"))
     profiles = root / "profiles.json"
@@ -99,6 +100,8 @@ async def main() -> None:
         await kernel.run("%silo connect bench")
         if args.profile:
             await kernel.run("from pyinstrument import Profiler\n_prof = Profiler(async_mode='disabled')")
+        if args.stalls:
+            await kernel.run(f"exec(open({str(HERE / 'stall_probe.py')!r}).read())")
         figures, references = [], []
         for round_ in range(args.rounds):
             idle_until = time.perf_counter() + 1.0
@@ -114,6 +117,10 @@ async def main() -> None:
             if args.profile:
                 code = f"_prof.stop()\nopen({args.profile!r}, 'w').write(_prof.output_text(color=False))"
                 await kernel.run(code)
+            if args.stalls:
+                shown = kernel.execute("print(_stall_probe.report()); _stall_probe.reset()")
+                await kernel.reply(shown)
+                print("".join(m["content"]["text"] for m in kernel.outputs(shown, "stream")))
             print(
                 f"round {round_}: idle p95 {references[-1] * 1000:.0f} ms, streaming p95 "
                 f"{figures[-1] * 1000:.0f} ms over {len(samples)} pings, max {max(samples) * 1000:.0f} ms"

@@ -285,17 +285,13 @@ class TranscriptBuilder:
         return True
 
     def _turn_end(self, update: AgentSessionUpdate) -> bool:
-        """silo_nb's journaled turn outcome (``sessions/_turns.py``): the status as the turn ended live.
-        ``raw.outcome`` (finished/cancelled/failed) sets it; a line without one tells it by its stop reason
-        (none: the prompt failed). The stop reason and the error replace the state's. The one reading of
-        the line: restores, exports and ``with_status`` all see what it says here."""
+        """The one reading of the journaled turn outcome (``sessions/_turns.py``): ``raw.outcome`` sets
+        the status, else the stop reason tells it (none: failed); its stop reason and error replace ours."""
         raw = update.raw
         outcome, stop, error = raw.get("outcome"), raw.get("stopReason"), raw.get("error")
         stop = stop if isinstance(stop, str) else None
         status: TurnStatus = "failed" if stop is None else "cancelled" if stop == "cancelled" else "finished"
-        if outcome in ("finished", "cancelled", "failed"):
-            status = outcome
-        self._status = status
+        self._status = outcome if outcome in ("finished", "cancelled", "failed") else status
         self._stop_reason = stop
         self._error = error if isinstance(error, str) else None
         self._snapshot = None
