@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import datetime
 import json
 import statistics
 import sys
@@ -35,6 +36,14 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 from tests.integration.kernel_harness import KernelHarness  # noqa: E402
 
+BREAKDOWN: list[tuple[float, float, float]] | None = None  # --stalls: (round trip, started, replied)
+
+
+def _stamp(value: Any) -> float:
+    return (
+        value if isinstance(value, datetime.datetime) else datetime.datetime.fromisoformat(value)
+    ).timestamp()
+
 
 def p95(samples: list[float]) -> float:
     ordered = sorted(samples)
@@ -46,9 +55,13 @@ async def ping(kernel: KernelHarness, until: Any, *, gap: float = 0.02, limit: f
     samples: list[float] = []
     started = time.perf_counter()
     while not until() and time.perf_counter() - started < limit:
-        sent = time.perf_counter()
-        await kernel.reply(kernel.execute("1+1"), timeout=limit, settled=False)  # answered: the reply
+        sent, sent_wall = time.perf_counter(), time.time()
+        reply = await kernel.reply(kernel.execute("1+1"), timeout=limit, settled=False)  # answered: the reply
         samples.append(time.perf_counter() - sent)
+        if BREAKDOWN is not None:
+            began = _stamp(reply["metadata"]["started"]) - sent_wall
+            replied = _stamp(reply["header"]["date"]) - sent_wall
+            BREAKDOWN.append((samples[-1], began, replied))
         await asyncio.sleep(gap)
     return samples
 
@@ -78,6 +91,8 @@ async def main() -> None:
     parser.add_argument("--profile", default=None, help="write a pyinstrument profile of the kernel here")
     parser.add_argument("--stalls", action="store_true", help="print where the kernel's loop stalled")
     args = parser.parse_args()
+    global BREAKDOWN
+    BREAKDOWN = [] if args.stalls else None
     root = Path(tempfile.mkdtemp(prefix="silo-bench-latency-"))
     profiles = root / "profiles.json"
     agent = {
@@ -121,6 +136,12 @@ async def main() -> None:
                 shown = kernel.execute("print(_stall_probe.report()); _stall_probe.reset()")
                 await kernel.reply(shown)
                 print("".join(m["content"]["text"] for m in kernel.outputs(shown, "stream")))
+                slow = sorted(BREAKDOWN or [], reverse=True)[:6]
+                print("slowest pings (ms): round trip / kernel started it / kernel replied")
+                print(
+                    "  " + "; ".join(f"{a * 1000:.0f} / {b * 1000:.0f} / {c * 1000:.0f}" for a, b, c in slow)
+                )
+                BREAKDOWN = []
             print(
                 f"round {round_}: idle p95 {references[-1] * 1000:.0f} ms, streaming p95 "
                 f"{figures[-1] * 1000:.0f} ms over {len(samples)} pings, max {max(samples) * 1000:.0f} ms"

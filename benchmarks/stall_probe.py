@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import os
 import sys
 import threading
 import time
@@ -65,3 +66,5 @@ class StallProbe:
 
 
 _stall_probe = StallProbe()
+if os.environ.get("SILO_BENCH_SWITCH"):
+    sys.setswitchinterval(float(os.environ["SILO_BENCH_SWITCH"]))

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from silo_nb.notebook._display import display, html_object, update_display
+from silo_nb.notebook._responsive import responsive_threads
 from silo_nb.notebook.live import LiveTranscript
 from silo_nb.notebook.render import static_bundle, styles
 from silo_nb.notebook.transcript import TranscriptState, TurnStatus, fold_all, with_status
@@ -157,7 +158,8 @@ async def run_turn(turn: Turn) -> None:
     if turn.panel is not None:
         turn.panel.turn_active = True
     try:
-        result = await handle.prompt(turn.blocks, cell_id=turn.metadata.get("cell_id"))
+        with responsive_threads():
+            result = await handle.prompt(turn.blocks, cell_id=turn.metadata.get("cell_id"))
         status: TurnStatus = "cancelled" if result.stop_reason == "cancelled" else "finished"
         transcript.set_status(status, stop_reason=result.stop_reason)
     except AgentSessionError as exc:

@@ -303,3 +303,37 @@ def test_depth_helpers_count_structure_not_string_contents() -> None:
     assert cut_depth(flat, 3, "M") is flat  # nothing cut: not even copied
     deep: Any = {"k": [[["leaf"]]]}
     assert cut_depth(deep, 3, "M") == {"k": [["M"]]} and deep == {"k": [[["leaf"]]]}
+
+
+async def test_a_yield_lets_a_chain_of_queued_callbacks_finish() -> None:
+    """Between two slices of a flood, a request that needs several loop turns (socket → dispatch → cell
+    → reply) goes all the way, not one hop per slice; with nothing else queued a yield is one turn."""
+    import asyncio
+
+    from silo_nb.acp.jsonrpc import YIELD_MORE_TURNS, _give_way
+
+    loop = asyncio.get_running_loop()
+    hops: list[int] = []
+
+    def hop(n: int) -> None:
+        hops.append(n)
+        if n < 5:
+            loop.call_soon(hop, n + 1)
+
+    loop.call_soon(hop, 1)
+    await _give_way()
+    assert hops == [1, 2, 3, 4, 5]
+
+    endless: list[int] = []
+    stop = False
+
+    def again() -> None:  # a callback that always queues another: the extra turns stay bounded
+        endless.append(1)
+        if not stop:
+            loop.call_soon(again)
+
+    loop.call_soon(again)
+    await _give_way()
+    assert len(endless) <= YIELD_MORE_TURNS + 1
+    stop = True
+    await asyncio.sleep(0)
