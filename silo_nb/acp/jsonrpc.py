@@ -18,7 +18,6 @@ This module knows nothing about ACP sessions or Silo; it moves JSON-RPC messages
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import time
@@ -30,6 +29,7 @@ import anyio
 import anyio.lowlevel
 from anyio.abc import ByteReceiveStream, ByteSendStream, TaskGroup
 
+from silo_nb.acp._give_way import give_way
 from silo_nb.acp.errors import (
     INTERNAL_ERROR,
     METHOD_NOT_FOUND,
@@ -61,29 +61,12 @@ log = logging.getLogger("silo_nb.acp")
 
 CANCEL_REQUEST = "$/cancel_request"
 YIELD_CHECK_LINES = 32  # how often the reader looks at the clock while handling one read's lines
-YIELD_AFTER_SECONDS = 0.002  # and gives the event loop a turn once it has worked this long
-YIELD_MORE_TURNS = 16  # more turns while other callbacks are queued (see _give_way)
+YIELD_AFTER_SECONDS = 0.002  # and gives the event loop turns (give_way) once it has worked this long
 STOPPED_READING_GRACE_SECONDS = 1.0  # after a failed write, for the reader to see the agent's exit
 MAX_SKIP_WARNINGS = 20  # per connection, then at debug: a flood of bad lines must not flood the log
 RequestHandler = Callable[[Any], Awaitable[Any]]
 NotificationHandler = Callable[[Any], None]
 CloseDescriber = Callable[[], Awaitable[str]]
-
-
-async def _give_way() -> None:
-    """A turn of the event loop, and more while other callbacks are queued (up to
-    ``YIELD_MORE_TURNS``): a cell's request travels through several callbacks (the socket, the kernel's
-    dispatch, the cell, its reply), each needing a turn of its own; one turn per slice of reading made a
-    ``1+1`` wait a dozen slices. With nothing else queued this costs one turn, as before."""
-    await anyio.lowlevel.checkpoint()
-    try:
-        ready = asyncio.get_running_loop()._ready  # type: ignore[attr-defined]
-    except (RuntimeError, AttributeError):  # not asyncio's loop (trio): one turn
-        return
-    for _ in range(YIELD_MORE_TURNS):
-        if not ready:
-            return
-        await anyio.lowlevel.checkpoint()
 
 
 class JsonRpcConnection:
@@ -267,9 +250,9 @@ class JsonRpcConnection:
             for count, line in enumerate(framer.feed(chunk), 1):
                 handle(line)
                 if count % YIELD_CHECK_LINES == 0 and time.monotonic() - started >= YIELD_AFTER_SECONDS:
-                    await _give_way()
+                    await give_way()
                     started = time.monotonic()
-            await _give_way()
+            await give_way()
         if self._close_message is None and (last := framer.end()) is not None:  # not when we closed
             self._handle_line(last)
 

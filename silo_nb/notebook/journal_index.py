@@ -10,20 +10,17 @@
   that turn, and only its own lines (read back by byte range).
 - Turn boundaries follow :func:`~silo_nb.notebook.transcript.split_turns`: a user chunk starts a turn if
   silo_nb synthesized it or the update before it is not a user chunk (lines that do not parse skipped).
-- The cyclic GC is paused while a turn's lines are parsed (see :func:`_gc_paused`).
+- The cyclic GC is paused while a turn's lines are parsed (``util.gc_paused``).
 - A live writer is flushed first (``JournalFiles.flush``); while it cannot write, the file is behind and
   the journal is read whole through the session layer instead, as before.
 """
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import logging
 import os
 import re
 from collections import OrderedDict
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,6 +28,7 @@ from silo_nb.notebook.transcript import split_turns
 from silo_nb.sessions._turns import until_turn_end
 from silo_nb.sessions.journal import JournalFiles, parse_lines
 from silo_nb.sessions.models import AgentSessionUpdate
+from silo_nb.util import gc_paused
 
 __all__ = ["JournalIndex", "find_turn"]
 
@@ -131,22 +129,8 @@ class JournalIndex:
         except OSError as exc:
             log.warning("could not read the journal %s: %s", self.path, exc)
             return None
-        with _gc_paused():
+        with gc_paused():
             return list(until_turn_end(parse_lines(_lines(data))))
-
-
-@contextlib.contextmanager
-def _gc_paused() -> Iterator[None]:
-    """No cyclic GC while a turn's lines become objects: each collection would walk every object the
-    kernel holds (a resumed session keeps its whole journal parsed), and parsing makes many. Halves the
-    time of a restore at 50k lines; nothing parsed here is cyclic garbage."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _lines(data: bytes) -> list[str]:

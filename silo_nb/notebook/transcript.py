@@ -19,9 +19,7 @@
   when asked for (a live view asks at most once per render tick), and shares every entry that did not
   change. ``fold`` is the pure one-step form (it indexes its input: O(entries)); streams use the builder
   (``fold_all`` and ``LiveTranscript`` do).
-- Dispatch is one table on the update's kind (:data:`_HANDLERS`): a new synthesized kind is one more row.
-- Bounded memory: a message keeps at most :data:`MESSAGE_CHAR_LIMIT` characters, unknown kinds at most
-  :data:`OTHER_KIND_LIMIT` distinct names; what is dropped is said in the transcript, never silently.
+- Bounded: messages keep :data:`MESSAGE_CHAR_LIMIT` characters, unknown kinds :data:`OTHER_KIND_LIMIT` names.
 """
 
 from __future__ import annotations
@@ -42,6 +40,7 @@ from silo_nb.notebook.entries import (
 from silo_nb.sessions.models import AgentSessionUpdate, AgentToolCall
 from silo_nb.sessions.parse import METADATA_KINDS, parse_permission_options, session_title
 from silo_nb.sessions.prompt_attachments import parse_attachments
+from silo_nb.util import gc_paused
 
 __all__ = [
     "MESSAGE_CHAR_LIMIT",
@@ -346,7 +345,8 @@ class TranscriptBuilder:
 _Handler = Callable[[TranscriptBuilder, AgentSessionUpdate], bool]
 _metadata: _Handler = TranscriptBuilder._metadata
 _unknown: _Handler = TranscriptBuilder._unknown
-# One dispatch on the update's kind; kinds not here are metadata (ignored) or unknown (counted).
+# One dispatch on the update's kind (a new synthesized kind is one more row); kinds not here are metadata
+# (ignored) or unknown (counted).
 _HANDLERS: dict[str, _Handler] = {
     **dict.fromkeys(_ROLES, TranscriptBuilder._message),
     "tool_call": TranscriptBuilder._tool,
@@ -361,18 +361,18 @@ _HANDLERS: dict[str, _Handler] = {
 
 
 def fold(state: TranscriptState, update: AgentSessionUpdate) -> TranscriptState:
-    """The transcript after ``update``. Never raises; never mutates ``state``; entries it did not touch
-    are shared. One step costs O(entries) (indexing ``state``): fold streams with :func:`fold_all` or a
-    :class:`TranscriptBuilder`."""
+    """The transcript after ``update``; never raises nor mutates ``state`` (untouched entries are shared).
+    O(entries) per step (it indexes ``state``): fold streams with :func:`fold_all` or a builder."""
     builder = TranscriptBuilder(state)
     return builder.state if builder.apply(update) else state
 
 
 def fold_all(updates: Iterable[AgentSessionUpdate], state: TranscriptState | None = None) -> TranscriptState:
-    """Every update folded in turn, in linear time."""
+    """Every update folded in turn, in linear time (no cyclic GC meanwhile: ``util.gc_paused``)."""
     builder = TranscriptBuilder(state)
-    for update in updates:
-        builder.apply(update)
+    with gc_paused():
+        for update in updates:
+            builder.apply(update)
     return builder.state
 
 

@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-import gc
 import json
 import logging
 from collections.abc import Iterable
@@ -23,6 +22,7 @@ import orjson
 from silo_nb.acp.framing import has_long_number
 from silo_nb.sessions._journal_json import journal_line_to_update
 from silo_nb.sessions.models import AgentSessionUpdate
+from silo_nb.util import gc_paused
 
 __all__ = ["parse_blob", "parse_lines", "read_lines", "read_updates"]
 
@@ -72,9 +72,7 @@ def parse_blob(data: bytes) -> list[AgentSessionUpdate]:
     careful = has_long_number(data)
     loads = orjson.loads
     updates: list[AgentSessionUpdate] = []
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    with gc_paused():
         for line in data.split(b"\n"):
             if not line or line.isspace():
                 continue
@@ -90,7 +88,4 @@ def parse_blob(data: bytes) -> list[AgentSessionUpdate]:
             update = journal_line_to_update(value)
             if update is not None:
                 updates.append(update)
-    finally:
-        if collecting:
-            gc.enable()
     return updates

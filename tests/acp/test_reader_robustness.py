@@ -310,7 +310,7 @@ async def test_a_yield_lets_a_chain_of_queued_callbacks_finish() -> None:
     → reply) goes all the way, not one hop per slice; with nothing else queued a yield is one turn."""
     import asyncio
 
-    from silo_nb.acp.jsonrpc import YIELD_MORE_TURNS, _give_way
+    from silo_nb.acp._give_way import YIELD_MORE_TURNS, give_way
 
     loop = asyncio.get_running_loop()
     hops: list[int] = []
@@ -321,7 +321,7 @@ async def test_a_yield_lets_a_chain_of_queued_callbacks_finish() -> None:
             loop.call_soon(hop, n + 1)
 
     loop.call_soon(hop, 1)
-    await _give_way()
+    await give_way()
     assert hops == [1, 2, 3, 4, 5]
 
     endless: list[int] = []
@@ -333,7 +333,7 @@ async def test_a_yield_lets_a_chain_of_queued_callbacks_finish() -> None:
             loop.call_soon(again)
 
     loop.call_soon(again)
-    await _give_way()
+    await give_way()
     assert len(endless) <= YIELD_MORE_TURNS + 1
     stop = True
     await asyncio.sleep(0)
