@@ -37,6 +37,7 @@ from silo_nb.notebook.entries import (
     TranscriptState,
     TurnStatus,
 )
+from silo_nb.notebook.turn_split import split_turns
 from silo_nb.sessions.models import AgentSessionUpdate, AgentToolCall
 from silo_nb.sessions.parse import METADATA_KINDS, parse_permission_options, session_title
 from silo_nb.sessions.prompt_attachments import parse_attachments
@@ -84,11 +85,8 @@ def _merge_tool(entry: ToolEntry, call: AgentToolCall) -> ToolEntry:
 
 
 class TranscriptBuilder:
-    """A transcript that grows in place, O(1) amortised per update; :attr:`state` snapshots it.
-
-    :meth:`changes_since` tells a view which entries changed since it last looked, so it need not
-    compare them all.
-    """
+    """A transcript that grows in place, O(1) amortised per update; :attr:`state` snapshots it;
+    :meth:`changes_since` tells a view which entries changed since it last looked."""
 
     _CHANGE_LOG_LIMIT = 1 << 16
 
@@ -154,7 +152,7 @@ class TranscriptBuilder:
             assert isinstance(last, MessageEntry)
             text = "".join(self._parts)
             self._parts = [text]
-            self._entries[-1] = replace(last, text=text)
+            self._entries[-1] = last.with_text(text)
             self._parts_dirty = False
 
     @property
@@ -211,12 +209,28 @@ class TranscriptBuilder:
         return index
 
     def _message(self, update: AgentSessionUpdate) -> bool:
-        if update.content is None:
+        content = update.content
+        if content is None:
             return False
         role = _ROLES[update.kind]
         text = update.text or ""
-        non_text = () if update.content.type == "text" else (update.content.type,)
         last = self._entries[-1] if self._entries else None
+        if (  # the common case first: a text chunk continuing the open message, with room left
+            type(last) is MessageEntry
+            and last.message_id == update.message_id
+            and last.role == role
+            and content.type == "text"
+            and last.dropped == 0
+            and self._parts_len + len(text) <= MESSAGE_CHAR_LIMIT
+            and update.raw.get("synthesized") is not True
+        ):
+            if text:
+                self._parts.append(text)
+                self._parts_len += len(text)
+                self._parts_dirty = True
+            self._changed(len(self._entries) - 1)
+            return True
+        non_text = () if content.type == "text" else (content.type,)
         # A synthesized prompt is always a whole message: prompt ids restart with each connection.
         if (
             update.raw.get("synthesized") is not True
@@ -382,19 +396,3 @@ def with_status(
     return replace(
         state, status=status, stop_reason=stop_reason or state.stop_reason, error=error or state.error
     )
-
-
-def split_turns(updates: Iterable[AgentSessionUpdate]) -> list[list[AgentSessionUpdate]]:
-    """A journal cut into turns: each starts at a user prompt silo_nb synthesized (``raw.synthesized``)
-    or, in an agent's load replay, at a user message that follows other content. Anything before the
-    first prompt (a banner, agent-initiated work) is its own leading group."""
-    turns: list[list[AgentSessionUpdate]] = [[]]
-    for update in updates:
-        starts_turn = update.kind == "user_message_chunk" and (
-            update.raw.get("synthesized") is True
-            or (turns[-1] and turns[-1][-1].kind != "user_message_chunk")
-        )
-        if starts_turn and turns[-1]:
-            turns.append([])
-        turns[-1].append(update)
-    return [turn for turn in turns if turn]
