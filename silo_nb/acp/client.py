@@ -100,7 +100,7 @@ class AgentConnection:
         command: str,
         args: Sequence[str],
         *,
-        env: Mapping[str, str] | None = None,
+        env: Mapping[str, str | None] | None = None,
         cwd: str | None = None,
         request_handlers: Mapping[str, RequestHandler] | None = None,
         notification_handlers: Mapping[str, NotificationHandler] | None = None,

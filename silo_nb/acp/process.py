@@ -82,11 +82,15 @@ class AgentProcess:
         command: str,
         args: Sequence[str],
         *,
-        env: Mapping[str, str] | None = None,
+        env: Mapping[str, str | None] | None = None,
         cwd: str | None = None,
     ) -> AgentProcess:
         child_env = dict(os.environ)
-        child_env.update(env or {})
+        for name, value in (env or {}).items():  # None: not inherited (a profile's unset_env)
+            if value is None:
+                child_env.pop(name, None)
+            else:
+                child_env[name] = value
         resolved = shutil.which(command, path=child_env.get("PATH"))
         if resolved is None:
             raise AgentSpawnError(

@@ -87,7 +87,7 @@ class SubprocessTransport:
         command: str,
         args: Sequence[str],
         *,
-        env: Mapping[str, str] | None = None,
+        env: Mapping[str, str | None] | None = None,
         cwd: str | None = None,
     ) -> SubprocessTransport:
         """Start ``command args`` (see :meth:`AgentProcess.spawn`); raises ``AgentSpawnError``."""

@@ -124,7 +124,7 @@ def _terminal_command(
 
 
 def choose_method(
-    methods: Sequence[AuthMethod], profile_env: Mapping[str, str], pinned: str | None
+    methods: Sequence[AuthMethod], profile_env: Mapping[str, str | None], pinned: str | None
 ) -> AuthMethod | None:
     """The method to ``authenticate`` with before a session, or None (see the module docstring).
 

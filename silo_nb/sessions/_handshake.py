@@ -98,7 +98,7 @@ async def authenticate(
     label = profile.display_label
     methods = caps.auth_methods
     try:
-        method = choose_method(methods, profile.env, method_id or profile.auth_method)
+        method = choose_method(methods, profile.spawn_env, method_id or profile.auth_method)
     except (LookupError, ValueError) as exc:
         raise AgentSignInError(
             f"{label} could not sign in: {exc}.", profile_id=profile.id, methods=methods

@@ -196,7 +196,7 @@ class Connector:
             factory = self._host.transport_factory
             if factory is None:
                 transport: Transport = await SubprocessTransport.spawn(
-                    profile.command, profile.args, env=profile.env, cwd=handle.cwd
+                    profile.command, profile.args, env=profile.spawn_env, cwd=handle.cwd
                 )
             else:
                 transport = await factory(profile, handle.cwd)

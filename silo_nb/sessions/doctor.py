@@ -71,7 +71,7 @@ class AgentCheck:
 
 
 def _missing(method: AuthMethod, profile: AgentProfile) -> str | None:
-    env = {**os.environ, **profile.env}
+    env = {**os.environ, **profile.spawn_env}
     if method.variables:
         unset = [v for v in method.variables if not env.get(v)]
         return f"set {', '.join(unset)} in the profile's env" if unset else None
@@ -87,7 +87,7 @@ async def check_agent(profile: AgentProfile, cwd: str, factory: TransportFactory
     base = AgentCheck(profile.id, profile.display_label, (profile.command, *profile.args))
     try:
         transport: Transport = (
-            await SubprocessTransport.spawn(profile.command, profile.args, env=profile.env, cwd=cwd)
+            await SubprocessTransport.spawn(profile.command, profile.args, env=profile.spawn_env, cwd=cwd)
             if factory is None
             else await factory(profile, cwd)
         )
@@ -108,7 +108,7 @@ async def check_agent(profile: AgentProfile, cwd: str, factory: TransportFactory
     info = info if isinstance(info, dict) else {}
     missing = {m.id: text for m in caps.auth_methods if (text := _missing(m, profile)) is not None}
     try:
-        method = choose_method(caps.auth_methods, profile.env, profile.auth_method)
+        method = choose_method(caps.auth_methods, profile.spawn_env, profile.auth_method)
     except (LookupError, ValueError) as exc:
         method = None
         missing["auth_method"] = f"the profile's auth_method: {exc}"

@@ -48,6 +48,9 @@ class AgentProfile(BaseModel):
     command: str = Field(min_length=1)
     args: tuple[str, ...] = ()
     env: dict[str, str] = Field(default_factory=dict)
+    # Variables of the kernel's environment the agent must not inherit (TOML has no null to say it in
+    # ``env``): e.g. ``IS_SANDBOX``, with which claude-agent-acp refuses to run as root.
+    unset_env: tuple[str, ...] = ()
     session_config: dict[str, str | bool] = Field(default_factory=dict)
     connect_timeout: float = Field(default=60.0, gt=0)
     # How long a Stop waits for the agent to answer ``session/cancel`` before saying it did not stop.
@@ -56,6 +59,11 @@ class AgentProfile(BaseModel):
     # variables are set in ``env`` or the kernel's environment, if any).
     auth_method: str | None = None
     accepts_prompt: bool = False
+
+    @property
+    def spawn_env(self) -> dict[str, str | None]:
+        """What the agent's environment changes from the kernel's: ``env``'s values, ``None`` to unset."""
+        return {**dict.fromkeys(self.unset_env), **self.env}
 
     @property
     def display_label(self) -> str:

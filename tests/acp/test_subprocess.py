@@ -204,3 +204,21 @@ def test_running_group_members_counts_our_own_group() -> None:
         pytest.skip("no /proc here")
     assert counted >= 1  # at least this test process
     assert running_group_members(2**22 + 12345) == 0  # above Linux's pid_max: no such group
+
+
+async def test_a_none_in_env_keeps_the_kernels_variable_from_the_agent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A profile's ``unset_env`` arrives here as ``None``: the agent does not inherit the variable (an
+    inherited ``IS_SANDBOX=yes`` makes claude-agent-acp exit as root)."""
+    monkeypatch.setenv("SILO_TEST_VAR", "from-the-kernel")
+    infos: list[Any] = []
+    async with started(
+        "-c",
+        ENV_SCRIPT,
+        env={"SILO_TEST_VAR": None},
+        cwd=str(tmp_path),
+        notification_handlers={"info": infos.append},
+    ) as connection:
+        assert await connection.rpc.request("ping") == "ok"
+        assert infos[0]["var"] is None and infos[0]["has_path"]

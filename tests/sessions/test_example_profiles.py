@@ -17,3 +17,4 @@ def test_example_profiles_are_valid_when_uncommented() -> None:
     profiles = [AgentProfile.model_validate(p) for p in tomllib.loads("\n".join(lines))["profiles"]]
     assert [p.id for p in profiles] == ["codex", "gemini", "claude"]
     assert profiles[0].env == {"CODEX_API_KEY": "sk-..."} and profiles[1].cancel_timeout == 3
+    assert profiles[2].spawn_env == {"IS_SANDBOX": None, "ANTHROPIC_API_KEY": "sk-ant-..."}

@@ -442,3 +442,31 @@ def test_a_home_relative_command_is_expanded(user_dir: Path, monkeypatch: pytest
     monkeypatch.setenv("HOME", str(user_dir))
     profiles = write_toml(user_dir, toml_profile("home", command="~/bin/agent"))
     assert load_profiles([profiles])[0]["home"].command == str(user_dir / "bin" / "agent")
+
+
+def test_unset_env_keeps_a_kernel_variable_from_the_agent_and_from_sign_in(
+    user_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """TOML has no null: ``unset_env`` names what the agent must not inherit; ``env`` still wins for a
+    name in both. A variable it removes no longer counts as set for an ``env_var`` sign-in either."""
+    from silo_nb.sessions._auth import AuthMethod, choose_method
+
+    write_toml(
+        user_dir,
+        toml_profile("claude", unset_env=["IS_SANDBOX", "OPENAI_API_KEY", "BOTH"])
+        + 'env = { BOTH = "kept" }\n',
+    )
+    profile = AgentProfilesService(config_dirs=[user_dir]).get("claude")
+    assert profile is not None
+    assert profile.spawn_env == {"IS_SANDBOX": None, "OPENAI_API_KEY": None, "BOTH": "kept"}
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-from-the-kernel")
+    method = AuthMethod(id="openai-api-key", name="OpenAI key", type="env_var", variables=("OPENAI_API_KEY",))
+    assert choose_method([method], {}, None) == method  # inherited: used
+    assert choose_method([method], profile.spawn_env, None) is None  # unset by the profile: not
+
+
+def test_unset_env_must_be_a_list_of_names(user_dir: Path) -> None:
+    write_toml(user_dir, toml_profile("bad", unset_env="IS_SANDBOX"))
+    service = AgentProfilesService(config_dirs=[user_dir])
+    assert service.get("bad") is None
+    assert any("unset_env" in problem for problem in service.problems)
