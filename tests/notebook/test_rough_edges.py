@@ -170,3 +170,4 @@ async def test_palette_turns_join_the_saved_output_and_disconnect_freezes_it(she
     frozen = [o for o in captured.outputs if session_id in o.data.get("text/html", "")]
     assert frozen and all(WIDGET not in o.data for o in frozen)  # nothing left for a frontend to load
     assert "Renamed." in frozen[0].data["text/html"]
+    assert "disconnected" in frozen[0].data["text/html"] and ">idle<" not in frozen[0].data["text/html"]

@@ -142,6 +142,8 @@ async def _disconnect(session: NotebookSession, args: argparse.Namespace) -> Non
     handle = connection.handle
     if connection.box is not None:
         # Its life ends here: leave the snapshot alone in its outputs (nothing left for a widget to load).
+        if connection.panel is not None:
+            connection.panel.disconnected = True
         snapshot.freeze(connection.box)
     session.drop(connection)
     if not session.connections:

@@ -109,6 +109,7 @@ class SessionPanel(SnapshotMixin, ipw.VBox):  # type: ignore[misc]  # ipywidgets
         self.turn_active = False
         self._on_run = on_run
         self._closed = False
+        self.disconnected = False  # set by %silo disconnect: the saved snapshot says so, not "idle"
         self._syncing = False
         self._shape: tuple[Any, ...] | None = None
         self._tasks: set[asyncio.Task[None]] = set()
@@ -178,7 +179,7 @@ class SessionPanel(SnapshotMixin, ipw.VBox):  # type: ignore[misc]  # ipywidgets
         return panel_snapshot(
             agent_name=self.handle.agent_name,
             title=info.title if info is not None else None,
-            activity=info.activity if info is not None else "dead",
+            activity="disconnected" if self.disconnected else info.activity if info is not None else "dead",
             session_id=self.handle.session_id,
             options=[o for o in self.handle.config_options if o.type in RENDERED_TYPES],
             commands=self.handle.commands,
