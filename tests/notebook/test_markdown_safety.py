@@ -15,7 +15,7 @@ import pytest
 from markdown_it import MarkdownIt
 
 from silo_nb.notebook.render import transcript_markdown
-from silo_nb.notebook.render.html import AGENT_MARKDOWN_LIMIT
+from silo_nb.notebook.render.html import AGENT_MARKDOWN_LIMIT, _agent_markdown
 from silo_nb.notebook.render.markdown import inert_markdown
 from silo_nb.notebook.transcript import TranscriptState, fold_all
 from silo_nb.sessions.models import AgentSessionUpdate
@@ -168,14 +168,23 @@ def test_idempotent_and_fences_stay_balanced() -> None:
 
 
 def test_pathological_replies_cost_little() -> None:
-    reply = "<b>x</b> `code` [a](javascript:b) *" * 1_500 + "\n\n" + "[" * 40_000
-    assert len(reply) < AGENT_MARKDOWN_LIMIT
+    reply = "<b>x</b> `code` [a](javascript:b) *" * 1_500
     started = time.perf_counter()
     out = inert_markdown(reply)
     elapsed = time.perf_counter() - started
     assert "<b>" not in out and out.count("&lt;b>") == 1_500 and out.count("`code`") == 1_500
     assert_inert(render_worst_case(out))
     assert elapsed < 2.0, elapsed
+    # Dense with brackets (or emphasis delimiters) a parse would take seconds though the text is under
+    # the length limit: fenced whole, and shown plain in the HTML, without parsing it.
+    dense = reply + "\n\n" + "[" * 40_000
+    assert len(dense) < AGENT_MARKDOWN_LIMIT
+    started = time.perf_counter()
+    out, html = inert_markdown(dense), _agent_markdown(dense)
+    assert time.perf_counter() - started < 0.2
+    assert out == f"```\n{dense}\n```"
+    assert html.startswith('<div style="white-space:pre-wrap">') and "&lt;b&gt;x&lt;/b&gt;" in html
+    assert_inert(render_worst_case(out))
 
 
 def test_replies_over_the_html_limit_are_fenced_whole() -> None:

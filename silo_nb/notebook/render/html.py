@@ -13,7 +13,8 @@
 - A ``read`` tool call's text is the file: shown as highlighted code (language from its path), not as
   Markdown. Other tool text is Markdown when it has fences or headings, else raw output.
 - Agent text over :data:`AGENT_MARKDOWN_LIMIT` characters is shown whole but as plain text: markdown-it-py
-  needs ~2 s per MB (more on bracket-heavy text), too long for a kernel re-rendering a live turn.
+  needs ~1.4 s per MB, four times that on text dense with ``*``/``_``/``[`` (``md_html.too_costly``
+  weighs them), too long for a kernel re-rendering a live turn.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from __future__ import annotations
 from silo_nb.notebook.render import labels, styles
 from silo_nb.notebook.render.code import code_block_html, lexer_for_filename, lexer_for_language
 from silo_nb.notebook.render.labels import esc
-from silo_nb.notebook.render.md_html import markdown_to_html
+from silo_nb.notebook.render.md_html import markdown_to_html, too_costly
 from silo_nb.notebook.transcript import (
     Entry,
     MessageEntry,
@@ -76,7 +77,7 @@ def _non_text_html(entry: MessageEntry) -> str:
 
 
 def _agent_markdown(text: str) -> str:
-    if len(text) > AGENT_MARKDOWN_LIMIT:
+    if too_costly(text, AGENT_MARKDOWN_LIMIT):
         return f'<div style="white-space:pre-wrap">{esc(text)}</div>'
     return markdown_to_html(text, styled=True)
 

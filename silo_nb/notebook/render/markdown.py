@@ -23,7 +23,7 @@ from markdown_it.token import Token
 from silo_nb.notebook.render import labels
 from silo_nb.notebook.render.code import lexer_for_filename, lexer_for_language
 from silo_nb.notebook.render.html import AGENT_MARKDOWN_LIMIT
-from silo_nb.notebook.render.md_html import safe_url, unclosed_fence
+from silo_nb.notebook.render.md_html import safe_url, too_costly, unclosed_fence
 from silo_nb.notebook.render.text import transcript_text
 from silo_nb.notebook.transcript import (
     Entry,
@@ -176,13 +176,13 @@ def inert_markdown(text: str) -> str:
     """Agent Markdown with no active HTML: raw HTML shown as text, unsafe links as their text.
 
     Code spans and code blocks stay verbatim; everything else renders as the agent wrote it. Checked
-    against markdown-it-py with raw HTML enabled; text that would fail the check, or longer than
-    ``AGENT_MARKDOWN_LIMIT``, is fenced whole.
+    against markdown-it-py with raw HTML enabled; text that would fail the check, or too costly to
+    parse (``md_html.too_costly`` with ``AGENT_MARKDOWN_LIMIT``), is fenced whole.
     """
     # Tabs expanded: a tab's width depends on where the text is pasted (a quote, a list item), which
     # could turn indented code (inert) into a paragraph or an HTML block there.
     text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\0", "\ufffd").expandtabs(4)
-    if len(text) > AGENT_MARKDOWN_LIMIT:
+    if too_costly(text, AGENT_MARKDOWN_LIMIT):
         return "\n".join(_md_fence(text))
     try:
         for _ in range(_ROUNDS):
@@ -350,7 +350,7 @@ def transcript_markdown(
         footer=lambda pieces: "_" + " · ".join(map(_md_escape, pieces)) + "_",
     )
     result = "\n\n".join(parts) + "\n"
-    if len(result) > TRANSCRIPT_MARKDOWN_LIMIT or len(state.entries) > TRANSCRIPT_MARKDOWN_ENTRIES:
+    if too_costly(result, TRANSCRIPT_MARKDOWN_LIMIT) or len(state.entries) > TRANSCRIPT_MARKDOWN_ENTRIES:
         # Many small entries (20,000 tool calls) make a long Markdown even with little text: checking it
         # as a whole would stall the kernel for seconds, so it is fenced like a long text.
         return _fenced_text(state, title=title, meta=meta, label=label)
