@@ -8,7 +8,9 @@
   one is still closing) never blocks itself. It goes away with the process, even on SIGKILL.
 - Within one process the lock cannot tell two handles apart, so handles are noted too (``claim``, weakly):
   resuming a session that another handle of this kernel still has open (connected or connecting, not
-  disposed) is refused the same way; a disposed handle, or one whose agent is gone, never blocks.
+  disposed) is refused the same way; a disposed handle, or one whose agent is gone, never blocks. A
+  connect in progress has no agent connection yet: it is noted while it runs (``connecting``), so two
+  simultaneous connects to one session cannot both go through.
 """
 
 from __future__ import annotations
@@ -17,16 +19,18 @@ import contextlib
 import fcntl
 import os
 import weakref
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from silo_nb.sessions.errors import AgentSessionError
 from silo_nb.sessions.storage import ensure_private_dir
 
-__all__ = ["acquire", "claim", "release"]
+__all__ = ["acquire", "claim", "connecting", "release"]
 
 _HELD: dict[Path, list[int]] = {}  # journal path -> [lock fd, holders in this process]
 _USERS: dict[Path, weakref.ref[Any]] = {}  # journal path -> the session handle last connected to it
+_CONNECTING: set[Path] = set()  # journals a connect of this process is resuming right now
 
 
 def _lock_path(path: Path) -> Path:
@@ -79,9 +83,20 @@ def claim(path: Path, session_id: str, handle: Any, *, refuse: bool = True) -> N
     """Note ``handle`` (an ``AgentSessionHandle``) as the one using the journal at ``path``. With
     ``refuse``, raise ``AgentSessionError`` instead while another handle of this process has it open."""
     other = _USERS[path]() if path in _USERS else None
-    if refuse and other is not None and other is not handle and _in_use(other):
+    if refuse and other is not handle and (path in _CONNECTING or (other is not None and _in_use(other))):
+        which = "a connect in progress" if path in _CONNECTING else getattr(other, "id", "another handle")
         raise AgentSessionError(
-            f'Session "{session_id}" is already open in this kernel ({other.id}) — use that handle, or '
+            f'Session "{session_id}" is already open in this kernel ({which}) — use that handle, or '
             "close it first (await handle.aclose() or %silo disconnect), or connect with a fresh session."
         )
     _USERS[path] = weakref.ref(handle)
+
+
+@contextlib.contextmanager
+def connecting(path: Path) -> Iterator[None]:
+    """While a connect resumes the session of ``path``: another ``claim`` of it is refused."""
+    _CONNECTING.add(path)
+    try:
+        yield
+    finally:
+        _CONNECTING.discard(path)

@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from pathlib import Path
 from typing import Any
@@ -109,10 +110,12 @@ class Connector:
             self._host._register(self._info(handle, title=title, resume_state="resuming", restore=restore))
         # One budget for every wait of the connect: initialize, routing, and applying session_config.
         deadline = anyio.current_time() + profile.connect_timeout
+        busy = _journal_lock.connecting(path) if restore is not None else contextlib.nullcontext()
         try:
-            result = await self._handshake(
-                handle, profile, restore, workspace, deadline, auth_method=auth_method
-            )
+            with busy:  # a second connect to this session meanwhile is refused (claim)
+                result = await self._handshake(
+                    handle, profile, restore, workspace, deadline, auth_method=auth_method
+                )
         except BaseException:
             if placeholder is not None:
                 self._host._unregister(placeholder)

@@ -12,6 +12,7 @@ and the journal, not about processes.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from typing import Any
@@ -60,6 +61,32 @@ async def test_a_second_live_handle_on_a_session_in_the_same_kernel_is_refused(w
     await first.aclose()
     async with await svc.sessions.connect("demo", resume={"session_id": first.session_id}) as again:
         assert again.resume_outcome == "resumed"  # once the first is closed, the session may be resumed
+
+
+async def test_two_simultaneous_resumes_of_one_session_let_one_through(workspace: Workspace) -> None:
+    """The first connect has no agent connection yet while it sets up: it is noted as connecting, so
+    the second is refused instead of both writing one journal."""
+    svc = workspace.service()
+    async with await svc.sessions.connect("demo") as first:
+        await first.prompt(text("hello"))
+        session_id = first.session_id
+    results = await asyncio.gather(
+        svc.sessions.connect("demo", resume={"session_id": session_id}),
+        svc.sessions.connect("demo", resume={"session_id": session_id}),
+        return_exceptions=True,
+    )
+    handles = [r for r in results if isinstance(r, silo_nb.AgentSessionHandle)]
+    errors = [r for r in results if isinstance(r, BaseException)]
+    try:
+        assert len(handles) == 1 and len(errors) == 1, results
+        assert isinstance(errors[0], silo_nb.AgentSessionError)
+        assert "already open in this kernel (a connect in progress)" in str(errors[0])
+        assert handles[0].resume_outcome == "resumed"
+    finally:
+        for handle in handles:
+            await handle.aclose()
+    async with await svc.sessions.connect("demo", resume={"session_id": session_id}) as again:
+        assert again.resume_outcome == "resumed"  # nothing left noted once both connects ended
 
 
 async def test_a_handle_whose_agent_died_does_not_block_a_reconnect(workspace: Workspace) -> None:
