@@ -201,7 +201,7 @@ class DemoAgent:
             session_capabilities["resume"] = {}
         session_capabilities["close"] = {}
         auth_methods: list[JsonObject] = []
-        if self.options.auth_required:
+        if self.options.auth_required or self.options.auth_on_prompt:
             auth_methods.append(
                 {"id": AUTH_METHOD_ID, "name": "Demo login", "description": "Run `demo login` first"}
             )
@@ -222,7 +222,7 @@ class DemoAgent:
 
     async def _authenticate(self, params: JsonObject) -> JsonObject:
         method_id = params.get("methodId")
-        if self.options.auth_required and method_id != AUTH_METHOD_ID:
+        if (self.options.auth_required or self.options.auth_on_prompt) and method_id != AUTH_METHOD_ID:
             raise RpcError(INVALID_PARAMS, f"Unknown auth method: {method_id}; expected {AUTH_METHOD_ID!r}")
         self.authenticated = True
         return {}
@@ -343,6 +343,8 @@ class DemoAgent:
                 if turn is not None:
                     turn.done()
                 turn = Turn(session.turns)
+            if self.options.auth_on_prompt and not self.authenticated:
+                raise RpcError(AUTH_REQUIRED, "Authentication required: run `demo login` first")
             prompt = params.get("prompt")
             if not isinstance(prompt, list):
                 raise RpcError(INVALID_PARAMS, "Invalid params: prompt must be an array of content blocks")

@@ -30,6 +30,7 @@ class Options:
         self.list: bool = not ns.no_list
         self.legacy_modes: bool = ns.legacy_modes
         self.auth_required: bool = ns.auth_required
+        self.auth_on_prompt: bool = ns.auth_on_prompt
         self.embedded_context: bool = not ns.no_embedded_context
         self.delay: float = max(0.0, float(ns.delay))
         self.state_dir = Path(ns.state_dir)
@@ -71,6 +72,11 @@ def parse_args(argv: Sequence[str] | None = None, *, exit_on_error: bool = True)
     parser.add_argument("--no-list", action="store_true", help="no list capability; session/list is -32601")
     parser.add_argument("--legacy-modes", action="store_true", help="legacy modes/models, no configOptions")
     parser.add_argument("--auth-required", action="store_true", help="session/new fails with -32000")
+    parser.add_argument(
+        "--auth-on-prompt",
+        action="store_true",
+        help="prompts fail with -32000 until authenticate",
+    )
     parser.add_argument(
         "--no-embedded-context", action="store_true", help="promptCapabilities.embeddedContext false"
     )

@@ -171,3 +171,54 @@ async def test_palette_turns_join_the_saved_output_and_disconnect_freezes_it(she
     assert frozen and all(WIDGET not in o.data for o in frozen)  # nothing left for a frontend to load
     assert "Renamed." in frozen[0].data["text/html"]
     assert "disconnected" in frozen[0].data["text/html"] and ">idle<" not in frozen[0].data["text/html"]
+
+
+async def test_the_sign_in_button_reconnects_where_the_panel_was(
+    shell: InteractiveShell, workspace: Workspace
+) -> None:
+    """A click has no cell: the signed-in session's panel replaces the old one in its own output (it
+    used to go to no cell at all), and the next prompt works."""
+    from silo_nb.notebook.magics import auth
+    from silo_nb.notebook.widgets import snapshot
+
+    workspace.add_profiles(demo_agent("late-login", "--auth-on-prompt"))
+    shell._silo_nb = NotebookSession(shell, workspace.service())
+    await run(shell, "%silo connect late-login --as late")
+    old = shell._silo_nb.connections["late"]
+    places = snapshot.live_displays(old.box)
+    assert places
+    captured, result = await run(shell, "%%prompt late\nhello")
+    assert old.panel is not None and old.panel.sign_in.shown, said(captured)
+    with capture_output() as clicked:
+        old.panel.sign_in.button.click()
+        with anyio.fail_after(30):
+            while auth._TASKS:
+                await anyio.sleep(0.02)
+    new = shell._silo_nb.connections["late"]
+    assert new is not old, old.output.outputs if old.output is not None else None
+    assert new.handle is not None and new.handle.is_live
+    assert snapshot.live_displays(new.box) == places  # shown where the old panel was
+    widget = "application/vnd.jupyter.widget-view+json"
+    assert any(o.data.get(widget, {}).get("model_id") == new.box.model_id for o in clicked.outputs)
+    captured, result = await run(shell, "%%prompt late\nhello again")
+    assert result.success, said(captured)
+
+
+async def test_login_reconnects_a_live_session_that_needs_a_sign_in(
+    shell: InteractiveShell, workspace: Workspace
+) -> None:
+    """``%silo login NAME`` on a connection that is live (its prompts want a sign-in) signs in and
+    reconnects; it used to re-show the same panel and change nothing."""
+    workspace.add_profiles(demo_agent("late-login", "--auth-on-prompt"))
+    shell._silo_nb = NotebookSession(shell, workspace.service())
+    await run(shell, "%silo connect late-login --as late")
+    old = shell._silo_nb.connections["late"]
+    captured, result = await run(shell, "%%prompt late\nhello")
+    assert "sign in" in said(captured) + final_bundle(captured).data["text/plain"]
+    captured, result = await run(shell, "%silo login late")
+    assert result.success, said(captured)
+    new = shell._silo_nb.connections["late"]
+    assert new is not old and new.handle is not None
+    assert new.handle.session_id == old.handle.session_id  # the same session, now signed in
+    captured, result = await run(shell, "%%prompt late\nhello again")
+    assert result.success, said(captured)

@@ -16,11 +16,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from IPython.core.error import UsageError
 
 from silo_nb.notebook.magics.args import argument, magic_arguments
 from silo_nb.notebook.magics.connections import Connection, NotebookSession
+from silo_nb.notebook.widgets import snapshot
 from silo_nb.sessions._auth import sign_in_advice
 
 __all__ = ["auth_subcommands", "login", "sign_in_action"]
@@ -41,8 +43,15 @@ def _target(session: NotebookSession, name: str) -> tuple[str, str]:
     return (same.name if same is not None else name.replace("-", "_")), name
 
 
-async def login(session: NotebookSession, name: str, method: str | None, connect: Connect) -> None:
-    """Sign in to NAME's agent with ``method`` and connect again (see the module docstring)."""
+async def login(
+    session: NotebookSession,
+    name: str,
+    method: str | None,
+    connect: Connect,
+    show: Callable[[Any], None] | None = None,
+) -> None:
+    """Sign in to NAME's agent with ``method`` and connect again (see the module docstring); ``show``:
+    where the new panel goes (the Sign in button: where the old one was), else the running cell."""
     connection_name, profile_id = _target(session, name)
     if method is None:
         check = await session.service.sessions.doctor(profile_id)
@@ -53,7 +62,7 @@ async def login(session: NotebookSession, name: str, method: str | None, connect
             advice = sign_in_advice(check.auth_methods, profile_id)
             raise UsageError(f"%silo login {name}: name a METHOD — {advice}")
         method = agent_methods[0].id
-    await connect(session, connection_name, profile_id, auth_method=method)
+    await connect(session, connection_name, profile_id, auth_method=method, show=show)
 
 
 def auth_subcommands(connect: Connect) -> dict[str, Handler]:
@@ -93,8 +102,11 @@ async def _sign_in(session: NotebookSession, connection: Connection, connect: Co
         if connection.output is not None:
             connection.output.append_stdout(text + "\n")
 
+    # A click has no cell of its own: the new panel replaces the old one wherever that was shown.
+    places = snapshot.live_displays(connection.box) if connection.box is not None else []
+    show = snapshot.in_displays(places) if places else None
     try:
-        await login(session, connection.name, None, connect)
+        await login(session, connection.name, None, connect, show=show)
     except UsageError as exc:
         say(str(exc))
     except Exception as exc:  # a button has no cell to raise into

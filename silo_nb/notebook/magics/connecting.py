@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 
-from silo_nb.notebook._display import display, update_display
+from silo_nb.notebook._display import display
 from silo_nb.notebook.magics.args import one_line
 from silo_nb.notebook.magics.auth import sign_in_action
 from silo_nb.notebook.magics.connections import Connection, NotebookSession
@@ -49,7 +49,7 @@ async def connect(
     sign in with it first, for ``%silo login``); with ``show`` (the agents list's Resume), the
     "connecting…" bundle, then the panel or the error go there instead of this cell's output."""
     existing = session.connections.get(name)
-    plain = not (new or resume_id or fresh or discard or cwd)
+    plain = not (new or resume_id or fresh or discard or cwd or auth_method)  # a sign-in reconnects
     if (
         existing is not None
         and plain
@@ -86,7 +86,7 @@ async def connect(
     if show is None:
         status_id = f"silo-connect-{id(connection)}"
         display(connecting, raw=True, display_id=status_id)
-        show = _in_cell(status_id)
+        show = snapshot.in_displays([status_id])  # the connect cell's output
     else:
         show(connecting)
     coroutine = _open(session, connection, show, previous, cwd=cwd, resume=resume, auth_method=auth_method)
@@ -96,18 +96,6 @@ async def connect(
     await coroutine
     if connection.handle is None:
         raise UsageError(connection.error or "connect failed")
-
-
-def _in_cell(status_id: str) -> Callable[[Any], None]:
-    """Show in the connect cell's output: replace what is under ``status_id`` (a widget is tracked, so
-    its snapshot is kept current)."""
-
-    def show(shown: Any) -> None:
-        update_display(shown, raw=isinstance(shown, dict), display_id=status_id)
-        if not isinstance(shown, dict):
-            snapshot.track(shown, status_id)
-
-    return show
 
 
 async def _open(

@@ -19,6 +19,7 @@
 from __future__ import annotations
 
 import weakref
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from silo_nb.notebook._display import display, update_display
@@ -78,6 +79,20 @@ def show(widget: Any) -> str:
     display(widget, display_id=display_id)
     track(widget, display_id)
     return display_id
+
+
+def in_displays(display_ids: Sequence[str]) -> Callable[[Any], None]:
+    """A ``show`` that puts what it is given under each of ``display_ids``, replacing what was there (a
+    widget is tracked there, so its snapshot is kept current)."""
+    places = list(display_ids)
+
+    def show(shown: Any) -> None:
+        for display_id in places:
+            update_display(shown, raw=isinstance(shown, dict), display_id=display_id)
+            if not isinstance(shown, dict):
+                track(shown, display_id)
+
+    return show
 
 
 def live_displays(widget: Any) -> list[str]:
