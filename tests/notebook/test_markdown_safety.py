@@ -210,3 +210,19 @@ def test_a_turn_of_many_long_replies_is_not_made_inert_piece_by_piece() -> None:
     assert markdown.startswith("```") and markdown.rstrip().endswith("```")
     assert_inert(render_worst_case(markdown))
     assert_inert(render_with_mistune(markdown))
+
+
+def test_tool_output_too_costly_to_parse_is_shown_as_text() -> None:
+    """A tool's Markdown-looking output dense with brackets (20,000 of them cost markdown-it ~0.4 s, for
+    every such block at each render) is shown as preformatted text instead of parsed."""
+    from silo_nb.notebook.render import transcript_html
+
+    dense = "# Output\n" + "[" * 19_000
+    fine = "# Output\n" + "ok " * 1_000
+    for text, parsed in ((dense, False), (fine, True)):
+        block = {"type": "content", "content": {"type": "text", "text": text}}
+        call = wire(
+            "tool_call", toolCallId="t1", title="run", kind="execute", status="completed", content=[block]
+        )
+        html = transcript_html(fold_all([call], TranscriptState()))
+        assert ("<h1" in html) is parsed, text[:20]

@@ -135,7 +135,7 @@ def _tool_text_html(text: str, entry: ToolEntry) -> str:
         code, language = labels.unwrap_fence(text)
         lexer = lexer_for_filename(labels.read_file_name(entry)) or lexer_for_language(language)
         return _collapsible(code_block_html(code, lexer), code)
-    if labels.looks_like_markdown(text):
+    if labels.looks_like_markdown(text) and not too_costly(text, labels.TOOL_TEXT_LIMIT):
         return _collapsible(markdown_to_html(text, styled=True), text)
     pre = f'<pre style="{styles.CODE_PRE};white-space:pre-wrap">{esc(text)}</pre>'
     return _collapsible(pre, text)

@@ -33,7 +33,7 @@ from markdown_it.token import Token
 from silo_nb.notebook.render import styles
 from silo_nb.notebook.render.code import code_block_html, lexer_for_language
 
-__all__ = ["markdown_to_html", "safe_url", "unclosed_fence"]
+__all__ = ["markdown_cost", "markdown_to_html", "safe_url", "too_costly", "unclosed_fence"]
 
 log = logging.getLogger("silo_nb.notebook.render")
 
