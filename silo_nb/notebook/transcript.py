@@ -222,7 +222,7 @@ class TranscriptBuilder:
             and content.type == "text"
             and last.dropped == 0
             and self._parts_len + len(text) <= MESSAGE_CHAR_LIMIT
-            and update.raw.get("synthesized") is not True
+            and (role != "user" or update.raw.get("synthesized") is not True)  # a prompt: whole
         ):
             if text:
                 self._parts.append(text)
