@@ -337,7 +337,9 @@ def transcript_markdown(
     The whole result is checked once more with raw HTML on (pieces that are inert alone could combine);
     a transcript that fails, or whose text or Markdown is over ``TRANSCRIPT_MARKDOWN_LIMIT`` (making it
     inert would stall the kernel), is given as its plain-text form in a fence: inert whatever it holds."""
-    if _text_size(state) > TRANSCRIPT_MARKDOWN_LIMIT:
+    if _text_size(state) > TRANSCRIPT_MARKDOWN_LIMIT or len(state.entries) > TRANSCRIPT_MARKDOWN_ENTRIES:
+        # Many small entries (20,000 tool calls) make a long Markdown even with little text: composing
+        # and checking it would stall the kernel, so it is fenced like a long text, before composing.
         return _fenced_text(state, title=title, meta=meta, label=label)
     parts = labels.compose(
         state,
@@ -350,9 +352,7 @@ def transcript_markdown(
         footer=lambda pieces: "_" + " · ".join(map(_md_escape, pieces)) + "_",
     )
     result = "\n\n".join(parts) + "\n"
-    if too_costly(result, TRANSCRIPT_MARKDOWN_LIMIT) or len(state.entries) > TRANSCRIPT_MARKDOWN_ENTRIES:
-        # Many small entries (20,000 tool calls) make a long Markdown even with little text: checking it
-        # as a whole would stall the kernel for seconds, so it is fenced like a long text.
+    if too_costly(result, TRANSCRIPT_MARKDOWN_LIMIT):
         return _fenced_text(state, title=title, meta=meta, label=label)
     if not _inert(_CHECK.parse(result)):
         log.warning("a transcript's Markdown was not inert as a whole; saved as plain text in a fence")
