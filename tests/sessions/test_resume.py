@@ -7,6 +7,8 @@ discard, and a load that adopts a new session id. Plus the in-place ``AgentsServ
 from __future__ import annotations
 
 import json
+import logging
+from pathlib import Path
 
 import pytest
 
@@ -259,3 +261,28 @@ async def test_ids_skip_past_requests_answered_with_nobody_listening(workspace: 
         if line["kind"] == "permission_request"
     ]
     assert asked == ["silo-permission-1", "silo-permission-2"]
+
+
+async def test_a_failed_in_place_resume_leaves_the_live_session_as_it_was(
+    workspace: Workspace, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The new process is closed when its resume fails; the old one carries on: same status, the same
+    journal, and the next prompt goes through."""
+    import shutil
+
+    svc = workspace.service(subprocess=True)
+    async with await svc.sessions.connect("demo") as handle:
+        await handle.prompt(text("first"))
+        old_pid = handle._connection.process.pid  # type: ignore[union-attr]
+        svc.acknowledge(handle.id)
+        before = svc.get_state()[0]
+        shutil.rmtree(tmp_path / "demo-state")  # a new agent process knows nothing of the session
+        with caplog.at_level(logging.INFO, logger="silo_nb"):
+            await svc.resume(handle.id)  # logged, state unchanged
+        assert "could neither resume nor load" in caplog.text
+        assert handle._connection.process.pid == old_pid  # type: ignore[union-attr]
+        after = svc.get_state()[0]
+        assert (after.activity, after.chat_resume_state) == (before.activity, before.chat_resume_state)
+        journal = await svc.sessions.read_journal(handle.session_id)
+        assert [u.raw.get("outcome") for u in journal if u.kind == "turn_end"] == ["finished"]
+        assert (await handle.prompt(text("second"))).stop_reason == "end_turn"
