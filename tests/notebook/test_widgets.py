@@ -839,3 +839,27 @@ async def test_agents_list_rows_and_acknowledge(comms: list[Sent], service: silo
     agents.close_all()
     assert ids <= closed_comms(comms)
     assert not service._listeners[False]
+
+
+def test_the_panel_snapshot_bounds_background_activity_like_a_saved_turn() -> None:
+    """An agent busy on its own for thousands of entries: the panel's saved snapshot keeps the first and
+    last of them around a note (as a turn's saved output does), not all of them on every refresh."""
+    from silo_nb.notebook.render import SAVED_ENTRIES_LIMIT
+    from silo_nb.notebook.transcript import fold_all
+    from silo_nb.notebook.widgets.snapshot_views import panel_snapshot
+
+    background = fold_all(chunk(f"step {i}", message_id=f"b{i}") for i in range(5_000))
+    html, text = panel_snapshot(
+        agent_name="Demo",
+        title=None,
+        activity="idle",
+        session_id="s1",
+        options=[],
+        commands=[],
+        background=background,
+    )
+    assert "Background activity (5000)" in html
+    assert "step 0" in html and "step 4999" in html and "step 2500" not in html
+    assert "entries of this turn are not saved" in html
+    assert html.count("step ") <= SAVED_ENTRIES_LIMIT
+    assert "step 4999" in text and "step 2500" not in text

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from silo_nb.notebook.render import status_badge_html, styles, transcript_html, transcript_text
+from silo_nb.notebook.render import saved_part, status_badge_html, styles, transcript_html, transcript_text
 from silo_nb.notebook.transcript import TranscriptState, with_status
 from silo_nb.notebook.widgets._common import _parse_iso, esc, local_clock
 from silo_nb.sessions.dormant import DormantSession
@@ -66,7 +66,7 @@ def panel_snapshot(
         parts.append(f'<div style="{small}">session <code>{esc(session_id)}</code></div>')
         lines.append(f"session {session_id}")
     if background.entries:
-        done = with_status(background, "finished")
+        done = with_status(saved_part(background), "finished")  # bounded like a turn's saved output
         parts.append(
             f'<details style="margin-top:4px"><summary style="cursor:pointer;{styles.SMALL}">'
             f"Background activity ({len(background.entries)})</summary>"
