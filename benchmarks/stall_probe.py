@@ -1,7 +1,9 @@
 """Where the kernel's event loop stalls: a watchdog thread samples the loop thread's stack while a
 heartbeat callback is late by more than ``THRESHOLD`` seconds. Loaded into a kernel by
 ``kernel_latency.py --stalls`` (``exec`` of this file); :func:`report` gives the stacks seen most, by
-the time they were seen stalled, innermost silo_nb frames first.
+the time they were seen stalled, innermost frames first. ``SILO_BENCH_SWITCH=0.001`` in the benchmark's
+environment also sets the kernel's GIL switch interval for the whole run (the experiment that showed
+where the ``1+1`` wait went).
 """
 
 from __future__ import annotations
@@ -26,18 +28,16 @@ class StallProbe:
         self.last = time.perf_counter()
         self.stacks: collections.Counter[str] = collections.Counter()
         self.stalls: list[float] = []
-        self._stop = False
         self.loop.call_soon(self._beat)
         threading.Thread(target=self._watch, daemon=True).start()
 
     def _beat(self) -> None:
         self.last = time.perf_counter()
-        if not self._stop:
-            self.loop.call_later(BEAT, self._beat)
+        self.loop.call_later(BEAT, self._beat)
 
     def _watch(self) -> None:
         stalled_since: float | None = None
-        while not self._stop:
+        while True:  # a daemon thread: it ends with the kernel
             time.sleep(SAMPLE)
             now, last = time.perf_counter(), self.last
             if now - last > THRESHOLD:

@@ -215,28 +215,13 @@ class TranscriptBuilder:
         role = _ROLES[update.kind]
         text = update.text or ""
         last = self._entries[-1] if self._entries else None
-        if (  # the common case first: a text chunk continuing the open message, with room left
-            type(last) is MessageEntry
-            and last.message_id == update.message_id
-            and last.role == role
-            and content.type == "text"
-            and last.dropped == 0
-            and self._parts_len + len(text) <= MESSAGE_CHAR_LIMIT
-            and (role != "user" or update.raw.get("synthesized") is not True)  # a prompt: whole
-        ):
-            if text:
-                self._parts.append(text)
-                self._parts_len += len(text)
-                self._parts_dirty = True
-            self._changed(len(self._entries) - 1)
-            return True
         non_text = () if content.type == "text" else (content.type,)
         # A synthesized prompt is always a whole message: prompt ids restart with each connection.
         if (
-            update.raw.get("synthesized") is not True
-            and isinstance(last, MessageEntry)
-            and last.role == role
+            isinstance(last, MessageEntry)
             and last.message_id == update.message_id
+            and last.role == role
+            and update.raw.get("synthesized") is not True
         ):
             room = MESSAGE_CHAR_LIMIT - self._parts_len if last.dropped == 0 else 0
             kept = text if len(text) <= room else text[: max(room, 0)]
