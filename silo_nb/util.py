@@ -82,9 +82,17 @@ class gc_paused:
     collection would walk every object the kernel holds (a resumed session keeps its journal parsed), and
     these builds make many, none of them cyclic garbage. Halves a 100,000-update restore's fold.
 
+    On the way out, when the build left at least ``PROMOTE_AFTER`` new tracked objects, they go straight
+    to the oldest generation (``gc.freeze()`` then ``gc.unfreeze()``: two list splices, no walk) instead of
+    being walked by the next young collection and again by the middle one (100,000 updates: ~460,000
+    objects, 0.17 s each walk, measured). What is garbage among them is freed by reference counting as
+    ever; only a cycle would wait for the next full collection. Not done while the program froze objects
+    itself (``gc.get_freeze_count()``): unfreezing would undo that.
+
     A class, not ``contextlib.contextmanager``: with a generator's context manager around it, the loop
     it guards ran 25-50% slower (CPython 3.11, measured: the journal read 0.75 s -> 0.94 s)."""
 
+    PROMOTE_AFTER = 20_000
     __slots__ = ("_enabled",)
 
     def __enter__(self) -> None:
@@ -93,4 +101,7 @@ class gc_paused:
 
     def __exit__(self, *_: object) -> None:
         if self._enabled:
+            if gc.get_count()[0] >= self.PROMOTE_AFTER and gc.get_freeze_count() == 0:
+                gc.freeze()
+                gc.unfreeze()
             gc.enable()

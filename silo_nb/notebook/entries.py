@@ -7,11 +7,12 @@ output by entry identity. The reducer that builds them is ``transcript.py``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal, TypeVar
 
 from silo_nb.sessions.models import (
     AgentPlanEntry,
     AgentSessionUsage,
+    AgentToolCall,
     AgentToolCallContent,
     AgentToolCallLocation,
 )
@@ -26,10 +27,23 @@ __all__ = [
     "ToolEntry",
     "TranscriptState",
     "TurnStatus",
+    "made",
 ]
 
 TurnStatus = Literal["running", "finished", "cancelled", "failed", "restored"]
 Role = Literal["user", "agent", "thought"]
+E = TypeVar("E")
+_new, _set_attr = object.__new__, object.__setattr__
+
+
+def made(cls: type[E], **fields: Any) -> E:
+    """``cls(**fields)`` for an entry class, *every* field given: the keyword dict becomes the instance's
+    ``__dict__``. A frozen dataclass's ``__init__`` sets each field through ``object.__setattr__``: twice
+    the cost (a message entry 1.8 µs, this 0.8 µs), and a restore's fold makes one per message and tool
+    update. Equal to what ``cls(**fields)`` makes (tested)."""
+    entry = _new(cls)
+    _set_attr(entry, "__dict__", fields)
+    return entry
 
 
 @dataclass(frozen=True)
@@ -43,9 +57,16 @@ class MessageEntry:
     attachments: tuple[PromptAttachment, ...] = ()  # what a synthesized prompt sent besides its text
 
     def with_text(self, text: str) -> MessageEntry:
-        """This entry holding ``text`` (``dataclasses.replace`` cost ten times more: once per message)."""
-        return MessageEntry(
-            self.role, text, self.message_id, self.timestamp, self.non_text, self.dropped, self.attachments
+        """This entry holding ``text`` (``dataclasses.replace`` cost 20 times more: once per message)."""
+        return made(
+            MessageEntry,
+            role=self.role,
+            text=text,
+            message_id=self.message_id,
+            timestamp=self.timestamp,
+            non_text=self.non_text,
+            dropped=self.dropped,
+            attachments=self.attachments,
         )
 
 
@@ -59,6 +80,24 @@ class ToolEntry:
     locations: tuple[AgentToolCallLocation, ...] = ()
     raw_input: Any = None
     raw_output: Any = None
+    NONE: ClassVar[ToolEntry]  # what a new tool call's fields start from
+
+    def updated_by(self, call: AgentToolCall) -> ToolEntry:
+        """This entry with what ``call`` says (absent fields: unchanged; lists replaced), under its id."""
+        return made(
+            ToolEntry,
+            tool_call_id=call.tool_call_id,
+            title=call.title if call.title is not None else self.title,
+            kind=call.kind if call.kind is not None else self.kind,
+            status=call.status if call.status is not None else self.status,
+            content=call.content if call.content is not None else self.content,
+            locations=call.locations if call.locations is not None else self.locations,
+            raw_input=call.raw_input if call.raw_input is not None else self.raw_input,
+            raw_output=call.raw_output if call.raw_output is not None else self.raw_output,
+        )
+
+
+ToolEntry.NONE = ToolEntry(tool_call_id="")
 
 
 @dataclass(frozen=True)

@@ -36,9 +36,10 @@ from silo_nb.notebook.entries import (
     ToolEntry,
     TranscriptState,
     TurnStatus,
+    made,
 )
 from silo_nb.notebook.turn_split import split_turns
-from silo_nb.sessions.models import AgentSessionUpdate, AgentToolCall
+from silo_nb.sessions.models import AgentSessionUpdate
 from silo_nb.sessions.parse import METADATA_KINDS, parse_permission_options, session_title
 from silo_nb.sessions.prompt_attachments import parse_attachments
 from silo_nb.util import gc_paused
@@ -69,19 +70,6 @@ _ROLES: dict[str, Role] = {
     "agent_message_chunk": "agent",
     "agent_thought_chunk": "thought",
 }
-
-
-def _merge_tool(entry: ToolEntry, call: AgentToolCall) -> ToolEntry:
-    return ToolEntry(
-        tool_call_id=entry.tool_call_id,
-        title=call.title if call.title is not None else entry.title,
-        kind=call.kind if call.kind is not None else entry.kind,
-        status=call.status if call.status is not None else entry.status,
-        content=call.content if call.content is not None else entry.content,
-        locations=call.locations if call.locations is not None else entry.locations,
-        raw_input=call.raw_input if call.raw_input is not None else entry.raw_input,
-        raw_output=call.raw_output if call.raw_output is not None else entry.raw_output,
-    )
 
 
 class TranscriptBuilder:
@@ -209,19 +197,21 @@ class TranscriptBuilder:
         return index
 
     def _message(self, update: AgentSessionUpdate) -> bool:
-        content = update.content
+        fields = update.__dict__
+        content = fields["content"]
         if content is None:
             return False
-        role = _ROLES[update.kind]
-        text = update.text or ""
-        last = self._entries[-1] if self._entries else None
+        role = _ROLES[fields["kind"]]
+        text = fields["text"] or ""
+        entries = self._entries
+        last = entries[-1] if entries else None
         non_text = () if content.type == "text" else (content.type,)
         # A synthesized prompt is always a whole message: prompt ids restart with each connection.
         if (
-            isinstance(last, MessageEntry)
-            and last.message_id == update.message_id
+            type(last) is MessageEntry
+            and last.message_id == fields["message_id"]
             and last.role == role
-            and update.raw.get("synthesized") is not True
+            and fields["raw"].get("synthesized") is not True
         ):
             room = MESSAGE_CHAR_LIMIT - self._parts_len if last.dropped == 0 else 0
             kept = text if len(text) <= room else text[: max(room, 0)]
@@ -230,20 +220,21 @@ class TranscriptBuilder:
                 self._parts_len += len(kept)
                 self._parts_dirty = True
             if len(kept) < len(text) or non_text:
-                self._entries[-1] = replace(
+                entries[-1] = replace(
                     last, non_text=last.non_text + non_text, dropped=last.dropped + len(text) - len(kept)
                 )
-            self._changed(len(self._entries) - 1)
+            self._changed(len(entries) - 1)
             return True
         kept = text[:MESSAGE_CHAR_LIMIT]
-        entry = MessageEntry(
+        entry = made(
+            MessageEntry,
             role=role,
             text=kept,
-            message_id=update.message_id,
-            timestamp=update.timestamp,
+            message_id=fields["message_id"],
+            timestamp=fields["timestamp"],
             non_text=non_text,
             dropped=len(text) - len(kept),
-            attachments=parse_attachments(update.raw.get("attachments")),
+            attachments=parse_attachments(fields["raw"].get("attachments")),
         )
         self._add(entry)
         return True
@@ -254,11 +245,11 @@ class TranscriptBuilder:
             return False
         index = self._tools.get(call.tool_call_id)
         if index is None:
-            self._add(_merge_tool(ToolEntry(tool_call_id=call.tool_call_id), call))
+            self._add(ToolEntry.NONE.updated_by(call))
         else:
             existing = self._entries[index]
             assert isinstance(existing, ToolEntry)
-            self._set(index, _merge_tool(existing, call))
+            self._set(index, existing.updated_by(call))
         return True
 
     def _plan_update(self, update: AgentSessionUpdate) -> bool:
@@ -368,11 +359,25 @@ def fold(state: TranscriptState, update: AgentSessionUpdate) -> TranscriptState:
 
 def fold_all(updates: Iterable[AgentSessionUpdate], state: TranscriptState | None = None) -> TranscriptState:
     """Every update folded in turn, in linear time (no cyclic GC meanwhile: ``util.gc_paused``)."""
-    builder = TranscriptBuilder(state)
+    builder = _Folding(state)
+    handlers, apply, changed = _HANDLERS, builder.apply, False
     with gc_paused():
-        for update in updates:
-            builder.apply(update)
+        for update in updates:  # apply's dispatch written out; nobody asks a fold's builder for changes
+            handler = handlers.get(update.__dict__["kind"])
+            if handler is None:
+                apply(update)  # metadata or unknown: it keeps its own account of changes
+            elif handler(builder, update):
+                changed = True
+    if changed:
+        builder._snapshot = None
     return builder.state
+
+
+class _Folding(TranscriptBuilder):
+    """A builder nobody asks what changed (``fold_all``'s): it keeps no change log."""
+
+    def _changed(self, index: int) -> None:
+        pass
 
 
 def with_status(

@@ -26,8 +26,13 @@ from silo_nb.sessions.models import (
     AgentToolCall,
     AgentToolCallContent,
     AgentToolCallLocation,
+    builder,
     built,
 )
+
+_block_model, _update_model = builder(AgentContentBlock), builder(AgentSessionUpdate)
+_tool_call_model, _content_model = builder(AgentToolCall), builder(AgentToolCallContent)
+_location_model = builder(AgentToolCallLocation)
 
 __all__ = ["block_json", "encode_line", "journal_line_to_update", "update_json"]
 
@@ -164,71 +169,71 @@ def _block(value: Any) -> AgentContentBlock | None:
     if not isinstance(block_type, str):
         return None
     if len(value) == 2 and isinstance(text, str):  # {"type", "text"}: a streamed chunk's, nothing else
-        return built(
-            AgentContentBlock,
-            {"type": block_type, "text": text, "mime_type": None, "uri": None, "name": None},
-        )
+        return _block_model({"type": block_type, "text": text, "mime_type": None, "uri": None, "name": None})
     mime_type, uri, name = get("mimeType"), get("uri"), get("name")
-    return built(
-        AgentContentBlock,
+    return _block_model(
         {
             "type": block_type,
             "text": text if isinstance(text, str) else None,
             "mime_type": mime_type if isinstance(mime_type, str) else None,
             "uri": uri if isinstance(uri, str) else None,
             "name": name if isinstance(name, str) else None,
-        },
+        }
     )
 
 
+def _is_map(value: Any) -> bool:
+    return type(value) is dict or isinstance(value, Mapping)  # what orjson made, else the slower check
+
+
 def _tool_content(value: Any) -> AgentToolCallContent | None:
-    if not isinstance(value, Mapping) or not isinstance(value.get("type"), str):
+    if not _is_map(value) or not isinstance(item_type := value.get("type"), str):
         return None
     get = value.get
-    return built(
-        AgentToolCallContent,
+    content, path, old_text = get("content"), get("path"), get("oldText")
+    new_text, terminal_id = get("newText"), get("terminalId")
+    return _content_model(
         {
-            "type": value["type"],
-            "content": _block(get("content")),
-            "path": _str(get("path")),
-            "old_text": _str(get("oldText")),
-            "new_text": _str(get("newText")),
-            "terminal_id": _str(get("terminalId")),
-        },
+            "type": item_type,
+            "content": None if content is None else _block(content),
+            "path": path if isinstance(path, str) else None,
+            "old_text": old_text if isinstance(old_text, str) else None,
+            "new_text": new_text if isinstance(new_text, str) else None,
+            "terminal_id": terminal_id if isinstance(terminal_id, str) else None,
+        }
     )
 
 
 def _location(value: Any) -> AgentToolCallLocation | None:
-    if not isinstance(value, Mapping) or not isinstance(value.get("path"), str):
+    if not _is_map(value) or not isinstance(path := value.get("path"), str):
         return None
     line = value.get("line")
-    return built(
-        AgentToolCallLocation, {"path": value["path"], "line": int(line) if isinstance(line, int) else None}
-    )
+    return _location_model({"path": path, "line": int(line) if isinstance(line, int) else None})
 
 
 def _items(value: Any, read: Any) -> tuple[Any, ...] | None:
     if not isinstance(value, list):
         return None
-    return tuple(item for item in map(read, value) if item is not None)
+    return tuple(filter(None, map(read, value)))  # the models are all true: only the Nones go
 
 
 def _tool_call(value: Any) -> AgentToolCall | None:
-    if not isinstance(value, Mapping) or not isinstance(value.get("toolCallId"), str):
+    if not _is_map(value) or not isinstance(call_id := value.get("toolCallId"), str):
         return None
     get = value.get
-    return built(
-        AgentToolCall,
+    title, kind, status = get("title"), get("kind"), get("status")
+    content, locations = get("content"), get("locations")
+    return _tool_call_model(
         {
-            "tool_call_id": value["toolCallId"],
-            "title": _str(get("title")),
-            "kind": _str(get("kind")),
-            "status": _str(get("status")),
-            "content": _items(get("content"), _tool_content),
-            "locations": _items(get("locations"), _location),
+            "tool_call_id": call_id,
+            "title": title if isinstance(title, str) else None,
+            "kind": kind if isinstance(kind, str) else None,
+            "status": status if isinstance(status, str) else None,
+            "content": None if content is None else _items(content, _tool_content),
+            "locations": None if locations is None else _items(locations, _location),
             "raw_input": get("rawInput"),
             "raw_output": get("rawOutput"),
-        },
+        }
     )
 
 
@@ -270,26 +275,44 @@ def _usage(value: Any) -> AgentSessionUsage | None:
 
 def journal_line_to_update(value: Any) -> AgentSessionUpdate | None:
     """A journal line (Silo's camelCase ``AgentSessionUpdate`` JSON) back to a model; ``None`` if unusable.
-    Written out (type checks inline, no call per field): a restore runs it 100,000 times."""
+    Written out (type checks inline, a builder per model class, no call per field, a text chunk's line
+    read without looking for the fields it cannot hold): a restore runs it 100,000 times."""
     if type(value) is not dict and not isinstance(value, Mapping):
         return None
     get = value.get
     kind = get("kind")
     if not isinstance(kind, str):
         return None
-    text, content, message_id, timestamp = get("text"), get("content"), get("messageId"), get("timestamp")
-    tool_call, plan, usage, raw = get("toolCall"), get("plan"), get("usage"), get("raw")
-    return built(
-        AgentSessionUpdate,
+    text, content, message_id, raw = get("text"), get("content"), get("messageId"), get("raw")
+    if (
+        type(content) is dict
+        and len(content) == 2
+        and type(block_text := content.get("text")) is str
+        and type(block_type := content.get("type")) is str
+    ):  # a streamed chunk's {"type", "text"}, the most common line: read here, without the call
+        content = _block_model(
+            {"type": block_type, "text": block_text, "mime_type": None, "uri": None, "name": None}
+        )
+    elif content is not None:
+        content = _block(content)
+    if len(value) == 5 and text is not None and content is not None and message_id is not None and raw:
+        timestamp = tool_call = plan = usage = None  # the five keys of a chunk's line, and no other
+    else:
+        timestamp, tool_call, plan, usage = get("timestamp"), get("toolCall"), get("plan"), get("usage")
+        timestamp = timestamp if isinstance(timestamp, str) else None
+        tool_call = None if tool_call is None else _tool_call(tool_call)
+        plan = None if plan is None else _items(plan, _entry)
+        usage = None if usage is None else _usage(usage)
+    return _update_model(
         {
             "kind": kind,
             "text": text if isinstance(text, str) else None,
-            "content": None if content is None else _block(content),
+            "content": content,
             "message_id": message_id if isinstance(message_id, str) else None,
-            "timestamp": timestamp if isinstance(timestamp, str) else None,
-            "tool_call": None if tool_call is None else _tool_call(tool_call),
-            "plan": None if plan is None else _items(plan, _entry),
-            "usage": None if usage is None else _usage(usage),
+            "timestamp": timestamp,
+            "tool_call": tool_call,
+            "plan": plan,
+            "usage": usage,
             "raw": raw if type(raw) is dict else dict(raw) if isinstance(raw, Mapping) else {},
-        },
+        }
     )

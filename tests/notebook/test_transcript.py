@@ -10,10 +10,13 @@ from __future__ import annotations
 import copy
 import logging
 import random
+from dataclasses import FrozenInstanceError, replace
+from dataclasses import fields as dataclass_fields
 from typing import Any
 
 import pytest
 
+from silo_nb.notebook.entries import made
 from silo_nb.notebook.live import LiveTranscript
 from silo_nb.notebook.transcript import (
     MessageEntry,
@@ -341,6 +344,30 @@ def test_fold_returns_the_same_object_when_nothing_changes() -> None:
         wire("session_info_update", title="   "),
     ]:
         assert fold(state, update) is state, update.kind
+
+
+def test_fold_all_of_nothing_new_is_the_state_it_was_given() -> None:
+    state = fold_all(EVERYTHING)
+    assert fold_all([], state) is state
+    assert (
+        fold_all([wire("current_mode_update", currentModeId="plan"), wire("agent_message_chunk")], state)
+        is state
+    )
+    assert fold_all([say("more", "m3")], state).reply_text == state.reply_text + "more"
+
+
+def test_entries_made_without_init_equal_constructed_ones() -> None:
+    fields: dict[str, Any] = {
+        "role": "agent", "text": "x", "message_id": "m", "timestamp": None, "non_text": (), "dropped": 0,
+        "attachments": (),
+    }  # fmt: skip
+    fast, slow = made(MessageEntry, **fields), MessageEntry(**fields)
+    assert fast == slow and hash(fast) == hash(slow) and repr(fast) == repr(slow)
+    assert fast.with_text("y") == replace(slow, text="y")
+    with pytest.raises(FrozenInstanceError):
+        fast.text = "z"  # type: ignore[misc]
+    tool = made(ToolEntry, **{f.name: getattr(ToolEntry("c"), f.name) for f in dataclass_fields(ToolEntry)})
+    assert tool == ToolEntry("c") and hash(tool) == hash(ToolEntry("c"))
 
 
 def test_a_repeated_title_or_usage_is_no_change() -> None:

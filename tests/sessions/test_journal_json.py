@@ -85,6 +85,31 @@ def test_reading_a_line_back_is_what_validation_gives(update: AgentSessionUpdate
     assert read is not None and read.to_json() == value == update.to_json()  # NaN in raw: null both ways
 
 
+# Lines shaped almost like a text chunk's (five keys, a two-key content): the fast path for chunks must
+# not drop the fields these carry instead.
+NEAR_CHUNKS: list[dict[str, Any]] = [
+    {"kind": "agent_message_chunk", "text": "a", "content": {"type": "text", "text": "a"}, "timestamp": "t",
+     "raw": {"x": 1}},
+    {"kind": "agent_message_chunk", "text": "a", "content": {"type": "text", "text": "a"}, "messageId": "m",
+     "timestamp": "t", "raw": {"x": 1}},
+    {"kind": "tool_call", "text": "a", "content": {"type": "text", "text": "a"},
+     "toolCall": {"toolCallId": "c"}, "raw": {"x": 1}},
+    {"kind": "agent_message_chunk", "text": "a", "content": {"type": "image", "text": "a"}, "messageId": "m",
+     "raw": {"x": 1}},
+    {"kind": "agent_message_chunk", "text": "a", "content": {"type": "text", "text": "a"}, "messageId": "m",
+     "raw": {}},
+    {"kind": "plan", "content": {"type": "text", "mimeType": "x"}, "plan": [{"content": "p"}],
+     "usage": {"used": 1, "size": 2}, "raw": {}},
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("value", NEAR_CHUNKS, ids=range(len(NEAR_CHUNKS)))
+def test_a_line_almost_like_a_chunk_s_keeps_every_field(value: dict[str, Any]) -> None:
+    read = journal_line_to_update(value)
+    assert read == AgentSessionUpdate.model_validate(value)
+    assert read is not None and read.to_json() == value
+
+
 def test_parse_lines_reads_what_encode_line_wrote_in_one_go() -> None:
     lines = [encode_line(u) for u in UPDATES]
     expected = [AgentSessionUpdate.model_validate(json.loads(line)) for line in lines]
