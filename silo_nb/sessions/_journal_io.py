@@ -44,13 +44,12 @@ class LineStore:
         self._lines += lines
         self._count += len(lines)
 
-    def add_written(self, start: int, data: bytes | bytearray) -> None:
-        """``data`` (lines ending in newlines, as orjson writes them) was just written at ``start``."""
-        count = data.count(b"\n")
+    def add_written(self, start: int, size: int, count: int) -> None:
+        """``count`` lines (each ending in a newline), ``size`` bytes, were just written at ``start``."""
         if self._span is not None and self._span[1] != start:
             self._materialize()  # something else was written in between: the span would not be contiguous
         begin = start if self._span is None else self._span[0]
-        self._span = (begin, start + len(data))
+        self._span = (begin, start + size)
         self._span_lines += count
         self._count += count
 

@@ -72,6 +72,25 @@ async def test_append_is_written_after_the_debounce_window(tmp_path: Path) -> No
     assert path.read_bytes().endswith(b"\n")
 
 
+async def test_the_line_count_follows_every_way_a_line_is_kept(tmp_path: Path) -> None:
+    """Lines streamed into the buffer are counted as they come (not by counting newlines at a flush)."""
+    writer = JournalWriter(tmp_path / "j.jsonl", seed_lines=[encode_line(chunk("seed"))])
+    for index in range(3):
+        writer.append(chunk(f"a\nb {index}"))  # newlines in the text are escaped: still one line each
+    assert len(writer) == 4
+    writer.flush()  # the streamed lines become a span of the file
+    assert len(writer) == 4
+    writer.append(chunk("after"))
+    writer.append(chunk("\ud800"))  # refused by orjson: kept as a text line, in order
+    writer.append(chunk("last"))
+    assert len(writer) == 7
+    writer.flush()
+    assert len(writer) == 7 == len(writer.snapshot_lines()) == len(read_lines(tmp_path / "j.jsonl")) + 1
+    writer.abandon()
+    writer.append(chunk("ignored"))
+    assert len(writer) == 7
+
+
 async def test_flush_writes_at_once(tmp_path: Path) -> None:
     path = tmp_path / "j.jsonl"
     writer = JournalWriter(path)
