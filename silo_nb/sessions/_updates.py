@@ -4,8 +4,9 @@
 - Lenient (Silo's rules): nothing raises on agent data; a malformed optional field becomes absent, an
   invalid list item is dropped, unknown kinds/types/statuses are kept as open strings.
 - Hot: an agent streams tens of thousands of these a second. Every value is checked here, so the models
-  are built with ``models.built`` (no pydantic validation), and :func:`parse_wire_update` keeps the freshly
-  decoded wire dict itself as ``raw`` (no copy) and takes the synthesized message id on the way.
+  are built by ``models.builder``'s functions (no pydantic validation), and :func:`parse_wire_update`
+  keeps the freshly decoded wire dict itself as ``raw`` (no copy) and takes the synthesized message id
+  on the way.
 - Agent free-form values (the raw update, ``rawInput``/``rawOutput``) are cut below ``MAX_RAW_DEPTH``
   levels behind ``DEPTH_MARKER``, and strings longer than ``MAX_FIELD_CHARS`` with a marker saying how
   much was cut: bounded in the journal and in memory, never silently (issue 8, item 6).
@@ -28,7 +29,7 @@ from silo_nb.sessions.models import (
     AgentToolCall,
     AgentToolCallContent,
     AgentToolCallLocation,
-    built,
+    builder,
 )
 
 __all__ = [
@@ -46,6 +47,11 @@ __all__ = [
     "parse_usage",
     "parse_wire_update",
 ]
+
+_block_model, _update_model = builder(AgentContentBlock), builder(AgentSessionUpdate)
+_tool_call_model, _content_model = builder(AgentToolCall), builder(AgentToolCallContent)
+_location_model, _plan_entry_model = builder(AgentToolCallLocation), builder(AgentPlanEntry)
+_usage_model, _cost_model = builder(AgentSessionUsage), builder(AgentSessionCost)
 
 MAX_RAW_DEPTH = 100
 DEPTH_MARKER = f"[cut by Silo: nested deeper than {MAX_RAW_DEPTH} levels]"
@@ -80,8 +86,7 @@ def parse_content_block(value: Any) -> AgentContentBlock | None:
         return None
     text = value.get("text")
     if len(value) == 2 and isinstance(text, str):  # {"type", "text"}: the streamed chunk, nothing else
-        return built(
-            AgentContentBlock,
+        return _block_model(
             {"type": block_type, "text": text, "mime_type": None, "uri": None, "name": None},
         )
     mime_type = value.get("mimeType")
@@ -89,8 +94,7 @@ def parse_content_block(value: Any) -> AgentContentBlock | None:
     name = value.get("name")
     resource = value.get("resource")
     if resource is None:  # the common case: no embedded resource to fall back on
-        return built(
-            AgentContentBlock,
+        return _block_model(
             {
                 "type": block_type,
                 "text": text if isinstance(text, str) else None,
@@ -100,8 +104,7 @@ def parse_content_block(value: Any) -> AgentContentBlock | None:
             },
         )
     nested = _mapping(resource)
-    return built(
-        AgentContentBlock,
+    return _block_model(
         {
             "type": block_type,
             "text": _str(text) if "text" in value else _str(nested.get("text")),
@@ -120,8 +123,7 @@ def _parse_tool_content(value: Any) -> AgentToolCallContent | None:
     if not isinstance(content_type, str):
         return None
     path, old_text, new_text, terminal_id = get("path"), get("oldText"), get("newText"), get("terminalId")
-    return built(
-        AgentToolCallContent,
+    return _content_model(
         {
             "type": content_type,
             "content": None if content is None else parse_content_block(content),
@@ -140,8 +142,7 @@ def _parse_location(value: Any) -> AgentToolCallLocation | None:
     if not isinstance(path, str):
         return None
     # int(): what validation made of it (``true`` is 1, as pydantic's lax int reads it).
-    return built(
-        AgentToolCallLocation,
+    return _location_model(
         {"path": path, "line": int(line) if isinstance(line, int) and line > 0 else None},
     )
 
@@ -160,8 +161,7 @@ def parse_tool_call(value: Any, *, cut: bool = True) -> AgentToolCall | None:
     if cut:
         raw_input = cut_depth(raw_input, MAX_RAW_DEPTH, DEPTH_MARKER)
         raw_output = cut_depth(raw_output, MAX_RAW_DEPTH, DEPTH_MARKER)
-    return built(
-        AgentToolCall,
+    return _tool_call_model(
         {
             "tool_call_id": tool_call_id,
             "title": _str(raw.get("title")),
@@ -190,8 +190,7 @@ def parse_plan(value: Any) -> tuple[AgentPlanEntry, ...]:
         content = _str(raw.get("content"))
         if content:
             entries.append(
-                built(
-                    AgentPlanEntry,
+                _plan_entry_model(
                     {
                         "content": content,
                         "status": _str(raw.get("status")),
@@ -208,12 +207,8 @@ def parse_usage(raw: Mapping[str, Any]) -> AgentSessionUsage | None:
         return None
     cost_raw = _mapping(raw.get("cost"))
     amount, currency = _finite(cost_raw.get("amount")), _str(cost_raw.get("currency"))
-    cost = (
-        built(AgentSessionCost, {"amount": amount, "currency": currency})
-        if amount is not None and currency
-        else None
-    )
-    return built(AgentSessionUsage, {"used": used, "size": size, "cost": cost})
+    cost = _cost_model({"amount": amount, "currency": currency}) if amount is not None and currency else None
+    return _usage_model({"used": used, "size": size, "cost": cost})
 
 
 def cut_long_strings(value: Any, limit: int = MAX_FIELD_CHARS) -> Any:
@@ -281,8 +276,7 @@ def parse_session_update(
         usage = parse_usage(update)
     if synth is not None:
         message_id = synth.message_id(kind, message_id)
-    parsed = built(
-        AgentSessionUpdate,
+    parsed = _update_model(
         {
             "kind": kind,
             "text": text,
@@ -339,4 +333,4 @@ class MessageIdSynthesizer:
         message_id = self.message_id(update.kind, update.message_id)
         if message_id == update.message_id:
             return update
-        return built(AgentSessionUpdate, {**update.__dict__, "message_id": message_id})
+        return _update_model({**update.__dict__, "message_id": message_id})

@@ -286,3 +286,54 @@ async def test_a_failed_in_place_resume_leaves_the_live_session_as_it_was(
         journal = await svc.sessions.read_journal(handle.session_id)
         assert [u.raw.get("outcome") for u in journal if u.kind == "turn_end"] == ["finished"]
         assert (await handle.prompt(text("second"))).stop_reason == "end_turn"
+
+
+async def test_a_replacement_that_dies_during_an_in_place_resume_leaves_the_old_agent_s_turn_alone(
+    workspace: Workspace,
+) -> None:
+    """The agent started for an in-place resume exits before answering: the resume fails (logged), and
+    the live agent's pending permission and running turn are untouched — the closing of the process that
+    never took over is not the session's connection being lost."""
+    import anyio
+
+    from silo_nb.acp.transport import InProcessTransport
+    from tests.conftest import in_process_demo
+
+    spawned: list[str] = []
+
+    async def factory(profile: silo_nb.AgentProfile, cwd: str) -> InProcessTransport:
+        spawned.append(profile.id)
+        if len(spawned) == 1:
+            return await in_process_demo(profile, cwd)  # type: ignore[return-value]
+
+        async def dies(receive: object, send: object) -> None:
+            raise SystemExit(3)  # like a process that exits at once
+
+        return InProcessTransport(dies, name="dying replacement")
+
+    svc = silo_nb.AgentsService(
+        workspace_dir=workspace.folder,
+        config_dirs=[workspace.config],
+        data_dir=workspace.data,
+        transport_factory=factory,
+    )
+    async with await svc.sessions.connect("demo") as handle:
+        asked: list[silo_nb.AgentPermissionRequest] = []
+        handle.on_permission(asked.append)  # held, not answered yet
+        results: list[silo_nb.AgentPromptResult] = []
+        async with anyio.create_task_group() as tg:
+
+            async def run() -> None:
+                results.append(await handle.prompt(text("edit the notes")))
+
+            tg.start_soon(run)
+            with anyio.fail_after(10):
+                while not asked:
+                    await anyio.sleep(0.01)
+            await svc.resume(handle.id)  # the replacement dies: logged, nothing else
+            assert len(spawned) == 2
+            assert not asked[0].answered, "the live agent's request was cancelled by the dead replacement"
+            assert svc.get_state()[0].activity in ("blocked", "working")
+            asked[0].respond(asked[0].options[0].option_id)
+        assert results[0].stop_reason == "end_turn"
+        assert (await handle.prompt(text("and again"))).stop_reason == "end_turn"
