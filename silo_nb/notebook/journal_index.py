@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from silo_nb.notebook.transcript import split_turns
+from silo_nb.sessions._journal_read import BIG_JOURNAL_BYTES
 from silo_nb.sessions._turns import until_turn_end
 from silo_nb.sessions.journal import JournalFiles, parse_lines
 from silo_nb.sessions.models import AgentSessionUpdate
@@ -129,7 +130,7 @@ class JournalIndex:
         except OSError as exc:
             log.warning("could not read the journal %s: %s", self.path, exc)
             return None
-        with gc_paused():
+        with gc_paused(promote=len(data) >= BIG_JOURNAL_BYTES):
             return list(until_turn_end(parse_lines(_lines(data))))
 
 

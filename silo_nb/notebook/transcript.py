@@ -24,7 +24,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sized
 from dataclasses import replace
 
 from silo_nb.notebook.entries import (
@@ -361,7 +361,7 @@ def fold_all(updates: Iterable[AgentSessionUpdate], state: TranscriptState | Non
     """Every update folded in turn, in linear time (no cyclic GC meanwhile: ``util.gc_paused``)."""
     builder = _Folding(state)
     handlers, apply, changed = _HANDLERS, builder.apply, False
-    with gc_paused():
+    with gc_paused(promote=isinstance(updates, Sized) and len(updates) >= 10_000):
         for update in updates:  # apply's dispatch written out; nobody asks a fold's builder for changes
             handler = handlers.get(update.__dict__["kind"])
             if handler is None:

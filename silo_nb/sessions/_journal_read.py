@@ -5,7 +5,8 @@
   orjson would turn into a float, go to the stdlib's parser instead, as do lines orjson refuses: a lone
   surrogate's escape, invalid UTF-8 (decoded with replacement characters, as the stdlib path always did)).
 - The collector is paused while the models are built: 100,000 updates allocate millions of containers,
-  and its passes over them (none of which is garbage yet) were most of a restore's time.
+  and its passes over them (none of which is garbage yet) were most of a restore's time; what a read of
+  over ``BIG_JOURNAL_BYTES`` built goes to the oldest generation without a pass (``gc_paused``).
 - A line that does not parse, or is not an update, is skipped (logged at debug); nothing here raises.
 """
 
@@ -24,11 +25,12 @@ from silo_nb.sessions._journal_json import journal_line_to_update
 from silo_nb.sessions.models import AgentSessionUpdate
 from silo_nb.util import gc_paused
 
-__all__ = ["parse_blob", "parse_lines", "read_lines", "read_updates"]
+__all__ = ["BIG_JOURNAL_BYTES", "parse_blob", "parse_lines", "read_lines", "read_updates"]
 
 log = logging.getLogger("silo_nb.journal")
 
 _SKIP = object()
+BIG_JOURNAL_BYTES = 1 << 20  # from here on a read's objects are promoted (``util.gc_paused``)
 
 
 def read_lines(path: Path) -> list[str]:
@@ -72,7 +74,7 @@ def parse_blob(data: bytes) -> list[AgentSessionUpdate]:
     careful = has_long_number(data)
     loads = orjson.loads
     updates: list[AgentSessionUpdate] = []
-    with gc_paused():
+    with gc_paused(promote=len(data) >= BIG_JOURNAL_BYTES):
         for line in data.split(b"\n"):
             if not line or line.isspace():
                 continue

@@ -33,11 +33,12 @@ import orjson
 from silo_nb.sessions import _journal_lock
 from silo_nb.sessions._journal_io import LineStore, encode_text, ends_torn, reason, write_all, write_lines
 from silo_nb.sessions._journal_json import encode_line, update_json
-from silo_nb.sessions._journal_read import parse_lines, read_lines, read_updates
+from silo_nb.sessions._journal_read import BIG_JOURNAL_BYTES, parse_lines, read_lines, read_updates
 from silo_nb.sessions.models import AgentSessionUpdate
 from silo_nb.sessions.storage import decode_session_id, ensure_private_dir, journal_path
 
 __all__ = [
+    "BIG_JOURNAL_BYTES",
     "FLUSH_DELAY_SECONDS",
     "JournalFiles",
     "JournalWriter",
