@@ -25,9 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from silo_nb.notebook.transcript import split_turns
-from silo_nb.sessions._journal_read import BIG_JOURNAL_BYTES
 from silo_nb.sessions._turns import until_turn_end
-from silo_nb.sessions.journal import JournalFiles, parse_lines
+from silo_nb.sessions.journal import BIG_JOURNAL_BYTES, JournalFiles, parse_lines
 from silo_nb.sessions.models import AgentSessionUpdate
 from silo_nb.util import gc_paused
 
