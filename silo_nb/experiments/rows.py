@@ -22,6 +22,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from silo_nb.sessions.journal_turns import split_turns
+from silo_nb.sessions.kinds import KINDS, TURN_END_KIND, USER_PROMPT_KIND
 from silo_nb.sessions.models import AgentSessionUpdate
 from silo_nb.sessions.parse import parse_config_options
 
@@ -55,16 +57,6 @@ COLUMNS = (
     "currency",
     "text",
 )
-_TURN_WORK = frozenset(
-    {
-        "agent_message_chunk",
-        "agent_thought_chunk",
-        "tool_call",
-        "tool_call_update",
-        "plan",
-        "permission_request",
-    }
-)
 
 
 @dataclass
@@ -97,26 +89,30 @@ def turn_rows(updates: Iterable[AgentSessionUpdate], *, session: str = "") -> li
     """One dict per turn of one session's journal (see the module docstring for each column)."""
     state = _Session()
     rows: list[dict[str, Any]] = []
-    turn: _Turn | None = None
-    previous_kind = ""
-    for update in updates:
-        kind = update.kind
-        if kind == "user_message_chunk":
-            if turn is None or previous_kind != "user_message_chunk" or turn.end is not None:
-                if turn is not None:
-                    rows.append(_row(turn, state, session, len(rows) + 1))
-                turn = _Turn(prompt="", started=update.timestamp, config=dict(state.config))
-            turn.prompt = (turn.prompt or "") + (update.text or "")
-        elif kind in _TURN_WORK and (turn is None or turn.end is not None):
-            if turn is not None:
-                rows.append(_row(turn, state, session, len(rows) + 1))
-            turn = _Turn(prompt=None, started=None, config=dict(state.config))  # agent-initiated
-        _session_facts(update, state)
-        if turn is not None:
-            _fold(turn, update, state)
-        previous_kind = kind
-    if turn is not None:
-        rows.append(_row(turn, state, session, len(rows) + 1))
+    for journal_turn in split_turns(updates):
+        lines = journal_turn.updates
+        position = 0
+        for start, stop in journal_turn.part_spans():
+            for update in lines[position:start]:  # before any work: they only say what the session is
+                _session_facts(update, state)
+            prompted = journal_turn.number is not None and start == 0
+            first = lines[start]
+            turn = _Turn(
+                prompt="" if prompted else None,
+                started=first.timestamp if prompted else None,
+                config=dict(state.config),
+            )
+            in_prompt = prompted
+            for update in lines[start:stop]:
+                _session_facts(update, state)
+                in_prompt = in_prompt and update.kind == USER_PROMPT_KIND
+                if in_prompt:  # the prompt: the run of user chunks the turn starts with
+                    turn.prompt = (turn.prompt or "") + (update.text or "")
+                _fold(turn, update, state)
+            rows.append(_row(turn, state, session, len(rows) + 1))
+            position = stop
+        for update in lines[position:]:
+            _session_facts(update, state)
     return rows
 
 
@@ -129,7 +125,7 @@ def _session_facts(update: AgentSessionUpdate, state: _Session) -> None:
     elif update.kind == "config_option_update":
         for option in parse_config_options(raw.get("configOptions")):
             state.config[option.id] = option.current_value
-    elif update.kind == "turn_end":
+    elif update.kind == TURN_END_KIND:
         if isinstance(raw.get("config"), Mapping):
             state.config.update(raw["config"])
         state.profile = raw.get("profile") if isinstance(raw.get("profile"), str) else state.profile
@@ -138,44 +134,45 @@ def _session_facts(update: AgentSessionUpdate, state: _Session) -> None:
 
 def _fold(turn: _Turn, update: AgentSessionUpdate, state: _Session) -> None:
     kind, raw = update.kind, update.raw
-    # The command list is announced once at start-up, whenever the agent gets to it (before or during
-    # the first turn): counting it would make the same turn's count depend on timing.
-    if raw.get("synthesized") is not True and kind != "available_commands_update":
+    known = KINDS.get(kind)
+    if raw.get("synthesized") is not True and (known is None or known.counted):
         turn.updates += 1
-    if kind == "agent_message_chunk" and update.text:
+    part = known.row if known is not None else None
+    if part == "text" and update.text:
         turn.text.append(update.text)
-    elif kind in ("tool_call", "tool_call_update") and update.tool_call is not None:
+    elif part == "tool" and update.tool_call is not None:
         call = update.tool_call
         old_kind, old_status = turn.tools.get(call.tool_call_id, (None, None))
         status = call.status or old_status or ("pending" if kind == "tool_call" else None)
         turn.tools[call.tool_call_id] = (call.kind or old_kind, status)
-    elif kind == "permission_request":
+    elif part == "asked":
         turn.asked += 1
-    elif kind == "permission_decision":
-        chosen = raw.get("optionId")
-        listed = raw.get("options")
-        options: list[Any] = listed if isinstance(listed, list) else []
-        option_kind = next(
-            (
-                str(o.get("kind", ""))
-                for o in options
-                if isinstance(o, Mapping) and o.get("optionId") == chosen
-            ),
-            "",
-        )
-        if chosen is None:
-            turn.cancelled += 1
-        elif option_kind.startswith("allow"):
-            turn.allowed += 1
-        elif option_kind.startswith("reject"):
-            turn.rejected += 1
-    elif kind == "usage_update" and update.usage is not None:
+    elif part == "decided":
+        _count_decision(turn, raw)
+    elif part == "usage" and update.usage is not None:
         usage = update.usage
         cost = usage.cost
         turn.usage = (usage.used, usage.size, cost.amount if cost else None, cost.currency if cost else None)
-    elif kind == "turn_end":
+    elif part == "end":
         turn.end = raw
         turn.config = dict(state.config)
+
+
+def _count_decision(turn: _Turn, raw: Mapping[str, Any]) -> None:
+    """A permission decision by the chosen option's kind (``allow_*``, ``reject_*``; none: cancelled)."""
+    chosen = raw.get("optionId")
+    listed = raw.get("options")
+    options: list[Any] = listed if isinstance(listed, list) else []
+    option_kind = next(
+        (str(o.get("kind", "")) for o in options if isinstance(o, Mapping) and o.get("optionId") == chosen),
+        "",
+    )
+    if chosen is None:
+        turn.cancelled += 1
+    elif option_kind.startswith("allow"):
+        turn.allowed += 1
+    elif option_kind.startswith("reject"):
+        turn.rejected += 1
 
 
 def _row(turn: _Turn, state: _Session, session: str, number: int) -> dict[str, Any]:

@@ -8,7 +8,7 @@
 - Only lines that mention ``user_message_chunk`` are parsed while indexing (a byte search, in C); the
   other lines are just counted as "not a user chunk". A turn's updates are parsed when a cell asks for
   that turn, and only its own lines (read back by byte range).
-- Turn boundaries follow :func:`~silo_nb.notebook.transcript.split_turns`: a user chunk starts a turn if
+- Turn boundaries follow :func:`~silo_nb.sessions.journal_turns.split_turns`: a user chunk starts a turn if
   silo_nb synthesized it or the update before it is not a user chunk (lines that do not parse skipped).
 - The cyclic GC is paused while a turn's lines are parsed (``util.gc_paused``).
 - A live writer is flushed first (``JournalFiles.flush``); while it cannot write, the file is behind and
@@ -24,9 +24,9 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from silo_nb.notebook.transcript import split_turns
-from silo_nb.sessions._turns import until_turn_end
 from silo_nb.sessions.journal import BIG_JOURNAL_BYTES, JournalFiles, parse_lines
+from silo_nb.sessions.journal_turns import split_turns, starts_prompt, until_turn_end
+from silo_nb.sessions.kinds import USER_PROMPT_KIND
 from silo_nb.sessions.models import AgentSessionUpdate
 from silo_nb.util import gc_paused
 
@@ -34,7 +34,7 @@ __all__ = ["JournalIndex", "find_turn"]
 
 log = logging.getLogger("silo_nb.notebook")
 
-_MARK = b"user_message_chunk"
+_MARK = USER_PROMPT_KIND.encode()
 _KEEP = 16  # journals indexed per kernel
 _NONBLANK = re.compile(rb"\S")
 
@@ -88,10 +88,11 @@ class JournalIndex:
             end = data.find(b"\n", hit)
             position = end + 1
             updates = parse_lines([data[start:end].decode("utf-8", "replace")])
-            if not updates or updates[0].kind != "user_message_chunk":
+            if not updates or updates[0].kind != USER_PROMPT_KIND:
                 continue
             update = updates[0]
-            if update.raw.get("synthesized") is True or not self._follows_user(data, base, start):
+            # starts_prompt's rule; whether the update before is a user chunk is asked only when needed
+            if starts_prompt(update, after_user=True) or not self._follows_user(data, base, start):
                 self.boundaries.append(base + start)
                 cell = update.raw.get("cellId")
                 if isinstance(cell, str):
@@ -154,13 +155,9 @@ def find_turn(journals: JournalFiles, path: Path, cell_id: str, text: str) -> li
     if not journals.flush(path):
         found = None
         for turn in split_turns(parse_lines(journals.read(path))):
-            first = turn[0]
-            if (
-                first.kind == "user_message_chunk"
-                and first.raw.get("cellId") == cell_id
-                and first.text == text
-            ):
-                found = list(until_turn_end(turn))
+            first = turn.updates[0]
+            if turn.number is not None and first.raw.get("cellId") == cell_id and first.text == text:
+                found = list(turn.head)
         return found
     index = _INDEXES.pop(path, None) or JournalIndex(path)
     _INDEXES[path] = index

@@ -10,7 +10,7 @@
   synthesizes (the user prompt, ``permission_request`` / ``permission_decision``), live from
   ``handle.on_transcript`` and from the journal alike. Permission entries are upserted by ``requestId``,
   so a request answered before anyone displayed it still shows once.
-- The session's metadata kinds (``parse.METADATA_KINDS``: commands, modes, config options, titles,
+- The session's metadata kinds (``kinds.METADATA_KINDS``: commands, modes, config options, titles,
   usage) do not show as entries; the title follows ``parse.session_title`` (the rule the session uses)
   and usage is kept. Unknown kinds are counted in ``other`` (kind → count) so nothing is silently lost.
 - Cost: :class:`TranscriptBuilder` is O(1) amortised per update whatever the agent sends — entries are
@@ -38,13 +38,14 @@ from silo_nb.notebook.entries import (
     TurnStatus,
     made,
 )
-from silo_nb.notebook.turn_split import split_turns
+from silo_nb.sessions.kinds import METADATA_KINDS
 from silo_nb.sessions.models import AgentSessionUpdate
-from silo_nb.sessions.parse import METADATA_KINDS, parse_permission_options, session_title
+from silo_nb.sessions.parse import parse_permission_options, session_title
 from silo_nb.sessions.prompt_attachments import parse_attachments
 from silo_nb.util import gc_paused
 
 __all__ = [
+    "HANDLED_KINDS",
     "MESSAGE_CHAR_LIMIT",
     "Entry",
     "MessageEntry",
@@ -56,7 +57,6 @@ __all__ = [
     "TurnStatus",
     "fold",
     "fold_all",
-    "split_turns",
     "with_status",
 ]
 
@@ -348,6 +348,7 @@ _HANDLERS: dict[str, _Handler] = {
     "permission_decision": TranscriptBuilder._permission,
     "turn_end": TranscriptBuilder._turn_end,
 }
+HANDLED_KINDS = frozenset(_HANDLERS)  # a test checks them against the kinds table (sessions/kinds.py)
 
 
 def fold(state: TranscriptState, update: AgentSessionUpdate) -> TranscriptState:

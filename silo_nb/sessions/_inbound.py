@@ -21,6 +21,7 @@ from silo_nb.sessions._permissions import PermissionDesk
 from silo_nb.sessions._turns import TurnTracker
 from silo_nb.sessions.capabilities import AgentCapabilities
 from silo_nb.sessions.journal import JournalWriter, parse_lines
+from silo_nb.sessions.kinds import SIDE_EFFECT_KINDS
 from silo_nb.sessions.models import AgentCommand, AgentSessionUpdate
 from silo_nb.sessions.parse import (
     MAX_FIELD_CHARS,
@@ -38,10 +39,6 @@ __all__ = ["AgentTraffic"]
 log = logging.getLogger("silo_nb.sessions")
 
 MAX_EARLY_UPDATES = 10_000  # updates kept from before the session exists (its journal is not open yet)
-# The only kinds that change the session's state besides the transcript (commands, options, title).
-_SIDE_EFFECT_KINDS = frozenset(
-    {"available_commands_update", "current_mode_update", "config_option_update", "session_info_update"}
-)
 
 
 class AgentTraffic:
@@ -161,7 +158,7 @@ class AgentTraffic:
         if parsed is None:
             return
         update, value = parsed
-        if update.kind in _SIDE_EFFECT_KINDS:
+        if update.kind in SIDE_EFFECT_KINDS:
             self._apply_side_effects(update)
         # _record's steps, written out: this runs for every update.
         if self._writer is not None:

@@ -24,14 +24,12 @@ from typing import Any, Protocol, runtime_checkable
 import anyio
 
 from silo_nb.sessions.journal import parse_lines
+from silo_nb.sessions.kinds import PERMISSION_DECISION_KIND, PERMISSION_REQUEST_KIND
 from silo_nb.sessions.models import AgentPermissionRequest, AgentSessionUpdate
 from silo_nb.sessions.parse import parse_permission_options, parse_tool_call
 from silo_nb.util import Disposable, ListenerSet
 
-__all__ = ["PERMISSION_DECISION_KIND", "PERMISSION_REQUEST_KIND", "PermissionDesk", "PermissionPolicy"]
-
-PERMISSION_REQUEST_KIND = "permission_request"
-PERMISSION_DECISION_KIND = "permission_decision"
+__all__ = ["PermissionDesk", "PermissionPolicy"]
 
 
 @dataclass

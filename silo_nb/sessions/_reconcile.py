@@ -10,17 +10,12 @@ import logging
 from typing import Any
 
 from silo_nb.sessions.journal import JournalWriter, parse_lines
+from silo_nb.sessions.kinds import RESUME_METADATA_KINDS, TURN_END_KIND, USER_PROMPT_KIND
 from silo_nb.sessions.parse import session_title
 
 __all__ = ["backfill_user_prompt_timestamps", "has_conversation_content", "last_title", "reconcile_load"]
 
 log = logging.getLogger("silo_nb.sessions")
-
-
-# Silo §2.1: a journal holding only these has no conversation worth keeping (a stale id starts over).
-# Narrower than ``parse.METADATA_KINDS`` (what a transcript does not show): usage and config-option
-# updates do keep a journal, as in Silo.
-RESUME_METADATA_KINDS = frozenset({"available_commands_update", "session_info_update", "current_mode_update"})
 
 
 def has_conversation_content(lines: list[str]) -> bool:
@@ -79,9 +74,9 @@ def backfill_user_prompt_timestamps(prior: list[str], replayed: list[str]) -> li
     for line in prior:
         with contextlib.suppress(json.JSONDecodeError):
             value = json.loads(line)
-            if isinstance(value, dict) and value.get("kind") == "turn_end":
+            if isinstance(value, dict) and value.get("kind") == TURN_END_KIND:
                 ends.setdefault(len(stamps), []).append(line)
-            if isinstance(value, dict) and value.get("kind") == "user_message_chunk":
+            if isinstance(value, dict) and value.get("kind") == USER_PROMPT_KIND:
                 stamp = value.get("timestamp")
                 stamps.append(stamp if isinstance(stamp, str) else None)
                 raw = value.get("raw")
@@ -95,7 +90,7 @@ def backfill_user_prompt_timestamps(prior: list[str], replayed: list[str]) -> li
         except json.JSONDecodeError:
             out.append(line)
             continue
-        if not (isinstance(value, dict) and value.get("kind") == "user_message_chunk"):
+        if not (isinstance(value, dict) and value.get("kind") == USER_PROMPT_KIND):
             out.append(line)
             continue
         out += ends.pop(position, [])

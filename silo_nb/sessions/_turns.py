@@ -20,35 +20,21 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 
 from silo_nb.sessions._host import SessionRegistry
+from silo_nb.sessions.kinds import TURN_END_KIND, WORK_KINDS
 from silo_nb.sessions.models import AgentSessionUpdate
 from silo_nb.sessions.status import TurnOutcome, now_iso
 
 __all__ = [
-    "TURN_END_KIND",
     "TURN_QUIESCENCE_SECONDS",
     "TurnTracker",
     "is_turn_end_marker",
     "turn_end_line",
-    "until_turn_end",
 ]
 
-TURN_END_KIND = "turn_end"
-
 TURN_QUIESCENCE_SECONDS = 15.0
-# Updates that mean the agent is working; one with no prompt in flight opens an agent turn.
-WORK_KINDS = frozenset(
-    {
-        "user_message_chunk",
-        "agent_message_chunk",
-        "agent_thought_chunk",
-        "tool_call",
-        "tool_call_update",
-        "plan",
-    }
-)
 SETTLED_TOOL_STATUSES = frozenset({"completed", "failed", "cancelled"})
 
 
@@ -78,14 +64,6 @@ def turn_end_line(
     if sign_in:
         raw["signIn"] = list(sign_in)
     return AgentSessionUpdate(kind=TURN_END_KIND, timestamp=now_iso(), raw=raw)
-
-
-def until_turn_end(updates: Sequence[AgentSessionUpdate]) -> Sequence[AgentSessionUpdate]:
-    """A turn's updates up to and including its first ``turn_end``: what the live cell showed. A journal
-    cut at prompts may carry, after it, work the agent did on its own (a late reply after a Stop: an
-    agent-initiated turn with a ``turn_end`` of its own, which must not replace the turn's outcome)."""
-    end = next((i for i, u in enumerate(updates) if u.kind == TURN_END_KIND), None)
-    return updates if end is None else updates[: end + 1]
 
 
 class TurnTracker:

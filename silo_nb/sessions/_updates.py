@@ -20,6 +20,7 @@ from typing import Any
 
 from silo_nb.acp.framing import cut_depth
 from silo_nb.sessions._journal_json import block_json
+from silo_nb.sessions.kinds import RUN_BREAKERS, SILO_NB_KINDS, TEXT_KINDS, TOOL_KINDS
 from silo_nb.sessions.models import (
     AgentContentBlock,
     AgentPlanEntry,
@@ -58,9 +59,6 @@ DEPTH_MARKER = f"[cut by Silo: nested deeper than {MAX_RAW_DEPTH} levels]"
 # Longer strings from the agent are cut (with a marker saying how much): the journal repeats a chunk's
 # text three times (Silo's format), so one 60 MB string would otherwise be 180 MB on disk and in memory.
 MAX_FIELD_CHARS = 1 << 20
-TEXT_KINDS = frozenset({"agent_message_chunk", "agent_thought_chunk", "user_message_chunk"})
-TOOL_KINDS = frozenset({"tool_call", "tool_call_update"})
-_RUN_BREAKERS = frozenset({"tool_call", "tool_call_update", "plan"})
 
 
 def _str(value: Any) -> str | None:
@@ -228,7 +226,8 @@ def cut_long_strings(value: Any, limit: int = MAX_FIELD_CHARS) -> Any:
 
 
 def parse_update(update: Mapping[str, Any]) -> AgentSessionUpdate | None:
-    """Normalize a wire ``update`` object; ``None`` when it has no ``sessionUpdate`` kind. ``raw`` is a
+    """Normalize a wire ``update`` object; ``None`` when it has no ``sessionUpdate`` kind (or one of the
+    kinds only silo_nb writes, ``kinds.SILO_NB_KINDS``). ``raw`` is a
     copy (the caller keeps its dict); the session's own path is :func:`parse_wire_update`."""
     if not isinstance(update.get("sessionUpdate"), str):
         return None
@@ -253,7 +252,9 @@ def parse_session_update(
     spares a walk: ``shallow``, nothing nests ``MAX_RAW_DEPTH`` deep (the line opens fewer brackets);
     ``short``, no string is longer than ``MAX_FIELD_CHARS`` (the line is not that long)."""
     kind = update.get("sessionUpdate")
-    if not isinstance(kind, str):
+    if not isinstance(kind, str) or kind in SILO_NB_KINDS:
+        # A kind only the session writes (a turn's end, a permission decision) is not the agent's to
+        # send: believing it would let an agent forge a turn's outcome or a user's answer.
         return None
     if not shallow:
         update = cut_depth(update, MAX_RAW_DEPTH, DEPTH_MARKER)
@@ -316,7 +317,7 @@ class MessageIdSynthesizer:
 
     def message_id(self, kind: str, message_id: str | None) -> str | None:
         """The id an update of ``kind`` carrying ``message_id`` gets (advances the run)."""
-        if kind in _RUN_BREAKERS:
+        if kind in RUN_BREAKERS:
             self._run_kind = self._run_id = None
             return message_id
         if kind not in TEXT_KINDS:

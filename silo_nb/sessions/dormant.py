@@ -29,7 +29,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from silo_nb.sessions._turns import TURN_END_KIND
+from silo_nb.sessions.kinds import TURN_END_KIND, USER_PROMPT_KIND
 from silo_nb.sessions.parse import journal_line_to_update, session_title
 from silo_nb.sessions.storage import decode_session_id, journal_dir
 
@@ -106,7 +106,7 @@ def _scan(path: Path) -> _JournalSummary:
             agent = raw.get("agent") if isinstance(raw.get("agent"), str) else agent
             profile = raw.get("profile") if isinstance(raw.get("profile"), str) else profile
             last_time = raw.get("endedAt") if isinstance(raw.get("endedAt"), str) else last_time
-        elif update.kind == "user_message_chunk" and raw.get("synthesized") is True:
+        elif update.kind == USER_PROMPT_KIND and raw.get("synthesized") is True:
             turns += 1
             last_time = update.timestamp or last_time
     return _JournalSummary(title, agent, profile, last_time, turns)

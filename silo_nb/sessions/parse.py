@@ -31,6 +31,7 @@ from silo_nb.sessions._updates import (
     parse_usage,
     parse_wire_update,
 )
+from silo_nb.sessions.kinds import METADATA_KINDS
 from silo_nb.sessions.models import (
     AgentCommand,
     AgentCommandInput,
@@ -64,19 +65,6 @@ __all__ = [
     "session_title",
     "synthesize_legacy_options",
 ]
-
-# Updates that describe the session rather than the conversation: a journal holding only these has no
-# transcript worth keeping, and a transcript does not show them (the title is read by ``session_title``).
-METADATA_KINDS = frozenset(
-    {
-        "available_commands_update",
-        "current_mode_update",
-        "config_option_update",
-        "session_info_update",
-        "usage_update",
-        "turn_end",  # silo_nb's synthesized turn record (sessions/_turns.py)
-    }
-)
 
 
 def session_title(update: AgentSessionUpdate) -> str | None:

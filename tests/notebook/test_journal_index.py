@@ -10,8 +10,8 @@ from typing import Any
 
 from silo_nb.notebook import journal_index
 from silo_nb.notebook.journal_index import JournalIndex, find_turn
-from silo_nb.notebook.transcript import split_turns
 from silo_nb.sessions.journal import JournalFiles, encode_line, parse_lines, read_lines
+from silo_nb.sessions.journal_turns import split_turns
 from silo_nb.sessions.models import AgentContentBlock, AgentSessionUpdate
 from silo_nb.sessions.parse import parse_update
 
@@ -34,9 +34,9 @@ def agent(text: str) -> AgentSessionUpdate:
 def slow_lookup(path: Path, cell: str, text: str) -> list[AgentSessionUpdate] | None:
     found = None
     for turn in split_turns(parse_lines(read_lines(path))):
-        first = turn[0]
+        first = turn.updates[0]
         if first.kind == "user_message_chunk" and first.raw.get("cellId") == cell and first.text == text:
-            found = turn
+            found = list(turn.updates)
     return found
 
 

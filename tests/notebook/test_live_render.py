@@ -12,7 +12,7 @@ from typing import Any
 import comm
 import pytest
 
-from silo_nb.notebook.render import labels
+from silo_nb.notebook.render import labels, streaming
 from silo_nb.notebook.render import live as live_render
 from silo_nb.notebook.render.md_html import markdown_to_html
 from silo_nb.notebook.transcript import MessageEntry, ToolEntry
@@ -58,11 +58,11 @@ def test_completed_blocks_render_once_and_match_the_whole_render(monkeypatch: py
         calls.append(source)
         return markdown_to_html(source, styled=styled)
 
-    monkeypatch.setattr(live_render, "markdown_to_html", counting)
+    monkeypatch.setattr(streaming, "markdown_to_html", counting)
     key = ("agent", "stream-test", None)
     for end in range(1, len(text) + 1):
-        live_render.streaming_markdown_html(key, text[:end], None)
-    whole = live_render.streaming_markdown_html(key, text, None)
+        streaming.streaming_markdown_html(key, text[:end], None)
+    whole = streaming.streaming_markdown_html(key, text, None)
     assert whole == markdown_to_html(text, styled=True)  # blocks alone render as the whole does here
     blocks = [c for c in calls if c.endswith("\n\n")]
     # each completed block parsed once (the fence holds a blank line: it is not cut there)
@@ -72,7 +72,7 @@ def test_completed_blocks_render_once_and_match_the_whole_render(monkeypatch: py
 def test_a_long_unfinished_tail_is_plain_and_a_long_reply_is_cut() -> None:
     key = ("agent", "long", None)
     pathological = "*a " * 3_000  # no blank line: the tail never completes
-    shown = live_render.streaming_markdown_html(key, pathological, live_render.LIVE_MESSAGE_CHARS)
+    shown = streaming.streaming_markdown_html(key, pathological, live_render.LIVE_MESSAGE_CHARS)
     assert "<em>" not in shown and "white-space:pre-wrap" in shown
     reply = ("word " * 30 + "\n\n") * 400  # ~62k characters
     entry = MessageEntry(role="agent", text=reply, message_id="m-long")

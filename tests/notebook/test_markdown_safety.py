@@ -15,8 +15,8 @@ import pytest
 from markdown_it import MarkdownIt
 
 from silo_nb.notebook.render import transcript_markdown
-from silo_nb.notebook.render.html import AGENT_MARKDOWN_LIMIT, _agent_markdown
 from silo_nb.notebook.render.markdown import inert_markdown
+from silo_nb.notebook.render.md_html import AGENT_MARKDOWN_LIMIT, agent_markdown_html
 from silo_nb.notebook.transcript import TranscriptState, fold_all
 from silo_nb.sessions.models import AgentSessionUpdate
 from silo_nb.sessions.parse import parse_update
@@ -180,7 +180,7 @@ def test_pathological_replies_cost_little() -> None:
     dense = reply + "\n\n" + "[" * 40_000
     assert len(dense) < AGENT_MARKDOWN_LIMIT
     started = time.perf_counter()
-    out, html = inert_markdown(dense), _agent_markdown(dense)
+    out, html = inert_markdown(dense), agent_markdown_html(dense)
     assert time.perf_counter() - started < 0.2
     assert out == f"```\n{dense}\n```"
     assert html.startswith('<div style="white-space:pre-wrap">') and "&lt;b&gt;x&lt;/b&gt;" in html

@@ -662,16 +662,21 @@ def test_read_tool_call_long_files_are_cut() -> None:
 
 
 def test_unchanged_entries_are_not_rendered_again(monkeypatch: pytest.MonkeyPatch) -> None:
-    from silo_nb.notebook.render import html as html_module
+    from dataclasses import replace as replace_card
+
+    from silo_nb.notebook.render.cards import CARDS
 
     rendered: list[object] = []
-    real = html_module._render_entry
 
-    def counting(entry: Any) -> str:
-        rendered.append(entry)
-        return real(entry)
+    def counting(real: Any) -> Any:
+        def render(entry: Any) -> str:
+            rendered.append(entry)
+            return str(real(entry))
 
-    monkeypatch.setattr(html_module, "_render_entry", counting)
+        return render
+
+    for entry_type, card in list(CARDS.items()):
+        monkeypatch.setitem(CARDS, entry_type, replace_card(card, html=counting(card.html)))
     state = with_prompt(TranscriptState(), "go")
     for index in range(200):
         state = fold(state, wire("tool_call", toolCallId=f"t{index}", title=f"Step {index}", kind="read"))
@@ -796,7 +801,7 @@ def test_hostile_text_is_inert_everywhere() -> None:
 
 
 def test_very_long_agent_text_is_shown_plain_and_whole() -> None:
-    from silo_nb.notebook.render.html import AGENT_MARKDOWN_LIMIT
+    from silo_nb.notebook.render.md_html import AGENT_MARKDOWN_LIMIT
 
     reply = ("**word** " * (AGENT_MARKDOWN_LIMIT // 9 + 10)) + "<b>end</b>"
     html = transcript_html(fold(TranscriptState(), text("agent_message_chunk", reply)))

@@ -26,10 +26,10 @@ from silo_nb.notebook.transcript import (
     TranscriptState,
     fold,
     fold_all,
-    split_turns,
 )
 from silo_nb.sessions._permissions import PermissionDesk
 from silo_nb.sessions.journal import encode_line, parse_lines
+from silo_nb.sessions.journal_turns import split_turns
 from silo_nb.sessions.models import AgentContentBlock, AgentSessionUpdate
 from silo_nb.sessions.parse import METADATA_KINDS, parse_update, session_title
 
@@ -389,22 +389,6 @@ def test_folding_the_journal_equals_folding_live() -> None:
     assert permissions(live.state) == [("silo-permission-1", "c1", True, "once")]
 
 
-def test_split_turns_cuts_at_prompts_and_replayed_user_messages() -> None:
-    banner, reply = say("Welcome", "b0"), say("ok", "m1")
-    p1, p2, p3 = prompt("one", 1), prompt("two", 2), prompt("three", 3)
-    tool = wire("tool_call", toolCallId="c1")
-    assert split_turns([banner, p1, reply, tool, p2, p3, reply]) == [
-        [banner],
-        [p1, reply, tool],
-        [p2],
-        [p3, reply],
-    ]
-    replay = [say("q1", "u1", "user_message_chunk"), say("more", "u1", "user_message_chunk"), reply]
-    second = [say("q2", "u2", "user_message_chunk"), wire("usage_update", used=1, size=2)]
-    assert split_turns(replay + second) == [replay, second]
-    assert split_turns([]) == []
-
-
 # -- LiveTranscript ---------------------------------------------------------------------------------
 
 
@@ -486,7 +470,7 @@ def test_random_streams_fold_like_a_simple_model() -> None:
         updates = [random_update(rng) for _ in range(rng.randint(0, 30))]
         whole, cut = fold_all(updates), rng.randint(0, len(updates))
         assert fold_all(updates[cut:], fold_all(updates[:cut])) == whole
-        assert [u for turn in split_turns(updates) for u in turn] == updates
+        assert [u for turn in split_turns(updates) for u in turn.updates] == updates
         # tool calls: first-appearance order, and each field is its last value sent
         calls = [u.tool_call for u in updates if u.tool_call is not None]
         ids = list(dict.fromkeys(c.tool_call_id for c in calls))

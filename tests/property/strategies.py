@@ -23,6 +23,10 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from silo_nb.sessions.kinds import SILO_NB_KINDS
+from silo_nb.sessions.models import AgentSessionUpdate
+from silo_nb.sessions.parse import journal_line_to_update, parse_update
+
 __all__ = ["examples", "hostile_text", "json_line", "json_values", "wire_updates", "within"]
 
 
@@ -265,3 +269,12 @@ def within(seconds: float) -> Iterator[None]:
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+def as_update(wire: dict[str, Any]) -> AgentSessionUpdate | None:
+    """A generated wire dict as the session would record it: the session's own kinds (permissions, turn
+    ends) never come from the wire, so those are read as their journal lines are."""
+    kind = wire.get("sessionUpdate")
+    if isinstance(kind, str) and kind in SILO_NB_KINDS:
+        return journal_line_to_update({"kind": kind, "raw": wire})
+    return parse_update(wire)

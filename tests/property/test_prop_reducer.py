@@ -4,15 +4,17 @@ is incremental, no text or tool call is lost, and turns partition the journal (i
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from silo_nb.notebook.transcript import fold_all, split_turns
+from silo_nb.notebook.transcript import fold_all
+from silo_nb.sessions.journal_turns import split_turns
 from silo_nb.sessions.models import AgentSessionUpdate
-from silo_nb.sessions.parse import MessageIdSynthesizer, parse_update
-from tests.property.strategies import examples, wire_updates, within
+from silo_nb.sessions.parse import MessageIdSynthesizer
+from tests.property.strategies import as_update, examples, wire_updates, within
 
 KNOWN_KINDS = {
     "agent_message_chunk",
@@ -40,7 +42,7 @@ def parsed(wires: list[dict[str, Any]], synthesized: list[bool]) -> list[AgentSe
             if prompt and wire.get("sessionUpdate") == "user_message_chunk"
             else wire
         )
-        update = parse_update(marked)
+        update = as_update(marked)
         if update is not None:
             updates.append(ids.apply(update))
     return updates
@@ -73,7 +75,12 @@ def test_folding_is_incremental_and_loses_nothing(updates: list[AgentSessionUpda
 def test_turns_partition_the_journal_in_order(updates: list[AgentSessionUpdate]) -> None:
     with within(5):
         turns = split_turns(updates)
-    assert [u for turn in turns for u in turn] == updates
-    assert all(turns)
+    assert [u for turn in turns for u in turn.updates] == updates
+    assert all(turn.updates for turn in turns)
     for turn in turns[1:]:
-        assert turn[0].kind == "user_message_chunk"  # every later turn starts at a prompt
+        assert turn.updates[0].kind == "user_message_chunk"  # every later turn starts at a prompt
+        assert turn.number is not None
+    for turn in turns:  # the parts of a turn are in order, inside it, and never overlap
+        spans = turn.part_spans()
+        assert all(0 <= a < b <= len(turn.updates) for a, b in spans)
+        assert all(b <= c for (_, b), (c, _) in itertools.pairwise(spans))

@@ -27,8 +27,8 @@ from silo_nb.notebook.render import (
     turn_header_html,
 )
 from silo_nb.notebook.transcript import TranscriptState, fold_all, with_status
-from silo_nb.sessions.parse import MessageIdSynthesizer, parse_update
-from tests.property.strategies import examples, hostile_text, wire_updates, within
+from silo_nb.sessions.parse import MessageIdSynthesizer
+from tests.property.strategies import as_update, examples, hostile_text, wire_updates, within
 
 # Elements silo_nb's HTML and Markdown-made HTML contain; anything else came from agent text.
 ALLOWED_TAGS = {
@@ -91,7 +91,7 @@ def worst_markdown_renders(markdown: str) -> list[str]:
 
 def state_of(wires: list[dict[str, Any]], status: str, error: str | None) -> TranscriptState:
     ids = MessageIdSynthesizer()
-    updates = [ids.apply(u) for u in map(parse_update, wires) if u is not None]
+    updates = [ids.apply(u) for u in map(as_update, wires) if u is not None]
     state = fold_all(updates)
     if status != "running":
         state = with_status(state, status, stop_reason="end_turn", error=error)  # type: ignore[arg-type]

@@ -17,18 +17,11 @@ import re
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
+from silo_nb.notebook.entries import Entry, PermissionEntry, ToolEntry, TranscriptState
 from silo_nb.notebook.render import styles
-from silo_nb.notebook.transcript import (
-    Entry,
-    MessageEntry,
-    PermissionEntry,
-    PlanView,
-    ToolEntry,
-    TranscriptState,
-)
-from silo_nb.sessions.models import AgentContentBlock, AgentSessionUsage
+from silo_nb.sessions.models import AgentContentBlock, AgentSessionUsage, AgentToolCallContent
 from silo_nb.sessions.prompt_attachments import PromptAttachment
 
 TOOL_TEXT_LIMIT = 20_000  # characters of one tool text block kept in the HTML and Markdown
@@ -258,6 +251,11 @@ def block_label(block: AgentContentBlock | None) -> str:
     return f"[{block.type}{' ' + detail if detail else ''}]"
 
 
+def content_label(content: AgentToolCallContent) -> str:
+    """What a tool call's content that is not text, a diff or a terminal says: ``[image …]``, ``[kind]``."""
+    return block_label(content.content) if content.type == "content" else f"[{content.type}]"
+
+
 def summary(value: Any, limit: int = 300) -> str:
     if isinstance(value, str):
         text = value
@@ -294,6 +292,16 @@ def permission_outcome(entry: PermissionEntry) -> tuple[str, bool]:
         return "cancelled", False
     kind = next((k for option_id, _, k in entry.options if option_id == entry.choice), "")
     return entry.choice_name or entry.choice, kind.endswith("_always")
+
+
+def permission_decision(entry: PermissionEntry) -> str:
+    """``waiting``, ``cancelled``, ``allowed``, ``rejected`` (by the chosen option's kind) or ``chosen``."""
+    if not entry.answered:
+        return "waiting"
+    if entry.choice is None:
+        return "cancelled"
+    kind = next((k for option_id, _, k in entry.options if option_id == entry.choice), "")
+    return "allowed" if kind.startswith("allow") else "rejected" if kind.startswith("reject") else "chosen"
 
 
 def plan_notes(status: str | None, priority: str | None) -> list[str]:
@@ -349,24 +357,3 @@ def compose(
     if pieces:
         parts.append(footer(pieces))
     return parts
-
-
-Rendered = TypeVar("Rendered")
-
-
-def by_kind(
-    entry: Entry,
-    *,
-    message: Callable[[MessageEntry], Rendered],
-    tool: Callable[[ToolEntry], Rendered],
-    plan: Callable[[PlanView], Rendered],
-    permission: Callable[[PermissionEntry], Rendered],
-) -> Rendered:
-    """One entry through the format's renderer for its kind (every format covers the same kinds)."""
-    if isinstance(entry, MessageEntry):
-        return message(entry)
-    if isinstance(entry, ToolEntry):
-        return tool(entry)
-    if isinstance(entry, PlanView):
-        return plan(entry)
-    return permission(entry)

@@ -1,123 +1,20 @@
-"""HTML for a turn that is still streaming: bounded work per render tick, whatever the agent sends.
+"""HTML for a turn that is still streaming: each entry as its card shows it live (``Card.live``).
 
-- A streaming message is Markdown that grows at its end. Its completed blocks (text up to a blank line
-  outside a code fence) are rendered once and kept (:class:`_Stream`, per message); each tick renders
-  only the unfinished tail. A tail over :data:`TAIL_CHARS` with no place to cut is shown as plain text
-  until it completes: parsing Markdown is not linear on pathological input (nested ``*``, brackets).
-- Very long replies are cut in the live view at :data:`LIVE_MESSAGE_CHARS`, with a note; the turn view's
-  "Show all" lifts the cut, and the saved transcript is always whole. Tool calls whose HTML is over
-  :data:`LIVE_ENTRY_CHARS` show their header and a note instead of their output.
-- Rendering a completed block alone can differ slightly from rendering the whole message (a loose list
-  becomes two lists); the end of the turn renders every entry whole, as the saved transcript does, so
-  the last live HTML and the saved HTML are the same.
+Agent and thought messages stream through the block cache (:mod:`.streaming`), big tool calls are
+summarised while the turn runs; everything else is the saved HTML (:func:`~.html.entry_html`).
 """
 
 from __future__ import annotations
 
-import html
-import re
-from collections import OrderedDict
-from dataclasses import dataclass, field, replace
-
-from silo_nb.notebook.render import styles
-from silo_nb.notebook.render.html import entry_html, message_body_html, tool_html
-from silo_nb.notebook.render.md_html import markdown_to_html
-from silo_nb.notebook.transcript import Entry, MessageEntry, ToolEntry
+from silo_nb.notebook.entries import Entry
+from silo_nb.notebook.render.cards import card_for
+from silo_nb.notebook.render.cards.tool_call import LIVE_ENTRY_CHARS
+from silo_nb.notebook.render.html import entry_html
+from silo_nb.notebook.render.streaming import LIVE_MESSAGE_CHARS, TAIL_CHARS
 
 __all__ = ["LIVE_ENTRY_CHARS", "LIVE_MESSAGE_CHARS", "TAIL_CHARS", "live_entry_html"]
 
-LIVE_MESSAGE_CHARS = 20_000  # characters of one reply shown while it streams (unless "Show all")
-LIVE_ENTRY_CHARS = 24_000  # HTML characters of one tool call shown while the turn runs
-TAIL_CHARS = 4_000  # an unfinished block longer than this is shown as plain text until it completes
-_STREAMS = 8  # messages whose completed blocks are kept
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-
-
-@dataclass
-class _Stream:
-    """The completed blocks of one streaming message, rendered."""
-
-    text: str = ""  # the text seen last time (only ever grows)
-    done: int = 0  # characters of it rendered as completed blocks
-    fence: str | None = None  # the fence open at ``done`` (None: none)
-    parts: list[str] = field(default_factory=list)
-
-
-_streams: OrderedDict[tuple[str, str | None, str | None], _Stream] = OrderedDict()
-
-
-def _advance(stream: _Stream, text: str, limit: int) -> None:
-    """Render the blocks completed in ``text[stream.done:limit]`` (a blank line outside a fence ends one),
-    a few at a time (about :data:`TAIL_CHARS` each)."""
-    position, fence = stream.done, stream.fence
-    cuts: list[int] = []
-    while position < limit:
-        end = text.find("\n", position, limit)
-        if end < 0:
-            break
-        line = text[position:end]
-        opening = _FENCE.match(line)
-        if opening is not None:
-            mark = opening.group(1)
-            if fence is None:
-                fence = mark
-            elif mark[0] == fence[0] and len(mark) >= len(fence) and not line.strip().strip(mark[0]):
-                fence = None
-        elif not line.strip() and fence is None:
-            cuts.append(end + 1)
-        position = end + 1
-    for index, cut in enumerate(cuts):
-        if cut - stream.done >= TAIL_CHARS or index == len(cuts) - 1:
-            block = text[stream.done : cut]
-            stream.parts.append(
-                markdown_to_html(block, styled=True) if len(block) <= TAIL_CHARS * 2 else _plain(block)
-            )
-            stream.done, stream.fence = cut, None
-
-
-def _plain(text: str) -> str:
-    return f'<div style="white-space:pre-wrap">{html.escape(text)}</div>'
-
-
-def streaming_markdown_html(key: tuple[str, str | None, str | None], text: str, limit: int | None) -> str:
-    """A growing message as HTML: its completed blocks from the cache, its tail rendered now."""
-    stream = _streams.pop(key, None)
-    if stream is None or not text.startswith(stream.text[: stream.done]):
-        stream = _Stream()
-    _streams[key] = stream
-    while len(_streams) > _STREAMS:
-        _streams.popitem(last=False)
-    stream.text = text
-    shown = len(text) if limit is None else min(len(text), limit)
-    _advance(stream, text, shown)
-    tail = text[stream.done : shown]
-    parts = list(stream.parts)
-    if tail.strip():
-        parts.append(markdown_to_html(tail, styled=True) if len(tail) <= TAIL_CHARS else _plain(tail))
-    rendered = "\n".join(part for part in parts if part)
-    if shown < len(text):
-        rendered += _note("… the rest of this reply shows when the turn ends (or press Show all)")
-    return rendered
-
-
-def _note(text: str) -> str:
-    return f'<div class="silo-cut" style="{styles.SMALL};{styles.MUTED};font-style:italic">{text}</div>'
-
 
 def live_entry_html(entry: Entry, *, whole: bool = False) -> tuple[str, bool]:
-    """``(html, cut)``: one entry as a live view shows it. ``whole``: no cut (the "Show all" view).
-
-    User messages and everything small are the saved HTML (:func:`entry_html`); agent and thought
-    messages stream through the block cache; big tool calls are summarised while the turn runs.
-    """
-    if isinstance(entry, MessageEntry) and entry.role != "user" and (entry.text or entry.non_text):
-        limit = None if whole else LIVE_MESSAGE_CHARS
-        key = (entry.role, entry.message_id, entry.timestamp)
-        body = streaming_markdown_html(key, entry.text, limit)
-        return message_body_html(entry, body), limit is not None and len(entry.text) > limit
-    rendered = entry_html(entry)
-    if whole or not isinstance(entry, ToolEntry) or len(rendered) <= LIVE_ENTRY_CHARS:
-        return rendered, False
-    summary = tool_html(replace(entry, content=(), raw_output=None))
-    note = _note(f"output of {len(rendered):,} characters: shows when the turn ends (or press Show all)")
-    return summary[: -len("</div>")] + note + "</div>", True
+    """``(html, cut)``: one entry as a live view shows it. ``whole``: no cut (the "Show all" view)."""
+    return card_for(entry).live_html(entry, whole, entry_html)

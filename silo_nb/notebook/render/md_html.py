@@ -33,7 +33,15 @@ from markdown_it.token import Token
 from silo_nb.notebook.render import styles
 from silo_nb.notebook.render.code import code_block_html, lexer_for_language
 
-__all__ = ["markdown_cost", "markdown_to_html", "safe_url", "too_costly", "unclosed_fence"]
+__all__ = [
+    "AGENT_MARKDOWN_LIMIT",
+    "agent_markdown_html",
+    "markdown_cost",
+    "markdown_to_html",
+    "safe_url",
+    "too_costly",
+    "unclosed_fence",
+]
 
 log = logging.getLogger("silo_nb.notebook.render")
 
@@ -44,6 +52,10 @@ _LANG_JUNK = re.compile(r"[^\w+#.\-]")
 _TASK_BOXES = {"[ ] ": "☐ ", "[x] ": "☑ ", "[X] ": "☑ "}
 _MAX_NESTING = 20  # markdown-it drops blocks beyond it (shown plain instead); "[" costs grow with it
 _LINK_ATTRS = (("target", "_blank"), ("rel", "noopener noreferrer"))
+# Longer agent text is shown whole but plain (HTML) or fenced (Markdown): markdown-it-py needs ~1.4 s per
+# MB, four times that on text dense with ``*``/``_``/``[`` (:func:`too_costly` weighs them), too long for
+# a kernel re-rendering a live turn.
+AGENT_MARKDOWN_LIMIT = 100_000
 
 
 def safe_url(url: str) -> bool:
@@ -178,6 +190,13 @@ def too_costly(text: str, limit: int) -> bool:
     """Whether ``text`` is longer than ``limit`` characters, or would take a parser as long as one and a
     half times that much prose: shown plain (or fenced) instead, never a stalled kernel."""
     return len(text) > limit or markdown_cost(text) > limit * 3 // 2
+
+
+def agent_markdown_html(text: str) -> str:
+    """An agent's Markdown as styled HTML, or as plain text when parsing it would cost too much."""
+    if too_costly(text, AGENT_MARKDOWN_LIMIT):
+        return f'<div style="white-space:pre-wrap">{html.escape(text)}</div>'
+    return markdown_to_html(text, styled=True)
 
 
 def unclosed_fence(text: str) -> str | None:

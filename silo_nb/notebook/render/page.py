@@ -29,10 +29,10 @@ from silo_nb.notebook.transcript import (
     MessageEntry,
     TranscriptState,
     fold_all,
-    split_turns,
     with_status,
 )
-from silo_nb.sessions._turns import TURN_END_KIND, until_turn_end
+from silo_nb.sessions.journal_turns import split_turns
+from silo_nb.sessions.kinds import TURN_END_KIND
 from silo_nb.sessions.models import AgentSessionUpdate
 
 __all__ = ["ExportTurn", "export_turns", "page_html", "page_markdown"]
@@ -81,20 +81,17 @@ def _duration(turn: Sequence[AgentSessionUpdate]) -> float | None:
 def export_turns(updates: Sequence[AgentSessionUpdate]) -> list[ExportTurn]:
     """The journal's turns, each folded and given its outcome."""
     turns: list[ExportTurn] = []
-    number = 0
     for turn in split_turns(updates):
         # The outcome is the first turn_end's (the turn as it ended live); agent work after it is shown
         # too, but its own turn_end (an agent-initiated turn) does not replace that outcome.
-        head = until_turn_end(turn)
+        head, late_part = turn.head, turn.late
         state = fold_all(head)
-        if len(head) < len(turn):
-            late = fold_all(turn[len(head) :], state)
+        if late_part:
+            late = fold_all(late_part, state)
             state = replace(late, status=state.status, stop_reason=state.stop_reason, error=state.error)
         if state.status == "running":  # no turn_end: the outcome was never recorded
             state = with_status(state, "restored")
-        starts = turn[0].kind == "user_message_chunk"
-        number += 1 if starts else 0
-        turns.append(ExportTurn(number if starts else None, state, _duration(head)))
+        turns.append(ExportTurn(turn.number, state, _duration(head)))
     return turns
 
 

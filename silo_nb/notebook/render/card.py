@@ -1,0 +1,33 @@
+"""What a transcript entry kind brings to every format: a :class:`Card` (HTML, Markdown, text, live HTML).
+
+- One card per entry type, each in its own module of :mod:`.cards` (``cards/message.py``…); the
+  transcript renderers (``html.py``, ``markdown.py``, ``text.py``, ``live.py``) ask ``cards.card_for``
+  and never look at an entry's type themselves. A new entry kind is one new card module.
+- ``live`` is what a streaming turn shows (``(html, cut)``); most cards show their saved HTML, which the
+  live view passes in (``saved``: the HTML renderer's cached :func:`~..html.entry_html`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+__all__ = ["Card"]
+
+E = TypeVar("E")
+
+
+@dataclass(frozen=True)
+class Card(Generic[E]):
+    """How one entry type renders; ``text`` gives lines (the plain-text transcript joins them)."""
+
+    entry_type: type[E]
+    html: Callable[[E], str]
+    markdown: Callable[[E], str]
+    text: Callable[[E], list[str]]
+    # (entry, whole, saved) -> (html, cut): the live view's HTML; ``whole`` lifts any cut ("Show all").
+    live: Callable[[E, bool, Callable[[E], str]], tuple[str, bool]] | None = None
+
+    def live_html(self, entry: E, whole: bool, saved: Callable[[E], str]) -> tuple[str, bool]:
+        return self.live(entry, whole, saved) if self.live is not None else (saved(entry), False)

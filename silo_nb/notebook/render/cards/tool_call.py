@@ -1,0 +1,209 @@
+"""The card of a tool call (``ToolEntry``): its kind, title, status, locations, diffs and output.
+
+- A ``read`` tool call's text is the file: shown as highlighted code (language from its path), not as
+  Markdown. Other tool text is Markdown when it has fences or headings, else raw output; all of it is cut
+  at ``labels.TOOL_TEXT_LIMIT`` (``TEXT_TOOL_LIMIT`` in plain text) and long output is collapsed.
+- Diffs show at most ``labels.DIFF_LINE_LIMIT`` lines with their counts; short ones start expanded.
+- While the turn runs, a tool call whose HTML is over ``LIVE_ENTRY_CHARS`` shows its header and a note
+  instead of its output (the saved transcript is whole).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+
+from silo_nb.notebook.entries import ToolEntry
+from silo_nb.notebook.render import labels, styles
+from silo_nb.notebook.render.card import Card
+from silo_nb.notebook.render.code import code_block_html, lexer_for_filename, lexer_for_language
+from silo_nb.notebook.render.html_parts import muted_html, note_html, pill_html
+from silo_nb.notebook.render.labels import esc
+from silo_nb.notebook.render.md_html import markdown_to_html, too_costly
+from silo_nb.notebook.render.md_inert import md_balanced, md_code, md_escape, md_fence, md_indent
+from silo_nb.sessions.models import AgentToolCallContent
+
+__all__ = ["CARD", "LIVE_ENTRY_CHARS", "tool_html", "tool_markdown", "tool_text"]
+
+LIVE_ENTRY_CHARS = 24_000  # HTML characters of one tool call shown while the turn runs
+_COLLAPSE_LINES = 12  # tool text longer than this is collapsed in a <details>
+_COLLAPSE_CHARS = 1_500
+_OPEN_DIFF_LINES = 40  # diffs up to this long start expanded
+
+
+def _collapsible(body: str, text: str) -> str:
+    lines = text.count("\n") + 1
+    if lines <= _COLLAPSE_LINES and len(text) <= _COLLAPSE_CHARS:
+        return f"<div>{body}</div>"
+    return (
+        f'<details style="margin:2px 0"><summary style="cursor:pointer;{styles.SMALL};{styles.MUTED}">'
+        f"Output ({lines:,} lines)</summary>{body}</details>"
+    )
+
+
+def _tool_text_html(text: str, entry: ToolEntry) -> str:
+    text = labels.cut(text, labels.TOOL_TEXT_LIMIT)
+    if entry.kind == "read":
+        code, language = labels.unwrap_fence(text)
+        lexer = lexer_for_filename(labels.read_file_name(entry)) or lexer_for_language(language)
+        return _collapsible(code_block_html(code, lexer), code)
+    if labels.looks_like_markdown(text) and not too_costly(text, labels.TOOL_TEXT_LIMIT):
+        return _collapsible(markdown_to_html(text, styled=True), text)
+    pre = f'<pre style="{styles.CODE_PRE};white-space:pre-wrap">{esc(text)}</pre>'
+    return _collapsible(pre, text)
+
+
+def _diff_html(content: AgentToolCallContent) -> str:
+    shown = labels.diff(content.old_text, content.new_text)
+    added, removed = shown.added, shown.removed
+    new_file = " · new file" if content.old_text is None else ""
+    rows = []
+    if shown.truncated:
+        rows.append(
+            f'<div style="padding:0 6px;{styles.MUTED};font-style:italic">{esc(shown.truncated)}</div>'
+        )
+    for line in shown.shown:
+        if line.startswith("+"):
+            background = f"background:{styles.rgba(styles.GREEN, 0.18)}"
+        elif line.startswith("-"):
+            background = f"background:{styles.rgba(styles.RED, 0.18)}"
+        else:
+            background = styles.MUTED if line.startswith("@@") else ""
+        rows.append(f'<div style="white-space:pre;padding:0 6px;{background}">{esc(line) or " "}</div>')
+    if shown.total > len(shown.shown):
+        more = shown.total - len(shown.shown)
+        rows.append(f'<div style="padding:0 6px;{styles.MUTED}">… {more:,} more lines</div>')
+    if not shown.total:
+        rows.append(f'<div style="padding:0 6px;{styles.MUTED}">(no changes)</div>')
+    summary = (
+        f'<summary style="cursor:pointer;{styles.MONO}">{esc(content.path or "diff")} '
+        f'<span style="color:rgb({styles.GREEN})">+{added}</span> '
+        f'<span style="color:rgb({styles.RED})">−{removed}</span>{new_file}</summary>'
+    )
+    box = (
+        f'<div style="{styles.MONO};line-height:1.4;overflow-x:auto;margin-top:2px;padding:2px 0;'
+        f'border:1px solid {styles.rgba(styles.GREY, 0.3)};border-radius:4px">{"".join(rows)}</div>'
+    )
+    is_open = " open" if shown.total <= _OPEN_DIFF_LINES else ""
+    return f'<details class="silo-diff"{is_open} style="margin:3px 0">{summary}{box}</details>'
+
+
+def _tool_content_html(content: AgentToolCallContent, entry: ToolEntry) -> str:
+    if content.type == "diff":
+        return _diff_html(content)
+    if content.type == "terminal":
+        return f'<div style="{styles.MONO};{styles.MUTED}">⌨ terminal {esc(content.terminal_id or "?")}</div>'
+    if content.type == "content" and content.content is not None and content.content.type == "text":
+        return _tool_text_html(content.content.text or "", entry)
+    return muted_html(labels.content_label(content))
+
+
+def tool_html(entry: ToolEntry) -> str:
+    status = entry.status or "pending"
+    rgb = labels.TOOL_STATUS_COLOURS.get(status, styles.GREY)
+    kind = entry.kind or "other"
+    icon = labels.KIND_ICONS.get(kind, labels.TOOL_ICON)
+    parts = [
+        '<div style="display:flex;flex-wrap:wrap;gap:.2em .6em;align-items:baseline">'
+        f'<span style="{styles.MUTED};white-space:nowrap">{icon} {esc(kind)}</span>'
+        f'<span style="font-weight:600">{esc(labels.tool_title(entry))}</span>'
+        f"{pill_html(labels.status_label(status), rgb)}</div>"
+    ]
+    locations = labels.locations(entry)
+    if locations:
+        parts.append(f'<div style="{styles.MONO};{styles.MUTED}">{esc(" · ".join(locations))}</div>')
+    parts.extend(_tool_content_html(content, entry) for content in entry.content)
+    if not entry.content and entry.raw_output is not None:
+        output = esc(labels.summary(entry.raw_output))
+        parts.append(f'<div style="{styles.MONO};{styles.MUTED};white-space:pre-wrap">output: {output}</div>')
+    return (
+        f'<div class="silo-tool" title="{esc(entry.tool_call_id)}" style="margin:4px 0;padding:3px 8px;'
+        f"border-left:3px solid {styles.rgba(rgb, 0.7)};background:{styles.rgba(styles.GREY, 0.06)};"
+        f'border-radius:0 4px 4px 0">{"".join(parts)}</div>'
+    )
+
+
+def _tool_text_md(text: str, entry: ToolEntry) -> list[str]:
+    text = labels.cut(text, labels.TOOL_TEXT_LIMIT)
+    if entry.kind == "read":
+        code, language = labels.unwrap_fence(text)
+        lexer = lexer_for_filename(labels.read_file_name(entry)) or lexer_for_language(language)
+        aliases = getattr(lexer, "aliases", None) or [""]
+        return md_fence(code, str(aliases[0]))
+    if labels.looks_like_markdown(text):
+        return ["", *md_balanced(text).splitlines()]
+    return md_fence(text)
+
+
+def tool_markdown(entry: ToolEntry) -> str:
+    """A ``*`` bullet (``-`` is the plan's: a new bullet char keeps the lists apart); one-line details
+    are sub-bullets, diffs and output fenced blocks inside the item."""
+    kind = entry.kind or "other"
+    icon = labels.KIND_ICONS.get(kind, labels.TOOL_ICON)
+    head = f"* {icon} **{md_escape(kind)}** · {md_escape(labels.tool_title(entry))}"
+    head += f" · _{md_escape(labels.status_label(entry.status or 'pending'))}_"
+    locations = labels.locations(entry)
+    if locations:
+        head += " · " + ", ".join(md_code(location) for location in locations)
+    body: list[str] = []
+    for content in entry.content:
+        if content.type == "diff":
+            diff = labels.diff(content.old_text, content.new_text)
+            path = content.path or "diff"
+            header = ["--- /dev/null" if content.old_text is None else f"--- {path}", f"+++ {path}"]
+            shown = list(diff.shown)
+            if diff.total > len(diff.shown):
+                shown.append(f"… {diff.total - len(diff.shown):,} more lines")
+            if diff.truncated:
+                body.append(f"- _{md_escape(diff.truncated)}_")
+            body += md_fence("\n".join(header + shown), "diff")
+        elif content.type == "terminal":
+            body.append(f"- terminal {md_code(content.terminal_id or '?')}")
+        elif content.type == "content" and content.content is not None and content.content.type == "text":
+            body += _tool_text_md(content.content.text or "", entry)
+        else:
+            label = labels.content_label(content)
+            body.append(f"- {md_escape(label)}")
+    if not entry.content and entry.raw_output is not None:
+        body.append(f"- output: {md_code(labels.summary(entry.raw_output))}")
+    return "\n".join([head, *md_indent(body)])
+
+
+def tool_text(entry: ToolEntry) -> list[str]:
+    kind = entry.kind or "other"
+    lines = [f"[tool {entry.tool_call_id}] {kind} · {labels.tool_title(entry)} · {entry.status or 'pending'}"]
+    body: list[str] = []
+    locations = labels.locations(entry)
+    if locations:
+        body.append("at " + ", ".join(locations))
+    for content in entry.content:
+        if content.type == "diff":
+            diff = labels.diff(content.old_text, content.new_text)
+            if diff.truncated:
+                body.append(diff.truncated)
+            body.append(f"--- {'/dev/null' if content.old_text is None else content.path or 'diff'}")
+            body.append(f"+++ {content.path or 'diff'}")
+            body += diff.shown
+            if diff.total > len(diff.shown):
+                body.append(f"… {diff.total - len(diff.shown):,} more lines")
+        elif content.type == "terminal":
+            body.append(f"terminal {content.terminal_id or '?'}")
+        elif content.type == "content" and content.content is not None and content.content.type == "text":
+            body += labels.cut(content.content.text or "", labels.TEXT_TOOL_LIMIT).splitlines()
+        else:
+            body.append(labels.content_label(content))
+    if not entry.content and entry.raw_output is not None:
+        body.append(f"output: {labels.summary(entry.raw_output)}")
+    return lines + [f"    {line}".rstrip() for line in body]
+
+
+def _live(entry: ToolEntry, whole: bool, saved: Callable[[ToolEntry], str]) -> tuple[str, bool]:
+    rendered = saved(entry)
+    if whole or len(rendered) <= LIVE_ENTRY_CHARS:
+        return rendered, False
+    summary = tool_html(replace(entry, content=(), raw_output=None))
+    note = note_html(f"output of {len(rendered):,} characters: shows when the turn ends (or press Show all)")
+    return summary[: -len("</div>")] + note + "</div>", True
+
+
+CARD = Card(ToolEntry, tool_html, tool_markdown, tool_text, _live)
