@@ -195,3 +195,66 @@ def test_modules_stay_small(path: Path) -> None:
     limit = LONGER_ALLOWED.get(str(path.relative_to(PACKAGE)), MAX_MODULE_LINES)
     lines = len(path.read_text().splitlines())
     assert lines <= limit, f"{path.relative_to(ROOT)} has {lines} lines (limit {limit}): split it by job"
+
+
+# -- modules ask each other through public names ------------------------------------------------------
+
+# Private names of other libraries silo_nb relies on, each with why there is no public way.
+FOREIGN_PRIVATE_ALLOWED = {
+    ("acp/_give_way.py", "_ready"): "asyncio has no public way to ask whether callbacks are queued",
+}
+
+
+def _private_pokes(path: Path, root: Path = PACKAGE) -> list[str]:
+    """``obj._name`` reads and writes (and ``from m import _name``) of a private name this module does not
+    define itself: its own ``self``/``cls`` attributes, functions, classes and attributes it assigns
+    count as defined; dunders and IPython's ``_repr_*_`` display protocol are public names."""
+    tree = ast.parse(path.read_text())
+    own: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            own.add(node.name)
+        elif isinstance(node, ast.Attribute) and (
+            isinstance(node.ctx, ast.Store)
+            or (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))
+        ):
+            own.add(node.attr)
+        elif isinstance(node, ast.Name):
+            own.add(node.id)
+    pokes: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute):
+            name = node.attr
+            if not name.startswith("_") or name.endswith("_") or name in own:
+                continue
+            if isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
+                continue
+            pokes.append(f"{path.relative_to(root)}:{node.lineno}: .{name}")
+        elif isinstance(node, ast.ImportFrom):
+            pokes += [
+                f"{path.relative_to(root)}:{node.lineno}: import {alias.name}"
+                for alias in node.names
+                if alias.name.startswith("_") and not alias.name.startswith("__")
+            ]
+    return pokes
+
+
+def test_no_module_reaches_into_another_module_s_private_names() -> None:
+    pokes = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for poke in _private_pokes(path):
+            where, name = poke.split(": ", 1)
+            if (where.rsplit(":", 1)[0], name.lstrip(".")) not in FOREIGN_PRIVATE_ALLOWED:
+                pokes.append(poke)
+    assert not pokes, pokes
+
+
+def test_the_private_name_counter_sees_a_poke(tmp_path: Path) -> None:
+    """The check above can fail: a module that reads another object's private attribute is caught."""
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "from m import _helper\n"
+        "def f(handle):\n    return handle._writer\n"
+        "class A:\n    def g(self):\n        return self._mine, _helper\n"
+    )
+    assert sorted(_private_pokes(probe, tmp_path)) == ["probe.py:1: import _helper", "probe.py:3: ._writer"]

@@ -9,7 +9,7 @@
 - The first matching rule decides; otherwise ``otherwise`` does (``cancel`` by default). Nothing is
   approved unless a rule says so.
 - Attach it with ``handle.on_permission(policy)`` or ``run_grid(policy=...)``: the session journals
-  the decision like a human's, with ``decidedBy`` naming the rule (``sessions/_permissions.py``).
+  the decision like a human's, with ``decidedBy`` naming the rule (``sessions/session/permission_desk.py``).
 - Rules can be written as text: ``"allow read"``, ``"reject edit outside"``, ``"cancel *"``.
 - Policies are plain frozen data, so they pickle (a Dask worker receives them).
 """

@@ -1,9 +1,10 @@
 """Turns as data: a journal's lines folded into one row (a plain dict) per turn — no pandas here.
 
-- A turn starts at the user's prompt (a run of ``user_message_chunk`` lines; Silo and silo_nb both
-  journal it, synthesized) and ends at the next prompt. silo_nb's ``turn_end`` line (stop reason,
-  timing, profile, config; see ``sessions/_turns.py``) closes it early; work the agent does after
-  that with no prompt (an agent-initiated turn) becomes a row of its own with no prompt text.
+- Turns are cut by the one splitter (``sessions/journal_turns.py``): a turn starts at the user's prompt
+  (a run of ``user_message_chunk`` lines; Silo and silo_nb both journal it, synthesized) and ends at the
+  next prompt. silo_nb's ``turn_end`` line (stop reason, timing, profile, config; see
+  ``sessions/session/turn_tracker.py``) closes it early; work the agent does after that with no prompt
+  (an agent-initiated turn) becomes a row of its own with no prompt text.
 - Lines before the first prompt (the handshake's commands, config) only update what the session is
   known to be (mode from ``current_mode_update``, usage); they make no row.
 - Counts: ``updates`` is the agent's own updates in the turn (synthesized lines — prompt, permission

@@ -12,14 +12,13 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from silo_nb.experiments._pandas import require_pandas
 from silo_nb.experiments.rows import COLUMNS, turn_rows
 from silo_nb.sessions.journal import parse_lines, read_lines
-from silo_nb.sessions.models import AgentSessionUpdate
 from silo_nb.sessions.storage import (
     data_dir,
     decode_session_id,
@@ -29,7 +28,7 @@ from silo_nb.sessions.storage import (
 )
 
 if TYPE_CHECKING:
-    from silo_nb.sessions.handle import AgentSessionHandle
+    from silo_nb.sessions.session.handle import AgentSessionHandle
 
 __all__ = ["RUN_MARKER", "frame", "journal_rows", "rows_to_frame"]
 
@@ -61,11 +60,7 @@ def journal_rows(source: Any, *, workspace_id: str | None = None) -> list[dict[s
 
 
 def _rows_of_handle(handle: AgentSessionHandle) -> list[dict[str, Any]]:
-    writer = handle._writer
-    updates: Sequence[AgentSessionUpdate] = (
-        parse_lines(writer.snapshot_lines()) if writer is not None else handle.journal
-    )
-    return turn_rows(updates, session=handle.session_id)
+    return turn_rows(handle.journal_updates(), session=handle.session_id)
 
 
 def _rows_of_name(name: str | os.PathLike[str], workspace_id: str | None) -> list[dict[str, Any]]:

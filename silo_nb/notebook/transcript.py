@@ -274,8 +274,9 @@ class TranscriptBuilder:
         return True
 
     def _turn_end(self, update: AgentSessionUpdate) -> bool:
-        """The one reading of the journaled turn outcome (``sessions/_turns.py``): ``raw.outcome`` sets
-        the status, else the stop reason tells it (none: failed); its stop reason and error replace ours."""
+        """The one reading of the journaled turn outcome (``sessions/session/turn_tracker.py``):
+        ``raw.outcome`` sets the status, else the stop reason tells it (none: failed); its stop reason
+        and error replace ours."""
         raw = update.raw
         outcome, stop, error = raw.get("outcome"), raw.get("stopReason"), raw.get("error")
         stop = stop if isinstance(stop, str) else None

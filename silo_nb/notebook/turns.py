@@ -35,7 +35,7 @@ from silo_nb.sessions.models import AgentSessionUpdate
 
 if TYPE_CHECKING:
     from silo_nb.notebook.widgets import SessionPanel, TurnView
-    from silo_nb.sessions.handle import AgentSessionHandle
+    from silo_nb.sessions.session.handle import AgentSessionHandle
 
 __all__ = [
     "Turn",

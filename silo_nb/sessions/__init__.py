@@ -2,9 +2,9 @@
 
 from silo_nb.sessions.agents import AgentsService
 from silo_nb.sessions.errors import AgentSessionError, AgentSessionInputError, AgentSignInError
-from silo_nb.sessions.handle import AgentSessionHandle
 from silo_nb.sessions.profiles import AgentProfilesService
 from silo_nb.sessions.service import AgentSessionsService
+from silo_nb.sessions.session.handle import AgentSessionHandle
 
 __all__ = [
     "AgentProfilesService",

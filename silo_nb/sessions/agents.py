@@ -1,9 +1,8 @@
 """``AgentsService``: the status of every chat session (Silo's ``ctx.agents``), plus its two services.
 
-- One entry per session: an ``AgentInfo`` (frozen, replaced on every change) and the turn phase it is
-  derived from. ``get_state`` returns the cached snapshot; ``subscribe`` listeners get the whole list,
-  only when some entry changed (compared by identity), never on subscribe.
-- Handles report turns and permissions here; the rules live in ``status.py``.
+- One entry per session, kept by :attr:`AgentsService.board` (``status_board.py``): ``get_state`` returns
+  the cached snapshot; ``subscribe`` listeners get the whole list, only when some entry changed (compared
+  by identity), never on subscribe. Sessions report turns and permissions to the board.
 - "Witnessed" (Silo: the session's surface is the active tab) is a hook: ``is_witnessed(id)``. Scripts
   have no surface, so by default nothing is witnessed and a finished turn raises attention; the notebook
   front end sets the hook to "the turn's cell is the one running".
@@ -14,36 +13,24 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from silo_nb.sessions.journal import JournalFiles
 from silo_nb.sessions.models import AgentInfo
 from silo_nb.sessions.profiles import AgentProfilesService
 from silo_nb.sessions.service import AgentSessionsService
-from silo_nb.sessions.status import TurnOutcome, TurnPhase, begin_turn, end_turn, now_iso, witness_turn
+from silo_nb.sessions.status_board import StateListener, StatusBoard
 from silo_nb.sessions.storage import data_dir as default_data_dir
 from silo_nb.sessions.storage import workspace_folder, workspace_id_for
-from silo_nb.util import Disposable, ListenerSet
+from silo_nb.util import Disposable
 
 if TYPE_CHECKING:
-    from silo_nb.sessions._host import TransportFactory
-    from silo_nb.sessions.handle import AgentSessionHandle
+    from silo_nb.sessions.host import TransportFactory
 
 __all__ = ["AgentsService"]
 
 log = logging.getLogger("silo_nb.agents")
-
-StateListener = Callable[[list[AgentInfo]], None]
-
-
-@dataclass
-class _Entry:
-    info: AgentInfo
-    phase: TurnPhase = field(default_factory=TurnPhase)
-    handle: AgentSessionHandle | None = None
-    reveal: Callable[[], None] | None = None
 
 
 class AgentsService:
@@ -65,175 +52,53 @@ class AgentsService:
         self.profiles = AgentProfilesService(config_dirs)
         # How agents are reached: None spawns each profile's command; tests pass in-process agents.
         self.transport_factory = transport_factory
-        self.sessions = AgentSessionsService(self, JournalFiles(self.data_dir))
         self.is_witnessed: Callable[[str], bool] = lambda _id: False
-        self._entries: dict[str, _Entry] = {}
-        self._snapshot: dict[bool, list[AgentInfo]] = {}
-        self._listeners: dict[bool, ListenerSet[list[AgentInfo]]] = {
-            False: ListenerSet("agents state"),
-            True: ListenerSet("agents state"),
-        }
+        # The hook is looked up at each call: the notebook replaces it after the service is made.
+        self._board = StatusBoard(self.workspace_id, lambda entry_id: self.is_witnessed(entry_id))  # noqa: PLW0108
+        self.sessions = AgentSessionsService(self, JournalFiles(self.data_dir))
+
+    @property
+    def board(self) -> StatusBoard:
+        """The sessions' status entries, as the sessions report to them (``status_board.py``)."""
+        return self._board
 
     # -- reads ------------------------------------------------------------------------------------
 
     def get_state(self, *, all_workspaces: bool = False) -> list[AgentInfo]:
         """The sessions of this workspace (or of all), in registration order."""
-        return list(self._compute(all_workspaces))
+        return self._board.get_state(all_workspaces=all_workspaces)
 
     def get(self, session_id: str) -> AgentInfo | None:
-        entry = self._entries.get(session_id)
-        return entry.info if entry else None
+        return self._board.get(session_id)
 
     def subscribe(self, listener: StateListener, *, all_workspaces: bool = False) -> Disposable:
         """Call ``listener(state)`` whenever the list changes. No initial call."""
-        self._snapshot.setdefault(all_workspaces, self._compute(all_workspaces))
-        return self._listeners[all_workspaces].add(listener)
+        return self._board.subscribe(listener, all_workspaces=all_workspaces)
 
     # -- controls ---------------------------------------------------------------------------------
 
     def acknowledge(self, session_id: str) -> None:
         """Clear ``needs_attention`` (activity and ``idle_since`` are untouched)."""
-        entry = self._entries.get(session_id)
-        if entry is not None:
-            self._apply_phase(session_id, witness_turn(entry.phase))
+        self._board.acknowledge(session_id)
 
     def reveal(self, session_id: str) -> None:
         """Call the ``reveal`` callback the session was connected with, if any. Unknown ids: nothing."""
-        entry = self._entries.get(session_id)
-        if entry is not None and entry.reveal is not None:
-            try:
-                entry.reveal()
-            except Exception:
-                log.exception("reveal callback failed for %s", session_id)
+        self._board.reveal(session_id)
 
     async def resume(self, session_id: str) -> None:
         """In-place resume of a live session that can resume; failures are logged, state unchanged."""
-        entry = self._entries.get(session_id)
-        if entry is None or entry.handle is None or not entry.info.can_resume:
+        info, handle = self._board.get(session_id), self._board.handle(session_id)
+        if info is None or handle is None or not info.can_resume:
             return
         try:
-            await self.sessions._resume_in_place(entry.handle)
+            await self.sessions.resume_in_place(handle)
         except Exception as exc:
             log.warning("could not resume %s: %s", session_id, exc)
 
-    # -- used by handles --------------------------------------------------------------------------
-
-    def _register(
-        self,
-        info: AgentInfo,
-        *,
-        handle: AgentSessionHandle | None = None,
-        reveal: Callable[[], None] | None = None,
-    ) -> None:
-        previous = self._entries.get(info.id)
-        phase = TurnPhase(activity=info.activity, idle_since=info.idle_since)
-        self._entries[info.id] = _Entry(info=info, phase=phase, handle=handle, reveal=reveal)
-        if previous is None:
-            log.debug("registered %s", info.id)
-        self._changed()
-
-    def _unregister(self, session_id: str) -> None:
-        if self._entries.pop(session_id, None) is not None:
-            self._changed()
-
-    def _patch(self, entry_id: str, /, **fields: Any) -> None:
-        entry = self._entries.get(entry_id)
-        if entry is None:
-            return
-        updated = entry.info.model_copy(update=fields)
-        if updated != entry.info:
-            entry.info = updated
-            self._changed()
-
-    def _apply_phase(self, session_id: str, phase: TurnPhase) -> None:
-        entry = self._entries.get(session_id)
-        if entry is None:
-            return
-        entry.phase = phase
-        self._patch(
-            session_id,
-            activity=phase.activity,
-            needs_attention=phase.needs_attention,
-            attention_since=phase.attention_since,
-            working_since=phase.working_since,
-            idle_since=phase.idle_since,
-        )
-
-    def _begin_turn(self, session_id: str) -> None:
-        entry = self._entries.get(session_id)
-        if entry is not None:
-            self._apply_phase(session_id, begin_turn(entry.phase, now_iso()))
-
-    def _end_turn(self, session_id: str, outcome: TurnOutcome) -> None:
-        entry = self._entries.get(session_id)
-        if entry is not None:
-            witnessed = self._witnessed(session_id)
-            self._apply_phase(
-                session_id, end_turn(entry.phase, now=now_iso(), outcome=outcome, witnessed=witnessed)
-            )
-
-    def _blocked(self, session_id: str) -> None:
-        """A permission request is still unanswered after every listener ran."""
-        entry = self._entries.get(session_id)
-        if entry is None:
-            return
-        phase = entry.phase
-        attention = phase.needs_attention or not self._witnessed(session_id)
-        self._apply_phase(
-            session_id,
-            TurnPhase(
-                activity="blocked",
-                needs_attention=attention,
-                attention_since=(phase.attention_since or now_iso()) if attention else None,
-                working_since=phase.working_since or now_iso(),
-                idle_since=None,
-            ),
-        )
-
-    def _unblocked(self, session_id: str) -> None:
-        """A permission request was answered: back to working, attention cleared."""
-        entry = self._entries.get(session_id)
-        if entry is None:
-            return
-        phase = entry.phase
-        self._apply_phase(
-            session_id,
-            TurnPhase(activity="working", working_since=phase.working_since or now_iso(), idle_since=None),
-        )
-
-    def _resumed_in_place(self, entry_id: str, session_id: str) -> None:
-        entry = self._entries.get(entry_id)
-        if entry is None:
-            return
-        phase = replace(
-            entry.phase, activity="idle", needs_attention=False, attention_since=None, working_since=None
-        )
-        self._apply_phase(entry_id, phase)
-        self._patch(entry_id, session_id=session_id, chat_resume_state="resumed")
-
-    def _witnessed(self, session_id: str) -> bool:
-        try:
-            return bool(self.is_witnessed(session_id))
-        except Exception:
-            log.exception("is_witnessed hook failed")
-            return False
-
-    # -- snapshot ---------------------------------------------------------------------------------
-
-    def _compute(self, all_workspaces: bool) -> list[AgentInfo]:
-        return [
-            e.info
-            for e in self._entries.values()
-            if all_workspaces or e.info.workspace_id == self.workspace_id
-        ]
-
-    def _changed(self) -> None:
-        for scope, listeners in self._listeners.items():
-            if not listeners:
-                continue
-            fresh = self._compute(scope)
-            old = self._snapshot.get(scope, [])
-            if len(fresh) == len(old) and all(a is b for a, b in zip(fresh, old, strict=True)):
-                continue
-            self._snapshot[scope] = fresh
-            listeners.emit(list(fresh))
+    async def aclose(self) -> None:
+        """Disconnect every live session of this service and let go of its journals' locks."""
+        for info in self._board.get_state(all_workspaces=True):
+            handle = self._board.handle(info.id)
+            if handle is not None:
+                await handle.aclose()
+        self.sessions.journals.close()

@@ -2,17 +2,17 @@
 
 - Resolve the profile, open the agent's transport (a subprocess; or what the service's
   ``transport_factory`` returns — tests run agents in-process), ``initialize``, ``authenticate`` when a
-  sign-in method applies (``_auth.choose_method``; Silo never authenticates), then route:
+  sign-in method applies (``sign_in.choose_method``; Silo never authenticates), then route:
   ``session/new``; or, with ``resume``, ``session/resume`` → ``session/load`` → journal-only → a fresh
   ``session/new`` for a stale id; or ``start_fresh`` carrying or discarding the old transcript.
 - Initialize and session setup are bounded by the profile's ``connect_timeout`` (default 60 s); on any
   failure the error is raised as soon as the agent answered (Silo shuts the agent down first: seconds
   for one that ignores stdin EOF); its shutdown continues in the background; the registry forgets the
   placeholder.
-- The handle comes back finished: session id, journal writer, capabilities and options are set through
-  its few ``_``-setup methods, here and nowhere else.
+- The session's parts (``session/core.SessionCore``) are wired here and nowhere else, through their
+  public methods (``SessionWiring``, ``JournalSlot``); the handle, their face, comes back finished.
 - Errors are ``AgentSessionError`` with Silo's wording, the agent's own message and the stderr lines
-  that state the cause (``_handshake.py``); a sign-in failure says every way to sign in.
+  that state the cause (``handshake.py``); a sign-in failure says every way to sign in.
 """
 
 from __future__ import annotations
@@ -25,16 +25,16 @@ from typing import Any
 import anyio
 
 from silo_nb.acp import AcpRpcError, AgentConnection, AgentSpawnError, SubprocessTransport, Transport
-from silo_nb.sessions import _journal_lock
-from silo_nb.sessions._connect_faults import abandon, request_or_undo
-from silo_nb.sessions._handshake import authenticate, initialize, new_session, timed_out
-from silo_nb.sessions._host import ConnectHost
-from silo_nb.sessions._reconcile import has_conversation_content, last_title, reconcile_load
+from silo_nb.sessions.connect_faults import abandon, request_or_undo
 from silo_nb.sessions.errors import AgentSessionError, AgentSessionInputError
-from silo_nb.sessions.handle import AgentSessionHandle
+from silo_nb.sessions.handshake import authenticate, initialize, new_session, timed_out
+from silo_nb.sessions.host import ConnectHost
 from silo_nb.sessions.journal import JournalFiles
+from silo_nb.sessions.journal.reconcile import has_conversation_content, last_title, reconcile_load
 from silo_nb.sessions.models import AgentInfo, AgentSessionRestore
 from silo_nb.sessions.profiles import AgentProfile
+from silo_nb.sessions.session.core import SessionCore
+from silo_nb.sessions.session.handle import AgentSessionHandle
 
 __all__ = ["Connector"]
 
@@ -42,7 +42,7 @@ log = logging.getLogger("silo_nb.sessions")
 
 
 class Connector:
-    """Builds handles for one ``AgentsService`` (its registry, profiles and journal files)."""
+    """Builds handles for one ``AgentsService`` (its status board, profiles and journal files)."""
 
     def __init__(self, host: ConnectHost, journals: JournalFiles) -> None:
         self._host = host
@@ -66,7 +66,8 @@ class Connector:
             )
         return profile
 
-    def _work_dir(self, cwd: str | Path | None) -> Path:
+    def work_dir(self, cwd: str | Path | None) -> Path:
+        """The folder a session runs in: ``cwd`` (relative to the workspace) or the workspace itself."""
         folder = self._host.workspace_folder
         if not folder.is_dir():
             raise AgentSessionError("No workspace to connect the Chat session in.")
@@ -91,43 +92,40 @@ class Connector:
     ) -> AgentSessionHandle:
         profile = self.resolve_profile(profile_id)
         workspace = workspace_id or self._host.workspace_id
-        work_dir = self._work_dir(cwd)
-        self._journals.path(workspace, "probe")  # validates workspace_id before anything starts
-        handle = AgentSessionHandle(
-            registry=self._host,
-            journals=self._journals,
-            profile=profile,
-            workspace_id=workspace,
-            cwd=str(work_dir),
+        work_dir = self.work_dir(cwd)
+        journals, board = self._journals, self._host.board
+        journals.path(workspace, "probe")  # validates workspace_id before anything starts
+        core = SessionCore(
+            registry=board, journals=journals, profile=profile, workspace_id=workspace, cwd=str(work_dir)
         )
+        handle = AgentSessionHandle(core)
         placeholder: str | None = None
         if restore is not None:
-            path = self._journals.path(workspace, restore.session_id)
-            _journal_lock.claim(path, restore.session_id, handle)  # refused while open in this kernel
+            path = journals.path(workspace, restore.session_id)
+            journals.locks.claim(path, restore.session_id, handle)  # refused while open in this kernel
             # Silo restores the last title from its persisted status; here the journal is that record.
-            title = title or last_title(self._journals.read(path))
-            placeholder = handle.id = "chat:" + restore.session_id
-            self._host._register(self._info(handle, title=title, resume_state="resuming", restore=restore))
+            title = title or last_title(journals.read(path))
+            placeholder = core.id = "chat:" + restore.session_id
+            board.register(self._info(handle, title=title, resume_state="resuming", restore=restore))
         # One budget for every wait of the connect: initialize, routing, and applying session_config.
         deadline = anyio.current_time() + profile.connect_timeout
-        busy = _journal_lock.connecting(path) if restore is not None else contextlib.nullcontext()
+        busy = journals.locks.connecting(path) if restore is not None else contextlib.nullcontext()
         try:
             with busy:  # a second connect to this session meanwhile is refused (claim)
-                result = await self._handshake(
-                    handle, profile, restore, workspace, deadline, auth_method=auth_method
-                )
+                result = await self._handshake(core, restore, workspace, deadline, auth_method=auth_method)
         except BaseException:
             if placeholder is not None:
-                self._host._unregister(placeholder)
+                board.unregister(placeholder)
             raise
-        handle._finish_setup(result)
-        if handle._writer is not None:  # noted under its final id (a new session, an adopted id)
-            _journal_lock.claim(handle._writer.path, handle.session_id, handle, refuse=False)
+        core.finish_setup(result)
+        writer = core.journal.writer
+        if writer is not None:  # noted under its final id (a new session, an adopted id)
+            journals.locks.claim(writer.path, handle.session_id, handle, refuse=False)
         if placeholder is not None and placeholder != handle.id:
-            self._host._unregister(placeholder)
+            board.unregister(placeholder)
         state = {"journal-only": "journal-only", "resumed": "resumed"}.get(handle.resume_outcome, "live")
-        self._host._register(
-            self._info(handle, title=handle._title or (title if restore else None), resume_state=state),
+        board.register(
+            self._info(handle, title=core.title or (title if restore else None), resume_state=state),
             handle=handle,
         )
         if handle.resume_outcome == "new" and handle.is_live:
@@ -135,7 +133,7 @@ class Connector:
                 with anyio.fail_at(deadline):
                     await self._apply_session_config(handle, profile)
             except TimeoutError:
-                message = timed_out(profile, handle._connection, while_="applying session_config")
+                message = timed_out(profile, core.wiring.connection, while_="applying session_config")
                 await handle.aclose()
                 raise AgentSessionError(message) from None
             except BaseException:  # the caller gave up (an interrupted cell): it never gets the handle
@@ -168,80 +166,80 @@ class Connector:
 
     async def _handshake(
         self,
-        handle: AgentSessionHandle,
-        profile: AgentProfile,
+        core: SessionCore,
         restore: AgentSessionRestore | None,
         workspace: str,
         deadline: float,
         *,
         auth_method: str | None,
     ) -> dict[str, Any]:
-        connection = await self._open(handle, profile)
+        profile = core.profile
+        connection = await self._open(core)
         try:
             with anyio.fail_at(deadline):
-                handle._caps = await initialize(connection, profile)
-                await authenticate(handle._caps, connection, profile, auth_method)
-                return await self._route(handle, connection, restore, workspace)
+                core.wiring.initialized(await initialize(connection, profile))
+                await authenticate(core.wiring.caps, connection, profile, auth_method)
+                return await self._route(core, connection, restore, workspace)
         except TimeoutError:
             message = timed_out(profile, connection)
-            abandon(handle, self._journals, connection, "connect timed out")
+            abandon(core, connection, "connect timed out")
             raise AgentSessionError(message) from None
         except BaseException:
             # Report at once: the agent answered; its shutdown (seconds for one that ignores stdin EOF)
             # goes on in the background, and no process outlives it (see acp/process.py).
-            abandon(handle, self._journals, connection, "connect failed")
+            abandon(core, connection, "connect failed")
             raise
 
-    async def _open(self, handle: AgentSessionHandle, profile: AgentProfile) -> AgentConnection:
-        requests = {"session/request_permission": handle._on_permission_request}
-        notifications = {"session/update": handle._on_session_update}
+    async def _open(self, core: SessionCore) -> AgentConnection:
+        profile = core.profile
+        requests, notifications = core.inbound.handlers()
         try:
             factory = self._host.transport_factory
             if factory is None:
                 transport: Transport = await SubprocessTransport.spawn(
-                    profile.command, profile.args, env=profile.spawn_env, cwd=handle.cwd
+                    profile.command, profile.args, env=profile.spawn_env, cwd=core.cwd
                 )
             else:
-                transport = await factory(profile, handle.cwd)
+                transport = await factory(profile, core.cwd)
             connection = AgentConnection.open(
                 transport, request_handlers=requests, notification_handlers=notifications
             )
         except AgentSpawnError as exc:
             raise AgentSessionError(f"Could not start {profile.display_label}: {exc}.") from exc
-        connection.on_closed(handle._on_connection_closed)
-        handle._connection = connection
+        connection.on_closed(core.inbound.on_connection_closed)
+        core.wiring.connected(connection)
         return connection
 
-    async def _new_session(self, handle: AgentSessionHandle, connection: AgentConnection) -> dict[str, Any]:
-        caps = handle._caps
-        session_id, result = await new_session(connection, handle.cwd, handle.label, caps, handle.profile_id)
-        handle._adopt(session_id=session_id, outcome="new")
+    async def _new_session(self, core: SessionCore, connection: AgentConnection) -> dict[str, Any]:
+        caps = core.wiring.caps
+        session_id, result = await new_session(connection, core.cwd, core.label, caps, core.profile.id)
+        core.wiring.adopt(session_id, "new")
         return result
 
     async def _try_resume_or_load(
-        self, handle: AgentSessionHandle, connection: AgentConnection, session_id: str
+        self, core: SessionCore, connection: AgentConnection, session_id: str
     ) -> tuple[str, dict[str, Any]] | None:
-        params = {"sessionId": session_id, "cwd": handle.cwd, "mcpServers": []}
-        caps = handle._caps
+        params = {"sessionId": session_id, "cwd": core.cwd, "mcpServers": []}
+        caps = core.wiring.caps
         for method, advertised in (("session/resume", caps.can_resume_call), ("session/load", caps.can_load)):
             if not advertised:
                 continue
             try:
-                result = await request_or_undo(handle, connection, method, params)
+                result = await request_or_undo(core, connection, method, params)
             except AcpRpcError as exc:
-                log.info("%s %s failed: %s", handle.label, method, exc.agent_message())
+                log.info("%s %s failed: %s", core.label, method, exc.agent_message())
                 continue
             return method, result if isinstance(result, dict) else {}
         return None
 
     async def _route(
         self,
-        handle: AgentSessionHandle,
+        core: SessionCore,
         connection: AgentConnection,
         restore: AgentSessionRestore | None,
         workspace: str,
     ) -> dict[str, Any]:
-        journals = self._journals
+        journals, slot = self._journals, core.journal
         if restore is None or restore.start_fresh:
             seed: list[str] = []
             old_path = journals.path(workspace, restore.session_id) if restore is not None else None
@@ -250,53 +248,45 @@ class Connector:
                     journals.discard(old_path)
                 else:
                     seed = journals.read(old_path)
-            result = await self._new_session(handle, connection)
-            new_path = journals.path(workspace, handle.session_id)
-            handle._attach_writer(
-                journals.writer(new_path, seed, rewrite=bool(seed) and new_path != old_path)
-            )
+            result = await self._new_session(core, connection)
+            new_path = journals.path(workspace, core.session_id)
+            slot.attach(journals.writer(new_path, seed, rewrite=bool(seed) and new_path != old_path))
             return result
 
         old_path = journals.path(workspace, restore.session_id)
         prior = journals.read(old_path)
-        handle._attach_writer(journals.writer(old_path, prior))
-        handle._adopt(session_id=restore.session_id, outcome="new")
-        outcome = await self._try_resume_or_load(handle, connection, restore.session_id)
+        slot.attach(journals.writer(old_path, prior))
+        core.wiring.adopt(restore.session_id, "new")
+        outcome = await self._try_resume_or_load(core, connection, restore.session_id)
         if outcome is not None:
-            handle._adopt(session_id=restore.session_id, outcome="resumed")
-            self._after_load(handle, outcome, prior)
+            core.wiring.adopt(restore.session_id, "resumed")
+            self._after_load(core, outcome, prior)
             return outcome[1]
         if has_conversation_content(prior):
-            handle._adopt(session_id=restore.session_id, outcome="journal-only")
+            core.wiring.adopt(restore.session_id, "journal-only")
             await connection.aclose("journal-only")
             return {}
         # Stale id with nothing worth keeping: start over, with an empty journal.
-        assert handle._writer is not None
-        handle._writer.abandon()
-        journals._release_writer(handle._writer)
-        handle._attach_writer(None)
-        result = await self._new_session(handle, connection)
-        handle._attach_writer(journals.writer(journals.path(workspace, handle.session_id), []))
+        slot.abandon()
+        result = await self._new_session(core, connection)
+        slot.attach(journals.writer(journals.path(workspace, core.session_id), []))
         return result
 
-    def _after_load(
-        self, handle: AgentSessionHandle, outcome: tuple[str, dict[str, Any]], prior: list[str]
-    ) -> None:
+    def _after_load(self, core: SessionCore, outcome: tuple[str, dict[str, Any]], prior: list[str]) -> None:
         """A load's replay replaces the journal (reconciled once); an adopted id re-keys the file."""
         method, result = outcome
-        writer = handle._writer
+        slot = core.journal
+        writer = slot.writer
         if method != "session/load" or writer is None:
             return
         reconcile_load(writer, prior)
         adopted = result.get("sessionId")
-        if isinstance(adopted, str) and adopted and adopted != handle.session_id:
-            snapshot = writer.snapshot_lines()
-            writer.flush()
-            self._journals._release_writer(writer)
-            path = self._journals.path(handle.workspace_id, adopted)
-            handle._writer = None
-            handle._attach_writer(self._journals.writer(path, snapshot, rewrite=True))
-            handle._adopt(session_id=adopted, outcome=handle.resume_outcome)
+        if isinstance(adopted, str) and adopted and adopted != core.session_id:
+            snapshot = slot.snapshot_lines()
+            slot.hand_back()
+            path = self._journals.path(core.workspace_id, adopted)
+            slot.attach(self._journals.writer(path, snapshot, rewrite=True))
+            core.wiring.adopt(adopted, core.wiring.resume_outcome)
 
     async def _apply_session_config(self, handle: AgentSessionHandle, profile: AgentProfile) -> None:
         for option_id, value in profile.session_config.items():
@@ -317,31 +307,30 @@ class Connector:
         """A new process resumes/loads the current id and is swapped in; the old one is shut down."""
         if handle.disposed or not handle.is_live:
             return
-        old = handle._connection
-        profile = handle._profile
-        handle._turns.handshaking = True
+        core = handle.core
+        profile = core.profile
+        old = core.wiring.connection
+        core.turns.handshaking = True
         try:
-            connection = await self._open(handle, profile)
+            connection = await self._open(core)
             try:
                 with anyio.fail_after(profile.connect_timeout):
-                    handle._caps = await initialize(connection, profile)
-                    await authenticate(handle._caps, connection, profile, None)
-                    prior = handle._writer.snapshot_lines() if handle._writer is not None else []
-                    outcome = await self._try_resume_or_load(handle, connection, handle.session_id)
+                    core.wiring.initialized(await initialize(connection, profile))
+                    await authenticate(core.wiring.caps, connection, profile, None)
+                    prior = core.journal.snapshot_lines()
+                    outcome = await self._try_resume_or_load(core, connection, core.session_id)
                 if outcome is None:
-                    raise AgentSessionError(
-                        f"{handle.label} could neither resume nor load {handle.session_id}."
-                    )
+                    raise AgentSessionError(f"{core.label} could neither resume nor load {core.session_id}.")
             except BaseException:
-                handle._connection = old
+                core.wiring.swap(old)
                 await connection.aclose("resume failed")
                 raise
-            self._after_load(handle, outcome, prior)
+            self._after_load(core, outcome, prior)
             if old is not None:
                 await old.aclose("replaced by an in-place resume")
-            handle._options.adopt_result(outcome[1], notify=False)
-            handle._options.listeners.emit()  # as before the redesign: the session was re-established
+            core.options.adopt_result(outcome[1], notify=False)
+            core.options.listeners.emit()  # as before the redesign: the session was re-established
         finally:
-            handle._turns.handshaking = False
-        handle._turns.reset()
-        self._host._resumed_in_place(handle.id, handle.session_id)
+            core.turns.handshaking = False
+        core.turns.reset()
+        self._host.board.resumed_in_place(core.id, core.session_id)

@@ -29,8 +29,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from silo_nb.sessions.journal import journal_line_to_update
 from silo_nb.sessions.kinds import TURN_END_KIND, USER_PROMPT_KIND
-from silo_nb.sessions.parse import journal_line_to_update, session_title
+from silo_nb.sessions.parse import session_title
 from silo_nb.sessions.storage import decode_session_id, journal_dir
 
 __all__ = ["DORMANT_LIMIT", "DormantSession", "find_dormant", "records_dir"]

@@ -241,8 +241,8 @@ class AgentPermissionOption(_Model):
 
 
 class PermissionAnswers(Protocol):
-    """Where a session keeps its permission answers (``sessions/_permissions.py``); a request only points
-    at it, so the frozen request itself holds no mutable state."""
+    """Where a session keeps its permission answers (``sessions/session/permission_desk.py``); a request
+    only points at it, so the frozen request itself holds no mutable state."""
 
     def settle(self, request_id: str, option_id: str | None) -> None: ...
 
@@ -279,7 +279,8 @@ class AgentPermissionRequest(_Model):
         """The option id chosen, ``None`` for cancelled (or while unanswered; see :attr:`answered`)."""
         return self._answers.outcome(self.request_id)[1] if self._answers is not None else None
 
-    def _bind(self, answers: PermissionAnswers) -> AgentPermissionRequest:
+    def attach_answers(self, answers: PermissionAnswers) -> AgentPermissionRequest:
+        """Point this request at where its answer is kept (the session's permission desk does, once)."""
         self._answers = answers
         return self
 

@@ -6,7 +6,7 @@ specific (the user's); then the file ``$SILO_NB_PROFILES`` (``.toml`` or ``.json
 A broken file or entry is skipped with a warning and remembered, so "no profile named X" can say why.
 
 - ``auth_method`` pins the agent's sign-in method (an id from its ``authMethods``); ``cancel_timeout``
-  bounds how long a Stop waits for the agent to end the turn (see ``sessions/_auth.py``, ``handle.py``).
+  bounds how long a Stop waits for the agent to end the turn (see ``sessions/sign_in.py``, ``handle.py``).
 - ``command``: a bare name (``npx``) is looked up on PATH when the agent starts; a path with a slash that
   is relative (``./bin/agent``, ``tools/agent``) is made absolute here, at load time, against the folder
   of the profile file it is written in (as named, symlinks not resolved), so it never depends on a

@@ -13,12 +13,12 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from silo_nb.sessions._host import ConnectHost
 from silo_nb.sessions.connect import Connector
 from silo_nb.sessions.doctor import AgentCheck, check_agent
-from silo_nb.sessions.handle import AgentSessionHandle
+from silo_nb.sessions.host import ConnectHost
 from silo_nb.sessions.journal import JournalFiles
 from silo_nb.sessions.models import AgentSessionRestore, AgentSessionUpdate
+from silo_nb.sessions.session.handle import AgentSessionHandle
 
 __all__ = ["AgentSessionsService"]
 
@@ -68,8 +68,10 @@ class AgentSessionsService:
         """Start the profile's agent and ``initialize`` it — no session — and report what it offers and
         what is missing to sign in (``%silo doctor``). Unknown profiles raise ``AgentSessionError``."""
         profile = self._connector.resolve_profile(profile_id)
-        work_dir = self._connector._work_dir(os.fspath(cwd) if cwd is not None else None)
+        work_dir = self._connector.work_dir(os.fspath(cwd) if cwd is not None else None)
         return await check_agent(profile, str(work_dir), self._host.transport_factory)
 
-    async def _resume_in_place(self, handle: AgentSessionHandle) -> None:
+    async def resume_in_place(self, handle: AgentSessionHandle) -> None:
+        """A new agent process resumes (or loads) the live session and is swapped in
+        (``AgentsService.resume``)."""
         await self._connector.resume_in_place(handle)

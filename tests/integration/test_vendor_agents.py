@@ -29,7 +29,7 @@ import pytest
 
 import silo_nb
 from silo_nb.acp.client import background_closes
-from silo_nb.sessions._stop import KILLED, NOT_STOPPED
+from silo_nb.sessions.session.stop_control import KILLED, NOT_STOPPED
 from tests.conftest import ROOT, Workspace
 
 BIN = ROOT / "tests" / "node" / "node_modules" / ".bin"

@@ -86,8 +86,8 @@ async def test_a_session_info_title_survives_restore(workspace: Workspace) -> No
     assert view.state.title == "Penguin cleanup"
     assert fold_all(journal).title == "Penguin cleanup"
     # A resumed connect takes its title from the journal by the same rule.
-    from silo_nb.sessions._reconcile import last_title
     from silo_nb.sessions.journal import encode_line
+    from silo_nb.sessions.journal.reconcile import last_title
 
     assert last_title([encode_line(u) for u in journal]) == "Penguin cleanup"
     view.close_all()

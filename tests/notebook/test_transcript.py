@@ -27,11 +27,11 @@ from silo_nb.notebook.transcript import (
     fold,
     fold_all,
 )
-from silo_nb.sessions._permissions import PermissionDesk
 from silo_nb.sessions.journal import encode_line, parse_lines
 from silo_nb.sessions.journal_turns import split_turns
 from silo_nb.sessions.models import AgentContentBlock, AgentSessionUpdate
 from silo_nb.sessions.parse import METADATA_KINDS, parse_update, session_title
+from silo_nb.sessions.session.permission_desk import PermissionDesk
 
 OPTIONS = [
     {"optionId": "once", "name": "Allow once", "kind": "allow_once"},

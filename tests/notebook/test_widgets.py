@@ -15,7 +15,6 @@ import silo_nb
 from silo_nb.notebook.transcript import PermissionEntry
 from silo_nb.notebook.widgets import AgentsList, PermissionRow, SessionPanel, Throttle, Ticker, TurnView
 from silo_nb.notebook.widgets.snapshot_views import option_values
-from silo_nb.sessions._permissions import PermissionDesk
 from silo_nb.sessions.errors import AgentSessionError
 from silo_nb.sessions.models import (
     AgentCommand,
@@ -29,6 +28,7 @@ from silo_nb.sessions.models import (
     AgentSessionUpdate,
     AgentToolCall,
 )
+from silo_nb.sessions.session.permission_desk import PermissionDesk
 from tests.notebook.widget_utils import (
     RecordingComm,
     Sent,
@@ -65,7 +65,7 @@ def permission_request(responses: list[str | None] | None = None) -> AgentPermis
         ),
         tool_call=AgentToolCall(tool_call_id="call-1", title="Edit notes.md", kind="edit"),
     )
-    return request._bind(RecordingAnswers(responses))
+    return request.attach_answers(RecordingAnswers(responses))
 
 
 class RecordingAnswers:

@@ -26,7 +26,7 @@ from silo_nb.notebook.widgets import snapshot
 from silo_nb.sessions.errors import AgentSessionError
 
 if TYPE_CHECKING:
-    from silo_nb.sessions.handle import AgentSessionHandle
+    from silo_nb.sessions.session.handle import AgentSessionHandle
 
 __all__ = ["connect"]
 

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
     from silo_nb.notebook.widgets import SessionPanel
     from silo_nb.sessions.agents import AgentsService
-    from silo_nb.sessions.handle import AgentSessionHandle
+    from silo_nb.sessions.session.handle import AgentSessionHandle
 
 __all__ = ["Connection", "NotebookSession"]
 

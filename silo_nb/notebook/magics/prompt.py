@@ -30,8 +30,8 @@ from silo_nb.notebook.magics.waker import waker
 
 if TYPE_CHECKING:
     from silo_nb.notebook.magics.connections import Connection, NotebookSession
-    from silo_nb.sessions.handle import AgentSessionHandle
     from silo_nb.sessions.models import AgentSessionUpdate
+    from silo_nb.sessions.session.handle import AgentSessionHandle
 
 __all__ = ["palette_run", "run_prompt", "send_turn"]
 

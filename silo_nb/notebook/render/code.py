@@ -16,10 +16,10 @@ import html
 import logging
 import os
 from functools import lru_cache
+from typing import Any
 
 from pygments.lexer import Lexer  # type: ignore[import-untyped]
 from pygments.lexers import get_lexer_by_name, get_lexer_for_filename  # type: ignore[import-untyped]
-from pygments.token import _TokenType  # type: ignore[import-untyped]
 from pygments.util import ClassNotFound  # type: ignore[import-untyped]
 
 from silo_nb.notebook.render import styles
@@ -60,8 +60,9 @@ def lexer_for_filename(path: str | None) -> Lexer | None:
 
 
 @lru_cache(maxsize=512)
-def _style_for(token_type: _TokenType) -> str:
-    current: _TokenType | None = token_type
+def _style_for(token_type: Any) -> str:
+    """The inline style of a Pygments token type (untyped: its class is private to pygments.token)."""
+    current: Any = token_type
     while current is not None:
         style = styles.TOKEN_STYLES.get(str(current)[len("Token.") :])
         if style is not None:

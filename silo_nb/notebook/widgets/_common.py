@@ -14,7 +14,7 @@ from typing import Any
 
 import ipywidgets as ipw  # type: ignore[import-untyped, unused-ignore]
 
-__all__ = ["close_tree", "esc", "ipw", "local_clock", "log", "seconds_since", "set_children"]
+__all__ = ["close_tree", "esc", "ipw", "local_clock", "log", "parse_iso", "seconds_since", "set_children"]
 
 log = logging.getLogger("silo_nb.notebook")
 
@@ -47,7 +47,7 @@ def close_tree(widget: Any) -> None:
             log.exception("closing a widget failed")
 
 
-def _parse_iso(value: str | None) -> datetime | None:
+def parse_iso(value: str | None) -> datetime | None:
     if not value:
         return None
     try:
@@ -59,7 +59,7 @@ def _parse_iso(value: str | None) -> datetime | None:
 
 def seconds_since(value: str | None, *, now: datetime | None = None) -> float | None:
     """Seconds elapsed since an ISO timestamp (``…Z`` accepted); None when absent or unparsable."""
-    since = _parse_iso(value)
+    since = parse_iso(value)
     if since is None:
         return None
     return max(0.0, ((now or datetime.now(UTC)) - since).total_seconds())
@@ -67,7 +67,7 @@ def seconds_since(value: str | None, *, now: datetime | None = None) -> float | 
 
 def local_clock(value: str | None) -> str:
     """An ISO timestamp as local ``HH:MM:SS`` (the raw text if it does not parse, "" if absent)."""
-    parsed = _parse_iso(value)
+    parsed = parse_iso(value)
     if parsed is None:
         return value or ""
     return parsed.astimezone().strftime("%H:%M:%S")

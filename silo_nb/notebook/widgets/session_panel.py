@@ -56,7 +56,8 @@ class _Disposable(Protocol):
 class PanelHandle(Protocol):
     """What the panel uses of an ``AgentSessionHandle`` (which satisfies it as is)."""
 
-    id: str
+    @property
+    def id(self) -> str: ...
 
     @property
     def agent_name(self) -> str: ...

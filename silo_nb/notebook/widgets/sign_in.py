@@ -1,7 +1,8 @@
 """``SignInRow``: the session panel's "sign-in needed" line and its Sign in button.
 
 - Hidden until a turn ends because the agent wants a sign-in: its journaled ``turn_end`` line
-  (``sessions/_turns.py``) carries ``signIn`` (the method ids); the next turn that ends otherwise hides it.
+  (``sessions/session/turn_tracker.py``) carries ``signIn`` (the method ids); the next turn that ends
+  otherwise hides it.
 - The button calls ``on_sign_in`` (the magics run ``%silo login`` for an agent method, or show the
   advice: the variable to set, the terminal command); with no callback it is disabled.
 """

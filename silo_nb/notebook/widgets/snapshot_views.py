@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 from silo_nb.notebook.render import saved_part, status_badge_html, styles, transcript_html, transcript_text
 from silo_nb.notebook.transcript import TranscriptState, with_status
-from silo_nb.notebook.widgets._common import _parse_iso, esc, local_clock
+from silo_nb.notebook.widgets._common import esc, local_clock, parse_iso
 from silo_nb.sessions.dormant import DormantSession
 from silo_nb.sessions.models import AgentCommand, AgentInfo, AgentSessionConfigOption
 
@@ -86,7 +86,7 @@ def _attention(info: AgentInfo) -> str:
 def dormant_state(dormant: DormantSession) -> str:
     """``dormant · idle since 2026-05-01 14:03 · 3 turns`` (local time), or why it is stale."""
     parts = ["stale — the agent can neither resume nor load it" if dormant.stale else "dormant"]
-    since = _parse_iso(dormant.idle_since)
+    since = parse_iso(dormant.idle_since)
     if since is not None:
         parts.append(f"idle since {since.astimezone().strftime('%Y-%m-%d %H:%M')}")
     if dormant.turns:

@@ -1,11 +1,11 @@
-"""The transcript journal: one ``AgentSessionUpdate`` per line, Silo's camelCase JSON.
+"""The journal writer: one ``AgentSessionUpdate`` per line, Silo's camelCase JSON, appended.
 
 - Append-only (an improvement over Silo's whole-file rewrite): lines are buffered and written by one
   ``O_APPEND`` write at most 250 ms after the first unwritten one, and at once on :meth:`flush` (every
   turn end). A crash loses at most that window. An update costs one orjson call into one buffer that a
   flush writes as is (issue 10). ``snapshot_lines`` gives every accepted line (for a ``session/load``
   reconciliation and ``handle.journal``); unlike Silo's, streamed lines are read back from the file
-  (``_journal_io.LineStore`` says why).
+  (``disk.LineStore`` says why).
 - A file whose last line was torn (a crash, a write that failed midway) gets a newline before the next
   append: checked on a writer's first flush and after every failure; readers skip lines that do not parse.
 - Nothing accepted is dropped: writes loop over short writes and count the bytes; on ``OSError`` (full
@@ -30,23 +30,12 @@ from typing import Any
 
 import orjson
 
-from silo_nb.sessions import _journal_lock
-from silo_nb.sessions._journal_io import LineStore, encode_text, ends_torn, reason, write_all, write_lines
-from silo_nb.sessions._journal_json import encode_line, update_json
-from silo_nb.sessions._journal_read import BIG_JOURNAL_BYTES, parse_lines, read_lines, read_updates
+from silo_nb.sessions.journal.disk import LineStore, encode_text, ends_torn, reason, write_all, write_lines
+from silo_nb.sessions.journal.lines import encode_line, update_json
 from silo_nb.sessions.models import AgentSessionUpdate
-from silo_nb.sessions.storage import decode_session_id, ensure_private_dir, journal_path
+from silo_nb.sessions.storage import ensure_private_dir
 
-__all__ = [
-    "BIG_JOURNAL_BYTES",
-    "FLUSH_DELAY_SECONDS",
-    "JournalFiles",
-    "JournalWriter",
-    "encode_line",
-    "parse_lines",
-    "read_lines",
-    "read_updates",
-]
+__all__ = ["FLUSH_DELAY_SECONDS", "JournalWriter"]
 
 log = logging.getLogger("silo_nb.journal")
 
@@ -261,7 +250,7 @@ class JournalWriter:
         except Exception:
             log.exception("the journal's on_problem hook failed")
 
-    def _take_over(self, old: JournalWriter) -> None:
+    def take_over(self, old: JournalWriter) -> None:
         """Carry on ``old``'s unwritten lines (a reconnect to a file a closed writer could not finish);
         ``old`` becomes inert. Only when this writer's seed is what ``old`` holds, so nothing doubles."""
         self._encode_staged()
@@ -282,94 +271,3 @@ class JournalWriter:
         self._staged, self._staged_lines = bytearray(), 0
         self._unwritten.clear()
         self._rewrite_pending = False
-
-
-class JournalFiles:
-    """The journal files of one data dir, and the writers open on them (one per live session).
-
-    Reads go through here so a live session's buffered lines are flushed first; a handle hands its
-    writer back (``_release_writer``) when it closes.
-    A writer holds the journal's write lock (``_journal_lock``): a second process connecting to the
-    same session is refused, so two kernels never interleave one journal.
-    """
-
-    def __init__(self, data_dir: Path) -> None:
-        self.data_dir = data_dir
-        self._live: dict[Path, JournalWriter] = {}
-        self._locked: set[Path] = set()  # journals this service holds the write lock of
-        self._released: set[Path] = set()  # writers the session closed that still hold unwritten lines
-
-    def path(self, workspace_id: str, session_id: str) -> Path:
-        return journal_path(self.data_dir, workspace_id, session_id)
-
-    def read_updates(self, path: Path) -> list[AgentSessionUpdate]:
-        """:meth:`read`'s lines as updates (what ``read_journal`` returns), parsed from the file's bytes."""
-        live = self._live.get(path)
-        if live is not None:
-            live.flush()
-            if live.pending or path in self._released:
-                return parse_lines(self.read(path))
-        return read_updates(path)
-
-    def read(self, path: Path) -> list[str]:
-        """The file's lines, after flushing a live writer on it; while that writer cannot write, its
-        lines (the file as it should be), so a full disk never hides an accepted line."""
-        live = self._live.get(path)
-        if live is None:
-            return read_lines(path)
-        live.flush()
-        if live.pending:
-            return live.snapshot_lines()
-        if path in self._released:
-            self._forget(path)
-        return read_lines(path)
-
-    def flush(self, path: Path) -> bool:  # False: its live writer cannot write now (read() has the lines)
-        live = self._live.get(path)
-        if live is not None:
-            live.flush()
-        return live is None or not live.pending
-
-    def writer(self, path: Path, seed: list[str], *, rewrite: bool = False) -> JournalWriter:
-        """A writer on ``path`` seeded with ``seed`` (``rewrite``: the file becomes exactly ``seed``).
-        A closed writer on the same file whose lines are not on disk yet hands them over."""
-        if path not in self._locked:
-            _journal_lock.acquire(path, decode_session_id(path.stem) or path.stem)
-            self._locked.add(path)
-        writer = JournalWriter(path, seed)
-        old = self._live.get(path)
-        if old is not None and path in self._released and not rewrite:
-            writer._take_over(old)  # only a closed one: a writer still in use keeps its lines
-        self._forget(path, unlock=False)
-        self._live[path] = writer
-        if rewrite:
-            writer.replace_lines(seed)
-        return writer
-
-    def _release_writer(self, writer: JournalWriter) -> None:
-        """The session is done with ``writer``; one still holding unwritten lines stays here, so a
-        later read or reconnect retries them."""
-        if self._live.get(writer.path) is not writer:
-            return
-        if writer.pending:
-            log.warning(
-                "%s: lines not written yet are kept in memory until a read or a reconnect", writer.path
-            )
-            self._released.add(writer.path)
-            return
-        self._forget(writer.path)
-
-    def _forget(self, path: Path, *, unlock: bool = True) -> None:
-        self._live.pop(path, None)
-        self._released.discard(path)
-        if unlock and path in self._locked:
-            self._locked.discard(path)
-            _journal_lock.release(path)
-
-    def discard(self, path: Path) -> None:
-        live = self._live.get(path)
-        self._forget(path)
-        if live is not None:
-            live.abandon()
-        with contextlib.suppress(FileNotFoundError):
-            path.unlink()

@@ -1,13 +1,7 @@
-"""Lenient parsing of agent traffic into silo_nb's models (Silo's parse rules, one function each).
+"""Silo's parse rules for what describes a session: commands, config options (and the legacy modes and
+models they are synthesized from), permission options, session summaries and the title rule.
 
-- The per-update rules (``parse_update`` and what it uses, message ids) live in ``_updates.py`` and the
-  journal line's reader in ``_journal_json.py``; they are re-exported here, the one place to import from.
-- Nothing here raises on agent data: a malformed optional field becomes absent, an invalid list item is
-  dropped, unknown kinds/types/statuses/categories are kept as open strings.
-- Agent free-form values (an update's raw object, ``rawInput``/``rawOutput``) are cut below
-  ``MAX_RAW_DEPTH`` levels behind ``DEPTH_MARKER``, never lost silently (pydantic serializes ~255 levels).
-- Message ids: Silo synthesizes ``silo-msg-<n>`` per run of same-kind text chunks when the agent sends
-  none (:class:`MessageIdSynthesizer`).
+Lenient like every parser of agent data: nothing raises, unusable items are dropped, unknown types kept.
 """
 
 from __future__ import annotations
@@ -15,23 +9,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from silo_nb.sessions._journal_json import journal_line_to_update
-from silo_nb.sessions._updates import (
-    DEPTH_MARKER,
-    MAX_FIELD_CHARS,
-    MAX_RAW_DEPTH,
-    TEXT_KINDS,
-    MessageIdSynthesizer,
-    cut_long_strings,
-    parse_content_block,
-    parse_plan,
-    parse_session_update,
-    parse_tool_call,
-    parse_update,
-    parse_usage,
-    parse_wire_update,
-)
-from silo_nb.sessions.kinds import METADATA_KINDS
 from silo_nb.sessions.models import (
     AgentCommand,
     AgentCommandInput,
@@ -43,25 +20,10 @@ from silo_nb.sessions.models import (
 )
 
 __all__ = [
-    "DEPTH_MARKER",
-    "MAX_FIELD_CHARS",
-    "MAX_RAW_DEPTH",
-    "METADATA_KINDS",
-    "TEXT_KINDS",
-    "MessageIdSynthesizer",
-    "cut_long_strings",
-    "journal_line_to_update",
     "parse_commands",
     "parse_config_options",
-    "parse_content_block",
     "parse_permission_options",
-    "parse_plan",
     "parse_session_summary",
-    "parse_session_update",
-    "parse_tool_call",
-    "parse_update",
-    "parse_usage",
-    "parse_wire_update",
     "session_title",
     "synthesize_legacy_options",
 ]

@@ -18,8 +18,7 @@ from silo_nb.acp import AcpConnectionClosed, AgentConnection
 from silo_nb.sessions.errors import AgentSessionError
 
 if TYPE_CHECKING:
-    from silo_nb.sessions.handle import AgentSessionHandle
-    from silo_nb.sessions.journal import JournalFiles
+    from silo_nb.sessions.session.core import SessionCore
 
 __all__ = ["abandon", "request_or_undo"]
 
@@ -27,10 +26,10 @@ log = logging.getLogger("silo_nb.sessions")
 
 
 async def request_or_undo(
-    handle: AgentSessionHandle, connection: AgentConnection, method: str, params: dict[str, Any]
+    core: SessionCore, connection: AgentConnection, method: str, params: dict[str, Any]
 ) -> Any:
     """``method``'s result; on any failure the journal is left as it was before the call."""
-    writer = handle._writer
+    writer = core.journal.writer
     before = writer.snapshot_lines() if writer is not None else None
     try:
         return await connection.rpc.request(method, params)
@@ -38,25 +37,20 @@ async def request_or_undo(
         if writer is not None and before is not None and len(writer) != len(before):
             log.info(
                 "%s: %s failed after the agent replayed %d updates; the journal is left as it was",
-                handle.label,
+                core.label,
                 method,
                 len(writer) - len(before),
             )
             writer.replace_lines(before)
         if isinstance(exc, AcpConnectionClosed):
             raise AgentSessionError(
-                f"{handle.label} could not {method.rsplit('/', maxsplit=1)[-1]} the session: {exc}"
+                f"{core.label} could not {method.rsplit('/', maxsplit=1)[-1]} the session: {exc}"
             ) from exc
         raise
 
 
-def abandon(
-    handle: AgentSessionHandle, journals: JournalFiles, connection: AgentConnection, reason: str
-) -> None:
+def abandon(core: SessionCore, connection: AgentConnection, reason: str) -> None:
     """A handshake failed: hand the journal writer back, then shut the agent down in the background
     (the caller reports the failure at once; ``AgentConnection.close_in_background``)."""
-    writer = handle._writer
-    if writer is not None:
-        writer.flush()
-        journals._release_writer(writer)
+    core.journal.hand_back()
     connection.close_in_background(reason)

@@ -131,7 +131,7 @@ class PermissionDesk:
             tool_call=parse_tool_call(call_raw),
             raw=raw,
             request_id=f"silo-permission-{self._count}",
-        )._bind(self)
+        ).attach_answers(self)
         pending = _Pending(request)
         self._requests[request.request_id] = pending
         self._record(_line(PERMISSION_REQUEST_KIND, request))

@@ -1,4 +1,4 @@
-"""Reading journals (re-exported by ``journal.py``): a file or its lines to ``AgentSessionUpdate`` models.
+"""Reading journals: a file or its lines to ``AgentSessionUpdate`` models (each line by ``lines.py``).
 
 - The bytes are split once and each line decoded by orjson (:func:`silo_nb.acp.framing.has_long_number`
   checks the whole file in one C-speed pass first: lines that may hold an integer beyond 64 bits, which
@@ -21,7 +21,7 @@ from typing import Any
 import orjson
 
 from silo_nb.acp.framing import has_long_number
-from silo_nb.sessions._journal_json import journal_line_to_update
+from silo_nb.sessions.journal.lines import journal_line_to_update
 from silo_nb.sessions.models import AgentSessionUpdate
 from silo_nb.util import gc_paused
 

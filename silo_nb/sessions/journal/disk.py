@@ -1,6 +1,6 @@
-"""Small helpers of the journal writer (``journal.py``): the lines it accepted, its encoding, its torn-tail
-check, its wording, and its low-level writes (``write_all``, ``write_lines``): the fault tests replace
-this module's ``os`` as well as ``journal.py``'s to script short and failed writes.
+"""The journal writer's side of the disk: the lines it accepted, its encoding, its torn-tail check, its
+wording, and its low-level writes (``write_all``, ``write_lines``): the fault tests replace this module's
+``os`` as well as ``writer.py``'s to script short and failed writes.
 """
 
 from __future__ import annotations

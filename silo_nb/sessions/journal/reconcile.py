@@ -9,7 +9,8 @@ import json
 import logging
 from typing import Any
 
-from silo_nb.sessions.journal import JournalWriter, parse_lines
+from silo_nb.sessions.journal.reader import parse_lines
+from silo_nb.sessions.journal.writer import JournalWriter
 from silo_nb.sessions.kinds import RESUME_METADATA_KINDS, TURN_END_KIND, USER_PROMPT_KIND
 from silo_nb.sessions.parse import session_title
 

@@ -12,7 +12,7 @@
   ``config`` values at the end), recorded like the prompt line — journal and ``on_transcript`` — so a
   restored cell repaints a failed or cancelled turn as it ended live, and ``silo_nb.frame`` can describe
   each turn from the journal alone. Silo's readers skip kinds they do not know.
-- What it decides goes to the registry through :class:`~silo_nb.sessions._host.SessionRegistry`; it
+- What it decides goes to the registry through :class:`~silo_nb.sessions.host.SessionRegistry`; it
   knows nothing else of the session.
 """
 
@@ -22,7 +22,7 @@ import asyncio
 import time
 from collections.abc import Callable, Mapping
 
-from silo_nb.sessions._host import SessionRegistry
+from silo_nb.sessions.host import SessionRegistry
 from silo_nb.sessions.kinds import TURN_END_KIND, WORK_KINDS
 from silo_nb.sessions.models import AgentSessionUpdate
 from silo_nb.sessions.status import TurnOutcome, now_iso
@@ -99,7 +99,7 @@ class TurnTracker:
         self.reset()
         if self.prompts_in_flight == 0:
             self._started = (now_iso(), time.monotonic())
-            self._registry._begin_turn(self._entry_id())
+            self._registry.begin_turn(self._entry_id())
         self.prompts_in_flight += 1
 
     def prompt_ended(
@@ -114,7 +114,7 @@ class TurnTracker:
         self._journal_end(outcome, stop_reason=stop_reason, error=error, sign_in=sign_in)
         self._flush()
         if not self.closed and self.prompts_in_flight == 0:
-            self._registry._end_turn(self._entry_id(), outcome)
+            self._registry.end_turn(self._entry_id(), outcome)
 
     # -- agent-initiated turns --------------------------------------------------------------------
 
@@ -147,7 +147,7 @@ class TurnTracker:
         if not self._agent_turn_open:
             self._agent_turn_open = True
             self._started = (now_iso(), time.monotonic())
-            self._registry._begin_turn(self._entry_id())
+            self._registry.begin_turn(self._entry_id())
         if not self._marks_turn_ends:
             self._arm_quiescence()
 
@@ -159,7 +159,7 @@ class TurnTracker:
             if was_open:
                 self._journal_end("failed", error=reason.splitlines()[0] if reason else None)
             self._flush()
-            self._registry._end_turn(self._entry_id(), "failed")
+            self._registry.end_turn(self._entry_id(), "failed")
         else:
             self._flush()
 
@@ -192,7 +192,7 @@ class TurnTracker:
         self.reset()
         self._journal_end(outcome)
         self._flush()
-        self._registry._end_turn(self._entry_id(), outcome)
+        self._registry.end_turn(self._entry_id(), outcome)
 
     # -- the quiet-period timer -------------------------------------------------------------------
 

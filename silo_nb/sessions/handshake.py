@@ -5,8 +5,8 @@ of their failures. ``connect.py`` routes; this module talks and words.
   lines appended are those that state a cause (``acp.error_excerpt``): never the last backtrace frame or
   an unrelated warning. When the agent answered, only error-looking lines are added (its answer already
   says what happened); the whole ring stays in ``handle.stderr_tail()``.
-- A sign-in failure (``_auth.is_auth_error``) is an ``AgentSignInError`` whose one line lists every way
-  the agent accepts (``_auth.sign_in_advice``).
+- A sign-in failure (``sign_in.is_auth_error``) is an ``AgentSignInError`` whose one line lists every way
+  the agent accepts (``sign_in.sign_in_advice``).
 """
 
 from __future__ import annotations
@@ -23,10 +23,10 @@ from silo_nb.acp import (
     error_excerpt,
 )
 from silo_nb.acp.process import STDERR_RING_LINES
-from silo_nb.sessions._auth import AuthMethod, choose_method, is_auth_error, sign_in_advice
 from silo_nb.sessions.capabilities import AgentCapabilities
 from silo_nb.sessions.errors import AgentSessionError, AgentSignInError
 from silo_nb.sessions.profiles import AgentProfile
+from silo_nb.sessions.sign_in import AuthMethod, choose_method, is_auth_error, sign_in_advice
 
 __all__ = ["authenticate", "initialize", "new_session", "sign_in_error", "timed_out", "with_stderr"]
 

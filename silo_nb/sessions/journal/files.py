@@ -1,0 +1,115 @@
+"""The journal files of one data dir, and the writers open on them (one per live session).
+
+- Reads go through here so a live session's buffered lines are flushed first; a handle hands its writer
+  back (:meth:`JournalFiles.release_writer`) when it closes.
+- A writer holds the journal's write lock (``locks.py``; this object's :attr:`JournalFiles.locks`): a
+  second process connecting to the same session is refused, so two kernels never interleave one journal.
+- :meth:`JournalFiles.close` lets go of every lock it holds (a service that is done; the tests check no
+  lock is left behind).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from pathlib import Path
+
+from silo_nb.sessions.journal.locks import JournalLocks
+from silo_nb.sessions.journal.reader import parse_lines, read_lines, read_updates
+from silo_nb.sessions.journal.writer import JournalWriter
+from silo_nb.sessions.models import AgentSessionUpdate
+from silo_nb.sessions.storage import decode_session_id, journal_path
+
+__all__ = ["JournalFiles"]
+
+log = logging.getLogger("silo_nb.journal")
+
+
+class JournalFiles:
+    """The journal files of one data dir, and the writers open on them (one per live session)."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.data_dir = data_dir
+        self.locks = JournalLocks()
+        self._live: dict[Path, JournalWriter] = {}
+        self._released: set[Path] = set()  # writers the session closed that still hold unwritten lines
+
+    def path(self, workspace_id: str, session_id: str) -> Path:
+        return journal_path(self.data_dir, workspace_id, session_id)
+
+    def read_updates(self, path: Path) -> list[AgentSessionUpdate]:
+        """:meth:`read`'s lines as updates (what ``read_journal`` returns), parsed from the file's bytes."""
+        live = self._live.get(path)
+        if live is not None:
+            live.flush()
+            if live.pending or path in self._released:
+                return parse_lines(self.read(path))
+        return read_updates(path)
+
+    def read(self, path: Path) -> list[str]:
+        """The file's lines, after flushing a live writer on it; while that writer cannot write, its
+        lines (the file as it should be), so a full disk never hides an accepted line."""
+        live = self._live.get(path)
+        if live is None:
+            return read_lines(path)
+        live.flush()
+        if live.pending:
+            return live.snapshot_lines()
+        if path in self._released:
+            self._forget(path)
+        return read_lines(path)
+
+    def flush(self, path: Path) -> bool:  # False: its live writer cannot write now (read() has the lines)
+        live = self._live.get(path)
+        if live is not None:
+            live.flush()
+        return live is None or not live.pending
+
+    def writer(self, path: Path, seed: list[str], *, rewrite: bool = False) -> JournalWriter:
+        """A writer on ``path`` seeded with ``seed`` (``rewrite``: the file becomes exactly ``seed``).
+        A closed writer on the same file whose lines are not on disk yet hands them over."""
+        self.locks.acquire(path, decode_session_id(path.stem) or path.stem)
+        writer = JournalWriter(path, seed)
+        old = self._live.get(path)
+        if old is not None and path in self._released and not rewrite:
+            writer.take_over(old)  # only a closed one: a writer still in use keeps its lines
+        self._forget(path, unlock=False)
+        self._live[path] = writer
+        if rewrite:
+            writer.replace_lines(seed)
+        return writer
+
+    def release_writer(self, writer: JournalWriter) -> None:
+        """The session is done with ``writer``; one still holding unwritten lines stays here, so a
+        later read or reconnect retries them."""
+        if self._live.get(writer.path) is not writer:
+            return
+        if writer.pending:
+            log.warning(
+                "%s: lines not written yet are kept in memory until a read or a reconnect", writer.path
+            )
+            self._released.add(writer.path)
+            return
+        self._forget(writer.path)
+
+    def _forget(self, path: Path, *, unlock: bool = True) -> None:
+        self._live.pop(path, None)
+        self._released.discard(path)
+        if unlock:
+            self.locks.release(path)
+
+    def discard(self, path: Path) -> None:
+        live = self._live.get(path)
+        self._forget(path)
+        if live is not None:
+            live.abandon()
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+
+    def close(self) -> None:
+        """Flush every writer and let go of every lock: this data dir's service is done."""
+        for writer in list(self._live.values()):
+            writer.flush()
+        self._live.clear()
+        self._released.clear()
+        self.locks.release_all()

@@ -1,0 +1,153 @@
+"""The parts of one chat session, composed: what the handle (``handle.py``) is the public face of.
+
+- Built by ``connect`` (``sessions/connect.py``) with a :class:`~.wiring.SessionWiring` (the agent
+  connection, its capabilities, the session id) and a :class:`~.journal_slot.JournalSlot`; the parts
+  each own one job: ``inbound`` (what the agent sends, in arrival order), ``turns`` (turn tracking and
+  the quiet-period timer), ``permissions`` (pending permissions), ``options`` (config options), ``stop``
+  (a Stop and its bound). They reach each other only through this object's public attributes.
+- :meth:`SessionCore.record` is the one way into the transcript: the journal, then ``on_transcript``.
+- Everything the session reports to its service goes to ``registry`` (``host.SessionRegistry``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Mapping
+from typing import Any
+
+import anyio
+
+from silo_nb.sessions.host import SessionRegistry
+from silo_nb.sessions.journal import JournalFiles
+from silo_nb.sessions.models import AgentCommand, AgentSessionUpdate
+from silo_nb.sessions.parse import MessageIdSynthesizer
+from silo_nb.sessions.profiles import AgentProfile
+from silo_nb.sessions.session.config_options import ConfigOptions
+from silo_nb.sessions.session.inbound import InboundTraffic
+from silo_nb.sessions.session.journal_slot import JournalSlot
+from silo_nb.sessions.session.permission_desk import PermissionDesk
+from silo_nb.sessions.session.stop_control import StopControl
+from silo_nb.sessions.session.turn_tracker import TurnTracker
+from silo_nb.sessions.session.wiring import SessionWiring
+from silo_nb.util import ListenerSet
+
+__all__ = ["SESSION_CLOSE_TIMEOUT_SECONDS", "SessionCore"]
+
+SESSION_CLOSE_TIMEOUT_SECONDS = 2.0
+
+
+class SessionCore:
+    """One session's parts and state (see the module docstring)."""
+
+    def __init__(
+        self,
+        *,
+        registry: SessionRegistry,
+        journals: JournalFiles,
+        profile: AgentProfile,
+        workspace_id: str,
+        cwd: str,
+    ) -> None:
+        self.registry = registry
+        self.profile = profile
+        self.workspace_id = workspace_id
+        self.cwd = cwd
+        self.id = ""  # the status entry's id: "chat:" + the session id, once it is known
+        self.disposed = False
+        self.close_task: asyncio.Task[None] | None = None
+        self.agent_id: str | None = profile.agent_id
+        self.user_prompts = 0  # prompts this connection journaled (the n of silo-journal-user-<n>)
+        self.commands: tuple[AgentCommand, ...] = ()
+        self.title: str | None = None
+        self.synth = MessageIdSynthesizer()
+        self.wiring = SessionWiring(profile.display_label)
+        self.journal = JournalSlot(journals, lambda: self.label)
+        self.journal.on_problem = lambda problem: registry.patch(self.id, journal_problem=problem)
+        self.update_listeners: ListenerSet[[AgentSessionUpdate]] = ListenerSet("on_update")
+        self.transcript_listeners: ListenerSet[[AgentSessionUpdate]] = ListenerSet("on_transcript")
+        self.command_listeners: ListenerSet[[]] = ListenerSet("on_commands_changed")
+        self.turns = TurnTracker(
+            registry, lambda: self.id, self.journal.flush, self.record, self.turn_context
+        )
+        self.stop = StopControl(profile.cancel_timeout)
+        self.permissions = PermissionDesk(
+            record=self.record,
+            on_blocked=lambda: registry.blocked(self.id),
+            on_answered=self._permission_answered,
+        )
+        self.options = ConfigOptions(lambda: self.label)
+        self.inbound = InboundTraffic(self)
+
+    @property
+    def label(self) -> str:
+        return self.profile.display_label
+
+    @property
+    def session_id(self) -> str:
+        return self.wiring.session_id or ""
+
+    @property
+    def journal_in_use(self) -> bool:
+        """Connected or connecting (its agent connection open) and not disposed: it may still write."""
+        return not self.disposed and self.wiring.is_open
+
+    # -- the transcript -----------------------------------------------------------------------------
+
+    def record(self, update: AgentSessionUpdate, value: dict[str, Any] | None = None) -> None:
+        """The one way into the transcript: the journal (``value``: the line's JSON, when the parser made
+        it), then ``on_transcript`` listeners."""
+        self.journal.record(update, value)
+        if not self.disposed:
+            self.transcript_listeners.emit(update)
+
+    def turn_context(self) -> dict[str, object]:
+        """What a ``turn_end`` line records of the session (``silo_nb.frame`` reads it)."""
+        config = {option.id: option.current_value for option in self.options.options}
+        return {"profile": self.profile.id, "agent": self.wiring.caps.agent_name, "config": config}
+
+    def _permission_answered(self) -> None:
+        if not self.disposed:
+            self.registry.unblocked(self.id)
+            self.turns.permission_answered()
+
+    # -- set up by connect ------------------------------------------------------------------------
+
+    def finish_setup(self, result: Mapping[str, Any]) -> None:
+        """The handshake is over: final id, config options, and the journal as it stands."""
+        self.turns.handshaking = False
+        self.id = "chat:" + self.session_id
+        self.options.adopt_result(result, notify=False)
+        if self.journal.writer is not None:
+            self.permissions.continue_after(self.journal.set_up())
+
+    # -- dispose ----------------------------------------------------------------------------------
+
+    def begin_dispose(self) -> None:
+        """The synchronous half: nothing is delivered any more and the status entry goes away."""
+        self.disposed = True
+        self.turns.closed = True
+        self.turns.reset()
+        self.permissions.cancel_all()
+        self.registry.unregister(self.id)
+        for listeners in (
+            self.update_listeners,
+            self.transcript_listeners,
+            self.permissions.listeners,
+            self.options.listeners,
+            self.command_listeners,
+        ):
+            listeners.clear()
+
+    async def close(self) -> None:
+        """Close the session on the agent's side (when it can), then its process group; the journal last."""
+        connection = self.wiring.connection
+        try:
+            can_close = self.wiring.caps.can_close and self.wiring.session_id
+            if connection is not None and connection.is_open and can_close:
+                with anyio.move_on_after(SESSION_CLOSE_TIMEOUT_SECONDS), contextlib.suppress(Exception):
+                    await connection.rpc.request("session/close", {"sessionId": self.session_id})
+            if connection is not None:
+                await connection.aclose()
+        finally:
+            self.journal.release()

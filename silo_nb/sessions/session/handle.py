@@ -1,0 +1,345 @@
+"""``AgentSessionHandle``: one live chat session, with Silo's semantics — the public handle only.
+
+- ``connect`` (``sessions/connect.py``) builds the session's parts (``core.SessionCore``: the wiring,
+  the journal slot, inbound traffic, turns, permissions, options, Stop) and hands back this handle, their
+  public face: prompts, cancel, permissions, config options, listeners, dispose.
+- The handle keeps no state of its own; prompts go through ``prompt_blocks`` (validation, the wire shape,
+  the synthesized prompt line) and ``prompt_call`` (the call and how the turn ended).
+- ``dispose`` is synchronous (it schedules :meth:`aclose`); ``aclose`` returns once the process group is
+  gone and the journal is flushed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from silo_nb.acp import AcpConnectionClosed
+from silo_nb.sessions.errors import AgentSessionError
+from silo_nb.sessions.journal import parse_lines
+from silo_nb.sessions.models import (
+    AgentCommand,
+    AgentPermissionRequest,
+    AgentPromptBlock,
+    AgentPromptCapabilities,
+    AgentPromptResult,
+    AgentSessionConfigOption,
+    AgentSessionSummary,
+    AgentSessionUpdate,
+    ResumeOutcome,
+)
+from silo_nb.sessions.session.core import SessionCore
+from silo_nb.sessions.session.permission_desk import PermissionPolicy
+from silo_nb.sessions.session.prompt_blocks import prompt_line, validate_prompt_blocks
+from silo_nb.sessions.session.prompt_call import TurnEnd, list_sessions, send_prompt
+from silo_nb.util import Disposable
+
+__all__ = ["AgentSessionHandle"]
+
+
+class AgentSessionHandle:
+    """A connected chat session. Get one from ``AgentSessionsService.connect``."""
+
+    def __init__(self, core: SessionCore) -> None:
+        self._core = core
+
+    @property
+    def core(self) -> SessionCore:
+        """The session's parts (``session/core.py``): for silo_nb's own layers and tests, not a stable API."""
+        return self._core
+
+    # -- read-only surface ------------------------------------------------------------------------
+
+    @property
+    def id(self) -> str:
+        """The status entry's id (``chat:<session id>``), as ``AgentsService.get_state`` lists it."""
+        return self._core.id
+
+    @property
+    def session_id(self) -> str:
+        """The agent's own session id (changes on a load that adopts a new id, or ``start_fresh``)."""
+        return self._core.session_id
+
+    @property
+    def workspace_id(self) -> str:
+        return self._core.workspace_id
+
+    @property
+    def cwd(self) -> str:
+        return self._core.cwd
+
+    @property
+    def agent_id(self) -> str | None:
+        return self._core.agent_id
+
+    @property
+    def resume_outcome(self) -> ResumeOutcome:
+        """How the session was opened: ``new``, ``resumed`` or ``journal-only``."""
+        return self._core.wiring.resume_outcome
+
+    @property
+    def label(self) -> str:
+        return self._core.label
+
+    @property
+    def profile_id(self) -> str:
+        return self._core.profile.id
+
+    @property
+    def agent_name(self) -> str:
+        return self._core.wiring.caps.agent_name
+
+    @property
+    def can_resume(self) -> bool:
+        return self._core.wiring.caps.can_resume
+
+    @property
+    def can_list(self) -> bool:
+        return self._core.wiring.caps.can_list
+
+    @property
+    def prompt_capabilities(self) -> AgentPromptCapabilities:
+        return self._core.wiring.caps.prompt
+
+    @property
+    def init_result(self) -> Mapping[str, Any]:
+        return self._core.wiring.caps.init_result
+
+    @property
+    def config_options(self) -> tuple[AgentSessionConfigOption, ...]:
+        return self._core.options.options
+
+    @property
+    def commands(self) -> tuple[AgentCommand, ...]:
+        return self._core.commands
+
+    @property
+    def prompts_sent(self) -> int:
+        """How many prompts this connection journaled (the ``n`` of ``silo-journal-user-<n>``)."""
+        return self._core.user_prompts
+
+    @property
+    def pending_permissions(self) -> tuple[AgentPermissionRequest, ...]:
+        """Permission requests nobody has answered yet."""
+        return self._core.permissions.pending
+
+    @property
+    def turn_quiescence_seconds(self) -> float:
+        return self._core.turns.quiescence_seconds
+
+    @turn_quiescence_seconds.setter
+    def turn_quiescence_seconds(self, seconds: float) -> None:
+        self._core.turns.quiescence_seconds = seconds
+
+    @property
+    def title(self) -> str:
+        info = self._core.registry.get(self.id)
+        return info.title if info else (self._core.title or self.label)
+
+    @property
+    def journal(self) -> tuple[AgentSessionUpdate, ...]:
+        """The journal as it stood when the session was set up (a resumed session's transcript so far);
+        parsed on first use, so a restore that never asks costs no parse of a long journal."""
+        return self._core.journal.lines_at_setup
+
+    def journal_lines(self) -> list[str]:
+        """Every line journaled so far, those not on disk yet included (``[]`` before the journal opens)."""
+        return self._core.journal.snapshot_lines()
+
+    def journal_updates(self) -> tuple[AgentSessionUpdate, ...]:
+        """:meth:`journal_lines` as updates; the journal at setup when there is no writer."""
+        if self._core.journal.writer is None:
+            return self.journal
+        return tuple(parse_lines(self.journal_lines()))
+
+    @property
+    def is_live(self) -> bool:
+        """True while the agent process is connected and the handle is not disposed."""
+        return not self.disposed and self.resume_outcome != "journal-only" and self._core.wiring.is_open
+
+    @property
+    def journal_in_use(self) -> bool:
+        """Connected or connecting and not disposed: the journal lock's notion of "open in this kernel"."""
+        return self._core.journal_in_use
+
+    @property
+    def journal_problem(self) -> str | None:
+        """Why the journal cannot be written right now (accepted lines wait in memory), else None."""
+        return self._core.journal.problem
+
+    @property
+    def disposed(self) -> bool:
+        return self._core.disposed
+
+    def stderr_tail(self, lines: int = 5) -> list[str]:
+        connection = self._core.wiring.connection
+        return connection.stderr_tail(lines) if connection is not None else []
+
+    def __repr__(self) -> str:
+        state = "disposed" if self.disposed else ("live" if self.is_live else self.resume_outcome)
+        return f"<AgentSessionHandle {self.label!r} session_id={self.session_id!r} {state}>"
+
+    # -- listeners --------------------------------------------------------------------------------
+
+    def on_update(self, listener: Callable[[AgentSessionUpdate], None]) -> Disposable:
+        return self._core.update_listeners.add(listener)
+
+    def on_transcript(self, listener: Callable[[AgentSessionUpdate], None]) -> Disposable:
+        """Every update as it is journaled: the wire updates plus silo_nb's synthesized lines (the user
+        prompt, permission requests and decisions). A transcript view fed from here shows exactly what a
+        view repainted from the journal shows (improvement: Silo's UI appends its prompt locally)."""
+        return self._core.transcript_listeners.add(listener)
+
+    def on_permission(
+        self, listener: Callable[[AgentPermissionRequest], None] | PermissionPolicy
+    ) -> Disposable:
+        """A listener (answer with ``request.respond``), or a policy that answers by rule (journaled)."""
+        return self._core.permissions.add(listener, self.cwd)
+
+    def on_config_options_changed(self, listener: Callable[[], None]) -> Disposable:
+        return self._core.options.listeners.add(listener)
+
+    def on_commands_changed(self, listener: Callable[[], None]) -> Disposable:
+        return self._core.command_listeners.add(listener)
+
+    # -- prompt / cancel --------------------------------------------------------------------------
+
+    async def prompt(
+        self, blocks: Iterable[AgentPromptBlock | Mapping[str, Any]], *, cell_id: str | None = None
+    ) -> AgentPromptResult:
+        """Send one turn and wait for it to end. Drive one turn at a time.
+
+        ``cell_id`` (the notebook cell the prompt came from) is recorded with the journaled prompt.
+        """
+        core = self._core
+        parsed = validate_prompt_blocks(
+            blocks, embedded_context=self.prompt_capabilities.embedded_context, label=self.label
+        )
+        self._check_live()
+        connection = core.wiring.connection
+        assert connection is not None
+        core.turns.prompt_started()
+        line = prompt_line(parsed, core.user_prompts + 1, cell_id)
+        if line is not None:
+            core.user_prompts += 1
+            core.record(line)
+        end = TurnEnd(core.stop)
+        try:
+            result = await send_prompt(
+                connection,
+                self.session_id,
+                parsed,
+                on_cancelled=self._cancel_if_live,
+                stop=core.stop,
+                sign_in=(core.wiring.caps.auth_methods, self.profile_id),
+            )
+            return end.answered(result)
+        except BaseException as exc:
+            end.raised(exc)
+            raise
+        finally:
+            core.turns.prompt_ended(end.outcome, **end.details)
+
+    def _cancel_if_live(self) -> None:
+        if not self.disposed:
+            self.cancel()
+
+    def cancel(self) -> None:
+        """Cancel the running turn: ``session/cancel``; pending permissions are answered ``cancelled``.
+
+        The turn then ends within the profile's ``cancel_timeout``; if the agent had not stopped by then,
+        calling this again ends the agent's processes and closes the session (``stop_control.py``)."""
+        core = self._core
+        connection = core.wiring.connection
+        if self.resume_outcome == "journal-only" or connection is None:
+            return
+        if core.stop.overdue and connection.is_open:
+            core.stop.kill(connection)
+            return
+        connection.rpc.notify("session/cancel", {"sessionId": self.session_id})
+        core.permissions.cancel_all()
+        core.stop.requested()
+
+    @property
+    def stop_overdue(self) -> bool:
+        """A Stop went unanswered: the agent may still work on that turn; Stop again ends it."""
+        return self._core.stop.overdue
+
+    def _check_live(self) -> None:
+        if self.resume_outcome == "journal-only":
+            raise AgentSessionError(
+                f"{self.label} is journal-only — reconnect with resume={{'session_id': "
+                f"'{self.session_id}', 'start_fresh': True}} to continue."
+            )
+        if self.disposed:
+            raise AgentSessionError(
+                f"This {self.label} session was disconnected — connect again to continue."
+            )
+        connection = self._core.wiring.connection
+        if connection is None or not connection.is_open:
+            reason = connection.rpc.close_message if connection else None
+            raise AgentSessionError(
+                f"{self.label} is no longer connected ({(reason or 'connection closed').splitlines()[0]}) — "
+                f"connect again with resume={{'session_id': '{self.session_id}'}} to continue."
+            )
+
+    async def _request(self, method: str, params: dict[str, Any]) -> Any:
+        """A request on the live connection; a closed connection becomes ``AgentSessionError``."""
+        self._check_live()
+        connection = self._core.wiring.connection
+        assert connection is not None
+        try:
+            return await connection.rpc.request(method, params)
+        except AcpConnectionClosed as exc:
+            raise AgentSessionError(f"{self.label} is no longer connected: {exc}") from exc
+
+    # -- config options and sessions list -----------------------------------------------------------
+
+    async def set_config_option(self, option_id: str, value: Any) -> None:
+        """Set a session control; ``on_config_options_changed`` fires before this returns."""
+        await self._core.options.set(option_id, value, self._request, self.session_id)
+
+    async def list_sessions(self) -> list[AgentSessionSummary]:
+        """``session/list`` on this live connection (no caching, no pagination)."""
+        if not self.can_list:
+            raise AgentSessionError(f"{self.label} does not support session/list.")
+        if self.resume_outcome == "journal-only":
+            raise AgentSessionError(f"{self.label} is journal-only — there is no live connection to ask.")
+        self._check_live()
+        connection = self._core.wiring.connection
+        assert connection is not None
+        return await list_sessions(connection, self.label)
+
+    # -- dispose ----------------------------------------------------------------------------------
+
+    def dispose(self) -> None:
+        """End the session: the agent's whole process group is killed. Idempotent; returns at once."""
+        core = self._core
+        if core.close_task is not None or core.disposed:
+            return
+        core.begin_dispose()
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            if core.wiring.connection is not None:
+                core.wiring.connection.kill_now()
+            core.journal.release()
+            return
+        core.close_task = loop.create_task(core.close(), name=f"silo_nb dispose {self.id}")
+
+    async def aclose(self) -> None:
+        """Awaitable :meth:`dispose`: returns once the process is gone and the journal is flushed."""
+        core = self._core
+        if core.close_task is None:
+            if core.disposed:
+                return
+            core.begin_dispose()
+            core.close_task = asyncio.get_running_loop().create_task(core.close())
+        await asyncio.shield(core.close_task)
+
+    async def __aenter__(self) -> AgentSessionHandle:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()

@@ -1,0 +1,117 @@
+"""What the agent sends to a session, in arrival order: one composed object per session.
+
+- ``session/update``: parse (with the message id; the decoded wire dict becomes ``raw``, uncopied) →
+  side effects (commands, config options, title: only the kinds the table marks, ``kinds.py``) →
+  *record* (journal + ``on_transcript``) → turn tracking → ``on_update`` listeners. Once the session is
+  set up, updates for another session id are dropped with a warning (during setup they are the load's
+  replay).
+- ``session/request_permission``: served by the session's ``PermissionDesk``.
+- The connection going away: pending permissions are cancelled and an open agent turn fails.
+- Hot (tens of thousands of updates a second): the parts it feeds are looked up once, at construction.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from silo_nb.sessions.kinds import SIDE_EFFECT_KINDS
+from silo_nb.sessions.models import AgentSessionUpdate
+from silo_nb.sessions.parse import (
+    MAX_FIELD_CHARS,
+    MAX_RAW_DEPTH,
+    parse_commands,
+    parse_session_update,
+    session_title,
+)
+
+if TYPE_CHECKING:
+    from silo_nb.sessions.session.core import SessionCore
+
+__all__ = ["InboundTraffic"]
+
+log = logging.getLogger("silo_nb.sessions")
+
+
+class InboundTraffic:
+    """The handlers of what the agent sends to one session (``connect`` registers them)."""
+
+    def __init__(self, core: SessionCore) -> None:
+        self._core = core
+        self._wiring = core.wiring
+        self._journal = core.journal
+        self._turns = core.turns
+        self._synth = core.synth
+        self._transcript = core.transcript_listeners
+        self._updates = core.update_listeners
+
+    def handlers(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """(request handlers, notification handlers) for the session's ``AgentConnection``."""
+        requests = {"session/request_permission": self.on_permission_request}
+        notifications = {"session/update": self.on_session_update}
+        return requests, notifications
+
+    def on_session_update(self, params: Any) -> None:
+        if type(params) is not dict:  # what the reader decoded: always a plain dict or not a message
+            return
+        update_raw = params.get("update")
+        if type(update_raw) is not dict:
+            return
+        sent_for = params.get("sessionId")
+        session_id = self._wiring.session_id
+        # While the session is being set up, updates under another id are this session's: an agent that
+        # adopts a new id on session/load replays under it before answering (claude-agent-acp does).
+        if (
+            sent_for != session_id
+            and sent_for is not None
+            and session_id is not None
+            and not self._turns.handshaking
+        ):
+            log.warning("dropped an update for another session (%s) from %s", sent_for, self._core.label)
+            return
+        # The decoded dict itself becomes the update's raw: the reader hands it over and keeps nothing;
+        # what the reader knows of the line (how deep, how long) spares the parser its walks.
+        connection = self._wiring.connection
+        if connection is not None:
+            rpc = connection.rpc
+            parsed = parse_session_update(
+                update_raw,
+                self._synth,
+                shallow=rpc.nesting_bound <= MAX_RAW_DEPTH,
+                short=rpc.line_bytes <= MAX_FIELD_CHARS,
+            )
+        else:
+            parsed = parse_session_update(update_raw, self._synth)
+        if parsed is None:
+            return
+        update, value = parsed
+        if update.kind in SIDE_EFFECT_KINDS:
+            self._apply_side_effects(update)
+        self._journal.record(update, value)
+        if self._core.disposed:
+            return
+        self._transcript.emit(update)
+        self._turns.observe(update)
+        self._updates.emit(update)
+
+    def _apply_side_effects(self, update: AgentSessionUpdate) -> None:
+        core = self._core
+        if update.kind == "available_commands_update":
+            core.commands = parse_commands(update.raw.get("availableCommands"))
+            core.command_listeners.emit()
+        elif update.kind in ("current_mode_update", "config_option_update"):
+            core.options.apply_update(update)
+        elif (title := session_title(update)) is not None:
+            core.title = title
+            core.registry.patch(core.id, title=title)
+
+    async def on_permission_request(self, params: Any) -> dict[str, Any]:
+        return await self._core.permissions.ask(params, open_=not self._core.disposed)
+
+    def on_connection_closed(self, reason: str) -> None:
+        core = self._core
+        if core.disposed:
+            return
+        log.info("%s closed: %s", core.label, reason.splitlines()[0] if reason else "")
+        core.permissions.cancel_all()
+        core.turns.connection_lost(reason)

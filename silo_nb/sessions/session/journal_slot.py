@@ -1,0 +1,121 @@
+"""Where one session's transcript goes: its journal writer, and the updates that came before it existed.
+
+- :meth:`JournalSlot.record` is the one way into the journal; ``on_transcript`` listeners are told after
+  (``inbound.py``). Before the session exists (no journal yet) updates wait here, up to
+  :data:`MAX_EARLY_UPDATES`: an agent flooding while it never answers ``initialize`` must not grow the
+  kernel; what is beyond that belongs to no session yet, said once.
+- Connect attaches a writer (and swaps it when a load adopts a new id); dispose releases it, after which
+  nothing more is written (its lock may go to another kernel).
+- :attr:`JournalSlot.lines_at_setup` is the journal as it stood when the session was set up (a resumed
+  session's transcript so far), parsed on first use: a restore that never asks costs no parse.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from silo_nb.sessions.journal import JournalFiles, JournalWriter, parse_lines
+from silo_nb.sessions.models import AgentSessionUpdate
+
+__all__ = ["MAX_EARLY_UPDATES", "JournalSlot"]
+
+log = logging.getLogger("silo_nb.sessions")
+
+MAX_EARLY_UPDATES = 10_000  # updates kept from before the session exists (its journal is not open yet)
+
+
+class JournalSlot:
+    """One session's journal writer (or the updates waiting for it)."""
+
+    def __init__(self, journals: JournalFiles, label: Callable[[], str]) -> None:
+        self.journals = journals
+        self._label = label
+        self._writer: JournalWriter | None = None
+        self._early: list[AgentSessionUpdate] = []
+        self._released = False  # the handle let its writer go (disposed): no more lines
+        self._at_setup: tuple[AgentSessionUpdate, ...] | list[str] = ()
+        self.on_problem: Callable[[str | None], None] | None = None
+
+    @property
+    def writer(self) -> JournalWriter | None:
+        return self._writer
+
+    @property
+    def problem(self) -> str | None:
+        """Why the journal cannot be written right now (accepted lines wait in memory), else None."""
+        return self._writer.problem if self._writer is not None else None
+
+    def attach(self, writer: JournalWriter | None) -> None:
+        """Journal into ``writer`` from now on; updates that came before it are appended first."""
+        self._writer = writer
+        if writer is not None:
+            writer.on_problem = self._problem_changed
+            for update in self._early:
+                writer.append(update)
+            self._early.clear()
+
+    def _problem_changed(self, problem: str | None) -> None:
+        if self.on_problem is not None:
+            self.on_problem(problem)
+
+    def record(self, update: AgentSessionUpdate, value: dict[str, Any] | None = None) -> None:
+        """Journal ``update`` (``value``: its line's JSON when the parser made it), or keep it for later."""
+        writer = self._writer
+        if writer is not None:
+            if not self._released:
+                writer.append(update, value)
+        else:
+            self._keep_early(update)
+
+    def _keep_early(self, update: AgentSessionUpdate) -> None:
+        if len(self._early) < MAX_EARLY_UPDATES:
+            self._early.append(update)
+        elif len(self._early) == MAX_EARLY_UPDATES:
+            log.warning(
+                "%s sent over %d updates before its session existed; the rest are not kept",
+                self._label(),
+                MAX_EARLY_UPDATES,
+            )
+            self._early.append(update)  # one past the bound: the warning is not repeated
+
+    def flush(self) -> None:
+        if self._writer is not None:
+            self._writer.flush()
+
+    def snapshot_lines(self) -> list[str]:
+        return self._writer.snapshot_lines() if self._writer is not None else []
+
+    def set_up(self) -> list[str]:
+        """The handshake is over: the journal as it stands is the session's start (returned as lines)."""
+        lines = self.snapshot_lines() if self._writer is not None else []
+        if self._writer is not None:
+            self._at_setup = lines
+        return lines
+
+    @property
+    def lines_at_setup(self) -> tuple[AgentSessionUpdate, ...]:
+        if isinstance(self._at_setup, list):
+            self._at_setup = tuple(parse_lines(self._at_setup))
+        return self._at_setup
+
+    def hand_back(self) -> None:
+        """Flush and give the writer back to the journal files (a failed connect, a swap, a dispose)."""
+        if self._writer is not None:
+            self._writer.flush()
+            self.journals.release_writer(self._writer)
+
+    def abandon(self) -> None:
+        """Drop the writer and its file's lines unwritten (a stale id starting over with an empty journal)."""
+        writer = self._writer
+        if writer is not None:
+            writer.abandon()
+            self.journals.release_writer(writer)
+            self._writer = None
+
+    def release(self) -> None:
+        """The session is over: the writer goes back and nothing more is written."""
+        if self._writer is not None:
+            self.hand_back()
+            self._released = True
