@@ -222,7 +222,7 @@ async def test_gemini_ignores_stop_then_a_second_stop_ends_it(workspace: Workspa
             await wait_for(lambda: not handle.is_live)
             with pytest.raises(silo_nb.AgentSessionError, match="no longer connected"):
                 await handle.prompt([{"type": "text", "text": "again"}])
-            assert KILLED in handle._connection.rpc.close_message  # type: ignore[union-attr, operator]
+            assert KILLED in handle.core.wiring.connection.rpc.close_message  # type: ignore[union-attr, operator]
             assert processes_with_home(home) == []
         finally:
             await handle.aclose()

@@ -14,7 +14,7 @@ from silo_nb.notebook.render import transcript_html, transcript_markdown, transc
 from silo_nb.notebook.transcript import MessageEntry, fold_all
 from silo_nb.sessions.models import ResourceBlock, ResourceLinkBlock, TextBlock
 from silo_nb.sessions.prompt_attachments import PromptAttachment, parse_attachments
-from silo_nb.sessions.session.prompt_call import prompt_line
+from silo_nb.sessions.session.prompt_blocks import prompt_line
 from tests.conftest import Workspace, demo_agent
 from tests.notebook.test_magics import final_bundle, restart, run, shell  # noqa: F401  (a fixture)
 

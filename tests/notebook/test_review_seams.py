@@ -11,9 +11,9 @@ import pytest
 from silo_nb.notebook.journal_index import find_turn
 from silo_nb.notebook.render.page import export_turns
 from silo_nb.notebook.turns import display_restored
-from silo_nb.sessions import _journal_lock
-from silo_nb.sessions import _turns as turns_module
 from silo_nb.sessions.errors import AgentSessionError
+from silo_nb.sessions.journal.locks import PROCESS_LOCKS
+from silo_nb.sessions.session import turn_tracker as turns_module
 from tests.agents.scripted import NEVER, Peer, scripted_service
 from tests.conftest import Workspace
 
@@ -95,9 +95,9 @@ async def test_a_connect_cancelled_while_applying_session_config_leaves_nothing(
             tg.cancel_scope.cancel()  # the caller gives up (a cell interrupted, a wait_for timing out)
     assert svc.get_state() == [], "a connect that never returned left a session registered"
     with anyio.move_on_after(10):  # the agent and the lock go in the background (slow on a loaded CI)
-        while _journal_lock._HELD:
+        while PROCESS_LOCKS.held():
             await anyio.sleep(0.05)
-    assert not _journal_lock._HELD, "and its journal locked"
+    assert not PROCESS_LOCKS.held(), "and its journal locked"
 
 
 async def test_a_turn_cut_short_by_dispose_is_journaled_as_it_ended_live(workspace: Workspace) -> None:
@@ -138,12 +138,12 @@ async def test_an_update_handled_after_the_journal_is_let_go_writes_no_line(work
     with anyio.fail_after(10):
         handle = await svc.sessions.connect("scripted")
         await handle.prompt([{"type": "text", "text": "go"}], cell_id="c1")
-        path = handle._writer.path
+        path = handle.core.journal.writer.path
         await handle.aclose()  # the journal is flushed and let go (its lock may go to another kernel)
         before = path.read_bytes()
         # What the reader still hands over after that (the rest of a chunk, past a yield): the streamed
         # path must drop it as ``_record`` does, not append to a writer the handle no longer owns.
         late = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "late"}}
-        handle._on_session_update({"sessionId": handle.session_id, "update": late})
+        handle.core.inbound.on_session_update({"sessionId": handle.session_id, "update": late})
         await anyio.sleep(0.6)  # past the writer's flush delay
     assert path.read_bytes() == before

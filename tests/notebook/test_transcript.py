@@ -50,7 +50,7 @@ def say(text: str, message_id: str | None = "m1", kind: str = "agent_message_chu
 
 
 def prompt(text: str, n: int = 1) -> AgentSessionUpdate:
-    """The user prompt as a session synthesizes it (``sessions/_prompts.prompt_line``)."""
+    """The user prompt as a session synthesizes it (``sessions/session/prompt_blocks.prompt_line``)."""
     return AgentSessionUpdate(
         kind="user_message_chunk",
         text=text,

@@ -531,7 +531,7 @@ def service(tmp_path: Path) -> silo_nb.AgentsService:
 
 
 def register(service: silo_nb.AgentsService, entry_id: str, title: str, agent: str = "Fake agent") -> None:
-    service._register(
+    service.board.register(
         AgentInfo(
             id=entry_id,
             workspace_id=service.workspace_id,
@@ -717,9 +717,9 @@ def test_panel_shows_a_journal_problem_until_it_clears(
 ) -> None:
     widget, _runs = panel
     assert "journal" not in widget.session_html.value
-    service._patch(handle.id, journal_problem="No space left on device <disk>")
+    service.board.patch(handle.id, journal_problem="No space left on device <disk>")
     assert "⚠ journal: No space left on device &lt;disk&gt;" in widget.session_html.value
-    service._patch(handle.id, journal_problem=None)
+    service.board.patch(handle.id, journal_problem=None)
     assert "journal" not in widget.session_html.value
 
 
@@ -729,11 +729,11 @@ async def test_panel_status_badge_follows_the_service(
     widget, _runs = panel
     idle = widget.badge.value
     assert idle
-    service._begin_turn(handle.id)
+    service.board.begin_turn(handle.id)
     working = widget.badge.value
     assert working != idle and "working" in working.lower()
     assert widget._ticker.running
-    service._end_turn(handle.id, "finished")
+    service.board.end_turn(handle.id, "finished")
     assert widget.badge.value != working and not widget._ticker.running
 
 
@@ -793,9 +793,9 @@ async def test_panel_close_all_disposes_everything(
     widget.close_all()
     assert all(d.disposed for d in handle.disposables) and len(handle.disposables) == 3
     assert not handle.update_listeners and not handle.config_listeners and not handle.command_listeners
-    assert not service._listeners[False]
+    assert not service.board._listeners[False]
     assert ids <= closed_comms(comms)
-    service._begin_turn(handle.id)  # no listener left: nothing happens
+    service.board.begin_turn(handle.id)  # no listener left: nothing happens
     widget.close_all()  # idempotent
 
 
@@ -813,9 +813,9 @@ async def test_agents_list_rows_and_acknowledge(comms: list[Sent], service: silo
     assert "Fix the parser" in row_a.title.value and "Claude" in row_a.agent.value
     assert not row_a.shows_acknowledge and agents.empty not in agents.children
 
-    service._begin_turn("a")
+    service.board.begin_turn("a")
     assert "working" in row_a.badge.value.lower()
-    service._end_turn("a", "finished")  # nobody watched: needs attention
+    service.board.end_turn("a", "finished")  # nobody watched: needs attention
     info = service.get("a")
     assert info is not None and info.needs_attention and info.attention_since
     assert row_a.shows_acknowledge and "needs attention" in row_a.attention.value
@@ -825,20 +825,20 @@ async def test_agents_list_rows_and_acknowledge(comms: list[Sent], service: silo
     assert info is not None and not info.needs_attention
     assert not row_a.shows_acknowledge and row_a.attention.value == ""
 
-    service._begin_turn("b")
-    service._end_turn("b", "finished")
+    service.board.begin_turn("b")
+    service.board.end_turn("b", "finished")
     assert agents.rows["b"].shows_acknowledge
     agents.acknowledge("b")
     assert not agents.rows["b"].shows_acknowledge
 
     box_a = row_a.box
-    service._unregister("a")
+    service.board.unregister("a")
     assert list(agents.rows) == ["b"] and box_a.comm is None
 
     ids = tree_ids(agents) | {agents.rows["b"].acknowledge_button.model_id, agents.empty.model_id}
     agents.close_all()
     assert ids <= closed_comms(comms)
-    assert not service._listeners[False]
+    assert not service.board._listeners[False]
 
 
 def test_the_panel_snapshot_bounds_background_activity_like_a_saved_turn() -> None:

@@ -9,11 +9,10 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from silo_nb.sessions.journal import encode_line
+from silo_nb.sessions.journal import encode_line, journal_line_to_update
 from silo_nb.sessions.kinds import SILO_NB_KINDS
 from silo_nb.sessions.parse import (
     MessageIdSynthesizer,
-    journal_line_to_update,
     parse_commands,
     parse_config_options,
     parse_content_block,

@@ -10,7 +10,7 @@ import anyio
 import pytest
 
 import silo_nb
-from silo_nb.sessions import _turns as turns_module
+from silo_nb.sessions.session import turn_tracker as turns_module
 from tests.conftest import Workspace, raw_agent
 
 Step = Callable[[silo_nb.AgentsService, str], None]
@@ -18,32 +18,34 @@ Step = Callable[[silo_nb.AgentsService, str], None]
 
 def registered(svc: silo_nb.AgentsService, *, witnessed: bool = False) -> str:
     svc.is_witnessed = lambda _id: witnessed
-    svc._register(silo_nb.AgentInfo(id="chat:s1", workspace_id=svc.workspace_id, title="T", session_id="s1"))
+    svc.board.register(
+        silo_nb.AgentInfo(id="chat:s1", workspace_id=svc.workspace_id, title="T", session_id="s1")
+    )
     return "chat:s1"
 
 
 def begin(svc: silo_nb.AgentsService, sid: str) -> None:
-    svc._begin_turn(sid)
+    svc.board.begin_turn(sid)
 
 
 def finish(svc: silo_nb.AgentsService, sid: str) -> None:
-    svc._end_turn(sid, "finished")
+    svc.board.end_turn(sid, "finished")
 
 
 def cancel(svc: silo_nb.AgentsService, sid: str) -> None:
-    svc._end_turn(sid, "cancelled")
+    svc.board.end_turn(sid, "cancelled")
 
 
 def fail(svc: silo_nb.AgentsService, sid: str) -> None:
-    svc._end_turn(sid, "failed")
+    svc.board.end_turn(sid, "failed")
 
 
 def block(svc: silo_nb.AgentsService, sid: str) -> None:
-    svc._blocked(sid)
+    svc.board.blocked(sid)
 
 
 def answer(svc: silo_nb.AgentsService, sid: str) -> None:
-    svc._unblocked(sid)
+    svc.board.unblocked(sid)
 
 
 def ack(svc: silo_nb.AgentsService, sid: str) -> None:
@@ -114,7 +116,7 @@ def test_subscribe_gets_whole_list_only_on_change(workspace: Workspace) -> None:
 def test_state_is_per_workspace_unless_all(workspace: Workspace) -> None:
     svc = workspace.service()
     registered(svc)
-    svc._register(silo_nb.AgentInfo(id="chat:elsewhere", workspace_id="other-ws", title="X"))
+    svc.board.register(silo_nb.AgentInfo(id="chat:elsewhere", workspace_id="other-ws", title="X"))
     assert [i.id for i in svc.get_state()] == ["chat:s1"]
     assert [i.id for i in svc.get_state(all_workspaces=True)] == ["chat:s1", "chat:elsewhere"]
 
@@ -122,7 +124,7 @@ def test_state_is_per_workspace_unless_all(workspace: Workspace) -> None:
 def test_reveal_calls_the_callback_and_ignores_unknown_ids(workspace: Workspace) -> None:
     svc = workspace.service()
     revealed: list[str] = []
-    svc._register(
+    svc.board.register(
         silo_nb.AgentInfo(id="chat:r", workspace_id=svc.workspace_id, title="R"),
         reveal=lambda: revealed.append("r"),
     )

@@ -19,7 +19,7 @@ import anyio
 import pytest
 
 import silo_nb
-from silo_nb.sessions import _journal_lock
+from silo_nb.sessions.journal.locks import JournalLocks
 from tests.agents.scripted import NEVER, Handler, Peer, scripted_service
 from tests.conftest import Workspace
 
@@ -191,16 +191,17 @@ def test_a_forked_child_does_not_keep_the_journal_lock(tmp_path: Path) -> None:
     """``lockf``, not ``flock``: a child forked without exec (a fork pool, user code) does not inherit the
     lock, so releasing it in the kernel really releases it."""
     path = tmp_path / "s.jsonl"
-    _journal_lock.acquire(path, "s")
+    locks = JournalLocks()
+    locks.acquire(path, "s")
     child = os.fork()
     if child == 0:  # pragma: no cover - the child only waits
         time.sleep(3)
         os._exit(0)
     try:
-        _journal_lock.release(path)
+        locks.release(path)
         probe = (
-            "import sys; from pathlib import Path; from silo_nb.sessions import _journal_lock as j;"
-            "j.acquire(Path(sys.argv[1]), 's'); print('acquired')"
+            "import sys; from pathlib import Path; from silo_nb.sessions.journal.locks import JournalLocks;"
+            "JournalLocks().acquire(Path(sys.argv[1]), 's'); print('acquired')"
         )
         result = subprocess.run(
             [sys.executable, "-c", probe, str(path)], capture_output=True, text=True, timeout=30, check=False

@@ -22,7 +22,7 @@ import pytest
 
 import silo_nb
 from silo_nb.acp import AcpRpcError
-from silo_nb.sessions import _journal_lock
+from silo_nb.sessions.journal.locks import PROCESS_LOCKS
 from tests.agents.scripted import NEVER, Handler, Peer, scripted_service
 from tests.conftest import Workspace
 
@@ -93,8 +93,10 @@ async def test_a_handle_whose_agent_died_does_not_block_a_reconnect(workspace: W
     svc = workspace.service()
     first = await svc.sessions.connect("demo")
     await first.prompt(text("hello"))
-    assert first._connection is not None
-    await first._connection.aclose("the agent went away")  # as if it crashed: not live, not disposed
+    assert first.core.wiring.connection is not None
+    await first.core.wiring.connection.aclose(
+        "the agent went away"
+    )  # as if it crashed: not live, not disposed
     assert not first.is_live and not first.disposed
     async with await svc.sessions.connect("demo", resume={"session_id": first.session_id}) as again:
         assert again.resume_outcome == "resumed"
@@ -167,7 +169,8 @@ async def test_a_connect_that_fails_during_a_replay_leaves_the_journal_and_its_l
     assert time.monotonic() - started < 5
     await anyio.sleep(0.4)  # past the journal's flush debounce
     assert path.read_bytes() == before
-    assert path not in _journal_lock._HELD  # the failed connect let go of the journal
+    assert path not in PROCESS_LOCKS.held()  # the failed connect let go of the journal
+    assert svc.sessions.journals.locks.live_state() == (set(), set())
     assert svc.get_state() == []
     lines = [json.loads(line) for line in path.read_text().splitlines()]
     assert [line.get("text") for line in lines if line.get("text")] == ["hello", "hello"]

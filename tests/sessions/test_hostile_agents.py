@@ -147,8 +147,8 @@ async def test_a_storm_of_permission_requests_is_answered_every_one(
 async def test_an_agent_that_stops_reading_its_stdin_does_not_hang_a_prompt(workspace: Workspace) -> None:
     svc = hostile(workspace, "deaf")
     handle = await svc.sessions.connect("deaf")
-    assert handle._connection is not None and handle._connection.process is not None
-    pid = handle._connection.process.pid
+    assert handle.core.wiring.connection is not None and handle.core.wiring.connection.process is not None
+    pid = handle.core.wiring.connection.process.pid
     await anyio.sleep(0.3)  # it has closed its stdin by now, and keeps talking
     started = time.monotonic()
     async with heartbeat() as beat:
@@ -169,8 +169,8 @@ async def test_an_agent_that_stops_reading_its_stdin_does_not_hang_a_prompt(work
 async def test_an_agent_that_closes_its_stdout_but_keeps_running_is_ended(workspace: Workspace) -> None:
     svc = hostile(workspace, "mute")
     handle = await svc.sessions.connect("mute")
-    assert handle._connection is not None and handle._connection.process is not None
-    pid = handle._connection.process.pid
+    assert handle.core.wiring.connection is not None and handle.core.wiring.connection.process is not None
+    pid = handle.core.wiring.connection.process.pid
     started = time.monotonic()
     with anyio.fail_after(30):
         while handle.is_live:

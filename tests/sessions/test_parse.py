@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from silo_nb.sessions.capabilities import capability_enabled, parse_prompt_capabilities
+from silo_nb.sessions.journal import journal_line_to_update
 from silo_nb.sessions.models import (
     AgentCommandInput,
     AgentContentBlock,
@@ -22,7 +23,6 @@ from silo_nb.sessions.models import (
 )
 from silo_nb.sessions.parse import (
     MessageIdSynthesizer,
-    journal_line_to_update,
     parse_commands,
     parse_config_options,
     parse_permission_options,

@@ -175,10 +175,10 @@ async def test_in_place_resume_keeps_the_handle(workspace: Workspace) -> None:
     svc = workspace.service(subprocess=True)  # a real process is swapped for a new one
     async with await svc.sessions.connect("demo") as handle:
         await handle.prompt(text("first"))
-        old_pid = handle._connection.process.pid  # type: ignore[union-attr]
+        old_pid = handle.core.wiring.connection.process.pid  # type: ignore[union-attr]
         svc.acknowledge(handle.id)
         await svc.resume(handle.id)
-        assert handle._connection.process.pid != old_pid  # type: ignore[union-attr]
+        assert handle.core.wiring.connection.process.pid != old_pid  # type: ignore[union-attr]
         info = svc.get_state()[0]
         assert info.id == handle.id and info.chat_resume_state == "resumed" and info.activity == "idle"
         assert (await handle.prompt(text("second"))).stop_reason == "end_turn"
@@ -273,14 +273,14 @@ async def test_a_failed_in_place_resume_leaves_the_live_session_as_it_was(
     svc = workspace.service(subprocess=True)
     async with await svc.sessions.connect("demo") as handle:
         await handle.prompt(text("first"))
-        old_pid = handle._connection.process.pid  # type: ignore[union-attr]
+        old_pid = handle.core.wiring.connection.process.pid  # type: ignore[union-attr]
         svc.acknowledge(handle.id)
         before = svc.get_state()[0]
         shutil.rmtree(tmp_path / "demo-state")  # a new agent process knows nothing of the session
         with caplog.at_level(logging.INFO, logger="silo_nb"):
             await svc.resume(handle.id)  # logged, state unchanged
         assert "could neither resume nor load" in caplog.text
-        assert handle._connection.process.pid == old_pid  # type: ignore[union-attr]
+        assert handle.core.wiring.connection.process.pid == old_pid  # type: ignore[union-attr]
         after = svc.get_state()[0]
         assert (after.activity, after.chat_resume_state) == (before.activity, before.chat_resume_state)
         journal = await svc.sessions.read_journal(handle.session_id)

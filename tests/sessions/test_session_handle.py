@@ -194,7 +194,7 @@ async def test_invalid_blocks_raise_before_anything_is_sent(workspace: Workspace
         before = path.read_text() if path.exists() else ""
         with pytest.raises(ValueError):
             await handle.prompt(blocks)
-        handle._writer.flush()  # type: ignore[union-attr]
+        handle.core.journal.flush()  # type: ignore[union-attr]
         after = path.read_text() if path.exists() else ""
         assert "user_message_chunk" not in after[len(before) :]
         assert svc.get_state()[0].activity == "idle"
@@ -470,7 +470,7 @@ async def test_dispose_kills_grandchildren(workspace: Workspace) -> None:
     match = re.match(r"grandchild (\d+)", updates[0].text or "")
     assert match
     grandchild = int(match.group(1))
-    agent_pid = handle._connection.process.pid  # type: ignore[union-attr]
+    agent_pid = handle.core.wiring.connection.process.pid  # type: ignore[union-attr]
     assert pid_alive(grandchild) and pid_alive(agent_pid)
     handle.dispose()  # synchronous; the shutdown runs as a task
     handle.dispose()  # idempotent
@@ -487,7 +487,7 @@ async def test_agent_that_ignores_eof_and_sigterm_is_killed(
     workspace.add_profiles(raw_agent("ignores-eof"))
     svc = workspace.service()
     handle = await svc.sessions.connect("raw-ignores-eof")
-    pid = handle._connection.process.pid  # type: ignore[union-attr]
+    pid = handle.core.wiring.connection.process.pid  # type: ignore[union-attr]
     started = time.monotonic()
     with anyio.fail_after(15):
         await handle.aclose()
