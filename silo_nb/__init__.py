@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
-
+from silo_nb.acp.client import VERSION as __version__  # noqa: F401  (the package's version)
 from silo_nb.sessions import (
     AgentProfilesService,
     AgentSessionError,
@@ -20,6 +19,7 @@ from silo_nb.sessions import (
     AgentSignInError,
     AgentsService,
 )
+from silo_nb.sessions.default_service import default_agents
 from silo_nb.sessions.models import (
     AgentCommand,
     AgentCommandInput,
@@ -103,12 +103,10 @@ __all__ = [
     "wait",
 ]
 
-_default_agents: AgentsService | None = None
-
 
 async def wait() -> None:
     """Wait for every background ``%%prompt`` turn to end, and re-publish their transcripts here."""
-    from silo_nb.notebook.turns import wait as wait_for_turns
+    from silo_nb.notebook.magics import wait as wait_for_turns
 
     await wait_for_turns()
 
@@ -128,11 +126,8 @@ def unload_ipython_extension(ipython: Any) -> None:
 
 def __getattr__(name: str) -> Any:
     # ``silo_nb.agents`` is made on first use, so importing silo_nb reads no files and starts nothing.
-    global _default_agents
     if name == "agents":
-        if _default_agents is None:
-            _default_agents = AgentsService()
-        return _default_agents
+        return default_agents()
     if name in _LAZY:
         import importlib
 

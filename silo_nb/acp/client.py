@@ -28,23 +28,33 @@ import anyio
 from silo_nb.acp.jsonrpc import JsonRpcConnection, NotificationHandler, RequestHandler
 from silo_nb.acp.process import AgentProcess, kill_all_agent_groups
 from silo_nb.acp.transport import SubprocessTransport, Transport
+from silo_nb.task_set import TaskSet
 
-__all__ = ["PROTOCOL_VERSION", "AgentConnection", "background_closes", "client_capabilities", "client_info"]
+__all__ = [
+    "CLOSING",
+    "PROTOCOL_VERSION",
+    "VERSION",
+    "AgentConnection",
+    "background_closes",
+    "client_capabilities",
+    "client_info",
+]
 
 log = logging.getLogger("silo_nb.acp")
 
 PROTOCOL_VERSION = 1
+VERSION = "0.1.0"  # silo_nb's own version (``silo_nb.__version__``; pyproject.toml's, checked by a test)
 
 atexit.register(kill_all_agent_groups)
 
-# Background closes in flight (``close_in_background``): referenced so they are not collected mid-way.
-_CLOSING: set[asyncio.Task[None]] = set()
+# Background closes in flight (``close_in_background``): an agent whose session gave up on it is shut
+# down after its owner is gone, so the closes belong to the process (the atexit kill is their backstop).
+CLOSING = TaskSet()
 
 
 async def background_closes() -> None:
     """Wait for every ``close_in_background`` in flight (tests; a clean shutdown)."""
-    while _CLOSING:
-        await asyncio.gather(*list(_CLOSING), return_exceptions=True)
+    await CLOSING.wait()
 
 
 def client_capabilities() -> dict[str, Any]:
@@ -57,9 +67,7 @@ def client_capabilities() -> dict[str, Any]:
 
 
 def client_info() -> dict[str, Any]:
-    from silo_nb import __version__
-
-    return {"name": "silo-nb", "title": "Silo (Jupyter)", "version": __version__}
+    return {"name": "silo-nb", "title": "Silo (Jupyter)", "version": VERSION}
 
 
 class AgentConnection:
@@ -158,8 +166,7 @@ class AgentConnection:
         self._closing = True
         self.rpc.close(reason)
         task = asyncio.get_running_loop().create_task(self.aclose(reason), name=f"silo_nb close {reason}")
-        _CLOSING.add(task)
-        task.add_done_callback(_CLOSING.discard)
+        CLOSING.add(task)
         return task
 
     def kill_now(self) -> None:

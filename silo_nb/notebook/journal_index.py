@@ -30,7 +30,7 @@ from silo_nb.sessions.kinds import USER_PROMPT_KIND
 from silo_nb.sessions.models import AgentSessionUpdate
 from silo_nb.util import gc_paused
 
-__all__ = ["JournalIndex", "find_turn"]
+__all__ = ["JournalIndex", "JournalIndexes"]
 
 log = logging.getLogger("silo_nb.notebook")
 
@@ -143,25 +143,31 @@ def _blank(data: bytes, start: int, stop: int) -> bool:
     return _NONBLANK.search(data, start, stop) is None
 
 
-_INDEXES: OrderedDict[Path, JournalIndex] = OrderedDict()
+class JournalIndexes:
+    """The restore indexes of one kernel: the last :data:`_KEEP` journals a cell asked about."""
 
+    def __init__(self) -> None:
+        self._indexes: OrderedDict[Path, JournalIndex] = OrderedDict()
 
-def find_turn(journals: JournalFiles, path: Path, cell_id: str, text: str) -> list[AgentSessionUpdate] | None:
-    """The last turn of the journal at ``path`` sent from ``cell_id`` with this very text, if any, up to
-    its ``turn_end`` (what the live cell showed; work the agent did on its own after it is not this turn's).
+    def find_turn(
+        self, journals: JournalFiles, path: Path, cell_id: str, text: str
+    ) -> list[AgentSessionUpdate] | None:
+        """The last turn of the journal at ``path`` sent from ``cell_id`` with this very text, if any, up to
+        its ``turn_end`` (what the live cell showed; work the agent did on its own after it is not this
+        turn's).
 
-    Indexed once per kernel (and per append); a journal whose live writer cannot write right now is
-    read whole instead (its lines are in memory, not in the file)."""
-    if not journals.flush(path):
-        found = None
-        for turn in split_turns(parse_lines(journals.read(path))):
-            first = turn.updates[0]
-            if turn.number is not None and first.raw.get("cellId") == cell_id and first.text == text:
-                found = list(turn.head)
-        return found
-    index = _INDEXES.pop(path, None) or JournalIndex(path)
-    _INDEXES[path] = index
-    while len(_INDEXES) > _KEEP:
-        _INDEXES.popitem(last=False)
-    index.refresh()
-    return index.turn(cell_id, text)
+        Indexed once per kernel (and per append); a journal whose live writer cannot write right now is
+        read whole instead (its lines are in memory, not in the file)."""
+        if not journals.flush(path):
+            found = None
+            for turn in split_turns(parse_lines(journals.read(path))):
+                first = turn.updates[0]
+                if turn.number is not None and first.raw.get("cellId") == cell_id and first.text == text:
+                    found = list(turn.head)
+            return found
+        index = self._indexes.pop(path, None) or JournalIndex(path)
+        self._indexes[path] = index
+        while len(self._indexes) > _KEEP:
+            self._indexes.popitem(last=False)
+        index.refresh()
+        return index.turn(cell_id, text)

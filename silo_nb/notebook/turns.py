@@ -10,8 +10,9 @@
   ``text/plain`` bundle with
   ``metadata.silo``, and the turn's widgets are closed: a saved notebook shows every transcript without a
   kernel, and stays small.
-- Background turns (``--bg``, older kernels) are remembered so ``await silo_nb.wait()`` can await them and
-  re-publish their bundles from the current cell (headless runners only keep the running cell's output).
+- Background turns (``--bg``, older kernels) are remembered by the shell's :class:`BackgroundTurns`
+  (owned by its ``NotebookSession``) so ``await silo_nb.wait()`` can await them and re-publish their
+  bundles from the current cell (headless runners only keep the running cell's output).
 - A restored turn (already in the journal) is painted from the journal with no agent call.
 """
 
@@ -32,12 +33,14 @@ from silo_nb.notebook.render import static_bundle, styles
 from silo_nb.notebook.transcript import TranscriptState, TurnStatus, fold_all, with_status
 from silo_nb.sessions.errors import AgentSessionError
 from silo_nb.sessions.models import AgentSessionUpdate
+from silo_nb.task_set import TaskSet
 
 if TYPE_CHECKING:
     from silo_nb.notebook.widgets import SessionPanel, TurnView
     from silo_nb.sessions.session.handle import AgentSessionHandle
 
 __all__ = [
+    "BackgroundTurns",
     "Turn",
     "display_restored",
     "new_display_id",
@@ -45,15 +48,38 @@ __all__ = [
     "show_error",
     "show_placeholder",
     "start_turn",
-    "track",
-    "wait",
 ]
 
 log = logging.getLogger("silo_nb.notebook")
 
-# Background work the cell did not wait for, and the final outputs to re-publish from ``wait()``'s cell.
-_BACKGROUND_TASKS: set[asyncio.Task[Any]] = set()
-_REPUBLISH: dict[str, tuple[dict[str, str], dict[str, Any]]] = {}
+Bundle = tuple[dict[str, str], dict[str, Any]]
+
+
+class BackgroundTurns:
+    """Background work a cell did not wait for, and the final outputs to re-publish from ``wait()``'s cell."""
+
+    def __init__(self) -> None:
+        self.tasks = TaskSet()
+        self._republish: dict[str, Bundle] = {}
+
+    def track(self, task: asyncio.Task[Any]) -> None:
+        """Remember a background task so :meth:`wait` waits for it."""
+        self.tasks.add(task)
+
+    def remember(self, display_id: str, bundle: Bundle) -> None:
+        """``bundle`` is the final output under ``display_id``: re-published by :meth:`wait`."""
+        self._republish[display_id] = bundle
+
+    async def wait(self) -> None:
+        """Wait for every background turn to end, then re-publish their final outputs from this cell."""
+        await self.tasks.wait()
+        for display_id, (data, metadata) in list(self._republish.items()):
+            _update(data, metadata, display_id)
+        self._republish.clear()
+
+    def __len__(self) -> int:
+        """Tasks running plus outputs waiting to be re-published (the tests' leak check reads it)."""
+        return len(self.tasks) + len(self._republish)
 
 
 @dataclass
@@ -66,7 +92,7 @@ class Turn:
     view: TurnView
     display_id: str
     metadata: dict[str, Any]
-    background: bool = False
+    background: BackgroundTurns | None = None  # a background turn re-publishes its bundle from wait()
     bundle: tuple[dict[str, str], dict[str, Any]] | None = None
     panel: SessionPanel | None = None
     listeners: list[Any] = field(default_factory=list)
@@ -85,17 +111,11 @@ def show_placeholder(text: str) -> str:
     return display_id
 
 
-def show_error(display_id: str, message: str) -> None:
+def show_error(display_id: str, message: str, background: BackgroundTurns) -> None:
     html_text = f"<span style='{styles.ERROR_TEXT}'>✗ {html.escape(message)}</span>"
     data = {"text/plain": f"error: {message}", "text/html": html_text}
-    _REPUBLISH[display_id] = (data, {})
+    background.remember(display_id, (data, {}))
     update_display(data, raw=True, display_id=display_id)
-
-
-def track(task: asyncio.Task[Any]) -> None:
-    """Remember a background task so ``wait()`` waits for it."""
-    _BACKGROUND_TASKS.add(task)
-    task.add_done_callback(_BACKGROUND_TASKS.discard)
 
 
 def _update(data: dict[str, str], metadata: dict[str, Any], display_id: str) -> None:
@@ -108,11 +128,12 @@ def start_turn(
     *,
     metadata: dict[str, Any],
     panel: SessionPanel | None,
-    background: bool,
+    background: BackgroundTurns | None,
     display_id: str | None = None,
     output: Any = None,
 ) -> Turn:
-    """Display the live turn view now (synchronously) and return the turn to drive.
+    """Display the live turn view now (synchronously) and return the turn to drive (``background``:
+    the shell's background turns, when the cell does not wait for this one).
 
     By default the view goes into the running cell (replacing the placeholder ``display_id`` when one
     was displayed). With ``output`` (an ``ipywidgets.Output``, e.g. the session panel's) the view and
@@ -187,8 +208,8 @@ def _finish(turn: Turn) -> None:
         if turn.publish is not None:
             turn.publish(data, metadata)
         else:
-            if turn.background:
-                _REPUBLISH[turn.display_id] = turn.bundle
+            if turn.background is not None:
+                turn.background.remember(turn.display_id, turn.bundle)
             _update(data, metadata, turn.display_id)
     finally:
         turn.view.close_all()
@@ -201,9 +222,11 @@ def display_restored(
     meta: str | None,
     display_id: str | None = None,
     label: str | None = None,
+    background: BackgroundTurns | None = None,
 ) -> TranscriptState:
     """Paint a transcript from journal updates as a static bundle (no widgets, no agent); with
-    ``label``, the same header row as a live turn."""
+    ``label``, the same header row as a live turn (``background``: where a placeholder's final output is
+    remembered for ``wait()``)."""
     state = fold_all(updates)
     if state.status not in ("failed", "cancelled"):  # a journaled failure/cancel repaints as it ended
         state = with_status(state, "restored")
@@ -211,15 +234,7 @@ def display_restored(
     if display_id is None:
         display(data, raw=True, metadata=md, display_id=new_display_id())
     else:
-        _REPUBLISH[display_id] = (data, md)
+        if background is not None:
+            background.remember(display_id, (data, md))
         update_display(data, raw=True, metadata=md, display_id=display_id)
     return state
-
-
-async def wait() -> None:
-    """Wait for every background turn to end, then re-publish their final outputs from this cell."""
-    while _BACKGROUND_TASKS:
-        await asyncio.gather(*list(_BACKGROUND_TASKS), return_exceptions=True)
-    for display_id, (data, metadata) in list(_REPUBLISH.items()):
-        _update(data, metadata, display_id)
-    _REPUBLISH.clear()

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from silo_nb.notebook import journal_index
-from silo_nb.notebook.journal_index import JournalIndex, find_turn
+from silo_nb.notebook.journal_index import JournalIndex, JournalIndexes
 from silo_nb.sessions.journal import JournalFiles, encode_line, parse_lines, read_lines
 from silo_nb.sessions.journal_turns import split_turns
 from silo_nb.sessions.models import AgentContentBlock, AgentSessionUpdate
@@ -108,10 +108,10 @@ def test_find_turn_reads_the_journal_once_then_only_appends(tmp_path: Path, monk
         return real(batch)
 
     monkeypatch.setattr(journal_index, "parse_lines", counting)
-    journal_index._INDEXES.clear()
+    indexes = JournalIndexes()
     for n in range(50):
-        turn = find_turn(journals, path, f"cell{n}", f"q{n}")
+        turn = indexes.find_turn(journals, path, f"cell{n}", f"q{n}")
         assert turn is not None and len(turn) == 21 and turn[-1].text == f"r{n}.19"
     # Indexing parsed only the 50 prompt lines; each lookup parsed its own turn's 21 lines.
     assert sum(parsed) == 50 + 50 * 21
-    assert find_turn(journals, path, "cell3", "other text") is None
+    assert indexes.find_turn(journals, path, "cell3", "other text") is None

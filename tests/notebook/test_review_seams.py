@@ -8,7 +8,7 @@ from typing import Any
 import anyio
 import pytest
 
-from silo_nb.notebook.journal_index import find_turn
+from silo_nb.notebook.journal_index import JournalIndexes
 from silo_nb.notebook.render.page import export_turns
 from silo_nb.notebook.turns import display_restored
 from silo_nb.sessions.errors import AgentSessionError
@@ -45,7 +45,7 @@ async def test_late_agent_work_after_a_cancelled_turn_keeps_the_turn_cancelled(
             await anyio.sleep(0.05)
         journals = svc.sessions.journals
         path = journals.path(handle.workspace_id, handle.session_id)
-        restored = find_turn(journals, path, "c1", "go")
+        restored = JournalIndexes().find_turn(journals, path, "c1", "go")
         journal = await svc.sessions.read_journal(handle.session_id)
         await handle.aclose()
     assert restored is not None

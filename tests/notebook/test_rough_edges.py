@@ -178,26 +178,24 @@ async def test_the_sign_in_button_reconnects_where_the_panel_was(
 ) -> None:
     """A click has no cell: the signed-in session's panel replaces the old one in its own output (it
     used to go to no cell at all), and the next prompt works."""
-    from silo_nb.notebook.magics import auth
-    from silo_nb.notebook.widgets import snapshot
 
     workspace.add_profiles(demo_agent("late-login", "--auth-on-prompt"))
     shell._silo_nb = NotebookSession(shell, workspace.service())
     await run(shell, "%silo connect late-login --as late")
     old = shell._silo_nb.connections["late"]
-    places = snapshot.live_displays(old.box)
+    places = shell._silo_nb.shown.live_displays(old.box)
     assert places
     captured, result = await run(shell, "%%prompt late\nhello")
     assert old.panel is not None and old.panel.sign_in.shown, said(captured)
     with capture_output() as clicked:
         old.panel.sign_in.button.click()
         with anyio.fail_after(30):
-            while auth._TASKS:
+            while shell._silo_nb.tasks:
                 await anyio.sleep(0.02)
     new = shell._silo_nb.connections["late"]
     assert new is not old, old.output.outputs if old.output is not None else None
     assert new.handle is not None and new.handle.is_live
-    assert snapshot.live_displays(new.box) == places  # shown where the old panel was
+    assert shell._silo_nb.shown.live_displays(new.box) == places  # shown where the old panel was
     widget = "application/vnd.jupyter.widget-view+json"
     assert any(o.data.get(widget, {}).get("model_id") == new.box.model_id for o in clicked.outputs)
     captured, result = await run(shell, "%%prompt late\nhello again")

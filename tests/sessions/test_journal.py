@@ -11,7 +11,6 @@ from typing import Any
 import anyio
 import pytest
 
-from silo_nb.sessions import journal as journal_module
 from silo_nb.sessions.journal import (
     FLUSH_DELAY_SECONDS,
     JournalWriter,
@@ -20,6 +19,7 @@ from silo_nb.sessions.journal import (
     read_lines,
 )
 from silo_nb.sessions.journal import disk as _journal_io
+from silo_nb.sessions.journal import writer as journal_module
 from silo_nb.sessions.models import AgentSessionUpdate
 from silo_nb.sessions.parse import parse_update
 from silo_nb.sessions.storage import (

@@ -22,9 +22,9 @@ from typing import Any
 import anyio
 import pytest
 
-from silo_nb.sessions import journal as journal_module
 from silo_nb.sessions.journal import JournalFiles, JournalWriter, encode_line, parse_lines, read_lines
 from silo_nb.sessions.journal import disk as _journal_io
+from silo_nb.sessions.journal import writer as journal_module
 from silo_nb.sessions.models import AgentSessionUpdate
 from silo_nb.sessions.parse import MAX_FIELD_CHARS, cut_long_strings, parse_update
 from tests.agents.scripted import Peer, scripted_service
@@ -46,7 +46,7 @@ def texts(path: Path) -> list[str | None]:
 
 
 def patch_os(monkeypatch: pytest.MonkeyPatch, fake: Any) -> None:
-    """The journal's file calls (open, fsync) and its writes (``journal/disk.py``) both go through ``fake``."""
+    """The journal's file calls (open, fsync) and its writes (``journal/disk.py``) go through ``fake``."""
     monkeypatch.setattr(journal_module, "os", fake)
     monkeypatch.setattr(_journal_io, "os", fake)
 

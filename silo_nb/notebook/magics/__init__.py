@@ -42,6 +42,7 @@ __all__ = [
     "prompt_cell",
     "silo_line",
     "unload_ipython_extension",
+    "wait",
 ]
 
 log = logging.getLogger("silo_nb.notebook")
@@ -87,39 +88,50 @@ class SiloMagics(Magics):
 
     @line_magic
     def silo(self, line: str) -> None:
-        self._schedule(run_line(_session(), line))
+        session = _session()
+        self._schedule(session, run_line(session, line))
 
     @cell_magic
     def prompt(self, line: str, cell: str) -> None:
         session = _session()
         # Display now, while the cell runs: output sent after the cell ends is lost to headless runners.
         display_id = turns.show_placeholder("sending the prompt…")
-        self._schedule(run_prompt(session, line, cell, blocking=False, display_id=display_id), display_id)
+        work = run_prompt(session, line, cell, blocking=False, display_id=display_id)
+        self._schedule(session, work, display_id)
 
     # What %silo? and %%prompt? show: the help generated from the declared arguments.
     silo.__doc__ = help_text()
     prompt.__doc__ = run_prompt.__doc__
 
     @staticmethod
-    def _schedule(coroutine: Any, display_id: str | None = None) -> None:
+    def _schedule(session: NotebookSession, coroutine: Any, display_id: str | None = None) -> None:
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
             coroutine.close()
             raise UsageError("silo_nb needs a running event loop: use it in a Jupyter kernel.") from None
         task = loop.create_task(coroutine)
-        turns.track(task)
+        session.background.track(task)
 
         def report(done: asyncio.Task[None]) -> None:
             error = None if done.cancelled() else done.exception()
             if error is None:
                 return
             if display_id is not None:
-                turns.show_error(display_id, one_line(error))
+                turns.show_error(display_id, one_line(error), session.background)
             else:
                 log.warning("%%silo failed: %s", one_line(error))
 
         task.add_done_callback(report)
+
+
+async def wait() -> None:
+    """``silo_nb.wait()``: this shell's background turns end, their outputs re-published here."""
+    from IPython import get_ipython
+
+    state = getattr(get_ipython(), "_silo_nb", None)
+    if isinstance(state, NotebookSession):
+        await state.background.wait()
 
 
 def load_ipython_extension(shell: InteractiveShell) -> None:

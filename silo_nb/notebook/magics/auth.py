@@ -22,7 +22,6 @@ from IPython.core.error import UsageError
 
 from silo_nb.notebook.magics.args import argument, magic_arguments
 from silo_nb.notebook.magics.connections import Connection, NotebookSession
-from silo_nb.notebook.widgets import snapshot
 from silo_nb.sessions.sign_in import sign_in_advice
 
 __all__ = ["auth_subcommands", "login", "sign_in_action"]
@@ -30,8 +29,6 @@ __all__ = ["auth_subcommands", "login", "sign_in_action"]
 Connect = Callable[..., Awaitable[None]]
 """``silo.connect(session, name, profile_id, *, auth_method=...)``."""
 Handler = Callable[[NotebookSession, argparse.Namespace], Awaitable[None]]
-
-_TASKS: set[asyncio.Task[None]] = set()
 
 
 def _target(session: NotebookSession, name: str) -> tuple[str, str]:
@@ -90,9 +87,7 @@ def sign_in_action(session: NotebookSession, connection: Connection, connect: Co
     """The panel's "Sign in": ``%silo login`` for an agent method, else the advice under the panel."""
 
     def clicked() -> None:
-        task = asyncio.get_running_loop().create_task(_sign_in(session, connection, connect))
-        _TASKS.add(task)
-        task.add_done_callback(_TASKS.discard)
+        session.tasks.add(asyncio.get_running_loop().create_task(_sign_in(session, connection, connect)))
 
     return clicked
 
@@ -103,8 +98,8 @@ async def _sign_in(session: NotebookSession, connection: Connection, connect: Co
             connection.output.append_stdout(text + "\n")
 
     # A click has no cell of its own: the new panel replaces the old one wherever that was shown.
-    places = snapshot.live_displays(connection.box) if connection.box is not None else []
-    show = snapshot.in_displays(places) if places else None
+    places = session.shown.live_displays(connection.box) if connection.box is not None else []
+    show = session.shown.in_displays(places) if places else None
     try:
         await login(session, connection.name, None, connect, show=show)
     except UsageError as exc:

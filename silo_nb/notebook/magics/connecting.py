@@ -22,7 +22,6 @@ from silo_nb.notebook.magics.auth import sign_in_action
 from silo_nb.notebook.magics.connections import Connection, NotebookSession
 from silo_nb.notebook.magics.prompt import palette_run
 from silo_nb.notebook.render import styles
-from silo_nb.notebook.widgets import snapshot
 from silo_nb.sessions.errors import AgentSessionError
 
 if TYPE_CHECKING:
@@ -57,7 +56,7 @@ async def connect(
         and existing.handle is not None
         and existing.handle.is_live
     ):
-        (show or snapshot.show)(existing.box)
+        (show or session.shown.show)(existing.box)
         session.last_name = name
         return
     if existing is not None:
@@ -86,7 +85,7 @@ async def connect(
     if show is None:
         status_id = f"silo-connect-{id(connection)}"
         display(connecting, raw=True, display_id=status_id)
-        show = snapshot.in_displays([status_id])  # the connect cell's output
+        show = session.shown.in_displays([status_id])  # the connect cell's output
     else:
         show(connecting)
     coroutine = _open(session, connection, show, previous, cwd=cwd, resume=resume, auth_method=auth_method)

@@ -10,8 +10,10 @@
 - :meth:`NotebookSession.drop` forgets a connection and disposes of its task, panel and handle.
 - Also here, because they live exactly as long as the shell's extension state: the (notebook, NAME) →
   (profile, session id) records a restarted kernel resumes from, the ``%%prompt`` run count and the cells
-  already sent (the restore-from-journal decision), and the sessions whose own cell is blocking on them
-  (a turn that ends there was witnessed; see ``AgentsService.is_witnessed``).
+  already sent (the restore-from-journal decision), the restore index of the journals (``journal_index``),
+  the sessions whose own cell is blocking on them (a turn that ends there was witnessed; see
+  ``AgentsService.is_witnessed``), the background turns ``silo_nb.wait()`` waits for, the widgets shown
+  (whose saved snapshots are kept current) and other background tasks (a sign-in's reconnect).
 """
 
 from __future__ import annotations
@@ -24,7 +26,12 @@ from typing import TYPE_CHECKING, Any
 from IPython.core.error import UsageError
 
 from silo_nb.notebook.cells import ConnectionRecords, notebook_identity
+from silo_nb.notebook.journal_index import JournalIndexes
 from silo_nb.notebook.magics.args import did_you_mean
+from silo_nb.notebook.turns import BackgroundTurns
+from silo_nb.notebook.widgets.snapshot import ShownWidgets
+from silo_nb.sessions.default_service import default_agents
+from silo_nb.task_set import TaskSet
 
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
@@ -52,15 +59,17 @@ class NotebookSession:
     """The extension's state for one shell: connections by name, and the cell ↔ turn bookkeeping."""
 
     def __init__(self, shell: InteractiveShell, service: AgentsService | None = None) -> None:
-        import silo_nb
-
         self.shell = shell
-        self.service: AgentsService = service or silo_nb.agents
+        self.service: AgentsService = service or default_agents()
         self.connections: dict[str, Connection] = {}
         self.last_name: str | None = None
         self.prompt_runs = 0
         self.sent_cells: set[str] = set()
         self.blocking_sessions: set[str] = set()
+        self.background = BackgroundTurns()
+        self.shown = ShownWidgets()
+        self.journal_index = JournalIndexes()
+        self.tasks = TaskSet()
         self.records = ConnectionRecords(
             self.service.data_dir, self.service.workspace_id, notebook_identity(self.service.workspace_folder)
         )

@@ -24,7 +24,6 @@ from IPython.core.error import UsageError
 from silo_nb.notebook import turns
 from silo_nb.notebook.attachments import attachment_blocks, file_blocks, interpolate
 from silo_nb.notebook.cells import execute_cell_id, fallback_cell_key
-from silo_nb.notebook.journal_index import find_turn
 from silo_nb.notebook.magics.args import argument, magic_arguments, one_line, parse, split
 from silo_nb.notebook.magics.waker import waker
 
@@ -81,6 +80,7 @@ async def run_prompt(
             turns.display_restored(
                 earlier,
                 display_id=display_id,
+                background=session.background,
                 metadata={**metadata, "restored": True},
                 meta=None,  # the header's "↺ restored" badge says it; a paragraph would travel with the HTML
                 label=handle.agent_name,
@@ -105,7 +105,7 @@ async def run_prompt(
     )
     if background and blocking:
         # A blocking cell asked for --bg (e.g. as "--b"): the cell returns, the turn goes on.
-        turns.track(asyncio.get_running_loop().create_task(drive))
+        session.background.track(asyncio.get_running_loop().create_task(drive))
         return
     await drive  # blocking; or, when not blocking, this already is a background task (SiloMagics.prompt)
 
@@ -127,7 +127,7 @@ def send_turn(
 
     ``extra``: blocks already shaped for this agent (attachments). The view is shown in the running cell
     (replacing ``display_id`` if given), or, with ``output`` (an ``ipywidgets.Output``), in that widget,
-    where the final HTML then replaces it. Await the result, or schedule it and ``turns.track`` the task.
+    where the final HTML then replaces it. Await the result, or schedule it on ``session.background``.
     ``on_end(turn)`` runs once the turn's static bundle is in place.
     """
     blocks: list[Any] = ([{"type": "text", "text": text}] if text.strip() else []) + list(extra)
@@ -136,7 +136,7 @@ def send_turn(
         blocks,
         metadata=metadata,
         panel=connection.panel,
-        background=background,
+        background=session.background if background else None,
         display_id=display_id,
         output=output,
     )
@@ -147,7 +147,7 @@ async def _drive(
     session: NotebookSession, turn: turns.Turn, on_end: Callable[[turns.Turn], None] | None
 ) -> None:
     ticking = None
-    if not turn.background:
+    if turn.background is None:
         session.blocking_sessions.add(turn.handle.id)
         ticking = asyncio.get_running_loop().create_task(waker())
     try:
@@ -160,9 +160,7 @@ async def _drive(
             on_end(turn)
         # Each turn's end: every live panel and agents list re-sends its bundle, so the saved notebook
         # holds their state after this turn (status, title, controls, the palette's turns).
-        from silo_nb.notebook.widgets import snapshot
-
-        snapshot.refresh_all()
+        session.shown.refresh_all()
 
 
 def palette_run(session: NotebookSession, connection: Connection, text: str) -> None:
@@ -185,7 +183,7 @@ def palette_run(session: NotebookSession, connection: Connection, text: str) -> 
         output=output,
         on_end=keep,
     )
-    turns.track(asyncio.get_running_loop().create_task(drive))
+    session.background.track(asyncio.get_running_loop().create_task(drive))
 
 
 def _metadata(connection: Connection, handle: AgentSessionHandle) -> dict[str, Any]:
@@ -200,4 +198,5 @@ async def _turn_in_journal(
     if not handle.session_id:
         return None
     journals = session.service.sessions.journals
-    return find_turn(journals, journals.path(handle.workspace_id, handle.session_id), cell_id, text)
+    path = journals.path(handle.workspace_id, handle.session_id)
+    return session.journal_index.find_turn(journals, path, cell_id, text)

@@ -40,7 +40,6 @@ from silo_nb.notebook.magics.dormant import dormant_sessions, resume_target
 from silo_nb.notebook.magics.export import export_command
 from silo_nb.notebook.magics.frame import frame_command
 from silo_nb.notebook.magics.prompt import run_prompt
-from silo_nb.notebook.widgets import snapshot
 from silo_nb.sessions.dormant import DormantSession
 from silo_nb.sessions.errors import AgentSessionError
 
@@ -144,10 +143,10 @@ async def _disconnect(session: NotebookSession, args: argparse.Namespace) -> Non
         # Its life ends here: leave the snapshot alone in its outputs (nothing left for a widget to load).
         if connection.panel is not None:
             connection.panel.disconnected = True
-        snapshot.freeze(connection.box)
+        session.shown.freeze(connection.box)
     session.drop(connection)
     if not session.connections:
-        snapshot.freeze_all()  # the agents lists too: nothing is left for them to follow
+        session.shown.freeze_all()  # the agents lists too: nothing is left for them to follow
     if handle is not None:
         await handle.aclose()
         # Only here: a reconnect resumes the same session, whose earlier prompts may point at these files.
@@ -222,7 +221,7 @@ async def _agents(session: NotebookSession, args: argparse.Namespace) -> None:
         # One that can neither resume nor load continues in a new session carrying its transcript.
         await connect(session, name, profile, resume_id=dormant.session_id, fresh=dormant.stale, show=show)
 
-    snapshot.show(AgentsList(session.service, dormant=dormant_sessions(session), on_resume=resume))
+    session.shown.show(AgentsList(session.service, dormant=dormant_sessions(session), on_resume=resume))
 
 
 @magic_arguments("silo journal")

@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+from silo_nb.memo import LruCache
 from silo_nb.notebook.entries import Entry, TranscriptState
 from silo_nb.notebook.render import labels, styles
 from silo_nb.notebook.render.cards import card_for
@@ -36,25 +37,20 @@ __all__ = [
 _CACHE_ENTRIES = 65_536  # bounded by _CACHE_CHARS too; a 20,000-call turn must not thrash it
 _CACHE_CHARS = 32_000_000
 
-_cache: dict[int, tuple[Entry, str]] = {}  # id(entry) -> (entry, html); the entry is kept, so ids stay unique
-_cached_chars = 0
+# id(entry) -> (entry, html): the entry is kept with its HTML, so an id is never reused while cached.
+_cache: LruCache[int, tuple[Entry, str]] = LruCache(
+    items=_CACHE_ENTRIES, size=_CACHE_CHARS, size_of=lambda _key, hit: len(hit[1])
+)
 
 
 def entry_html(entry: Entry) -> str:
     """One entry's HTML ("" for an empty message), rendered once per entry object (LRU by identity)."""
-    global _cached_chars
     key = id(entry)
-    hit = _cache.pop(key, None)
+    hit = _cache.get(key)
     if hit is not None and hit[0] is entry:
-        _cache[key] = hit  # most recently used goes last
         return hit[1]
-    if hit is not None:  # unreachable while the entry is kept alive by the cache; be safe anyway
-        _cached_chars -= len(hit[1])
     rendered = card_for(entry).html(entry)
-    _cache[key] = (entry, rendered)
-    _cached_chars += len(rendered)
-    while len(_cache) > _CACHE_ENTRIES or (_cached_chars > _CACHE_CHARS and len(_cache) > 1):
-        _cached_chars -= len(_cache.pop(next(iter(_cache)))[1])
+    _cache.put(key, (entry, rendered))
     return rendered
 
 

@@ -14,11 +14,11 @@ import html
 import json
 import math
 import re
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from silo_nb.memo import LruCache
 from silo_nb.notebook.entries import Entry, PermissionEntry, ToolEntry, TranscriptState
 from silo_nb.notebook.render import styles
 from silo_nb.sessions.models import AgentContentBlock, AgentSessionUsage, AgentToolCallContent
@@ -176,8 +176,14 @@ class Diff:
     truncated: str | None = None  # a "diff truncated" note when the inputs were over the limit
 
 
-_diffs: OrderedDict[tuple[str | None, str | None], Diff] = OrderedDict()
-_diff_chars = 0
+def _cached_size(key: tuple[str | None, str | None], result: Diff) -> int:
+    """What one cached diff holds, in characters: both texts and the lines shown."""
+    return len(key[0] or "") + len(key[1] or "") + sum(map(len, result.shown))
+
+
+_diffs: LruCache[tuple[str | None, str | None], Diff] = LruCache(
+    items=_DIFF_CACHE_ENTRIES, size=_DIFF_CACHE_CHARS, size_of=_cached_size
+)
 
 
 def diff(old: str | None, new: str | None) -> Diff:
@@ -188,21 +194,7 @@ def diff(old: str | None, new: str | None) -> Diff:
     kept (LRU, bounded by count and characters), keyed by the texts themselves: a tool call updated
     again, or rendered again in another format, does not diff again.
     """
-    global _diff_chars
-    key = (old, new)
-    hit = _diffs.pop(key, None)
-    if hit is None:
-        hit = _compute_diff(old, new)
-        _diff_chars += _cached_size(key, hit)
-    _diffs[key] = hit
-    while len(_diffs) > _DIFF_CACHE_ENTRIES or (_diff_chars > _DIFF_CACHE_CHARS and len(_diffs) > 1):
-        _diff_chars -= _cached_size(*_diffs.popitem(last=False))
-    return hit
-
-
-def _cached_size(key: tuple[str | None, str | None], result: Diff) -> int:
-    """What one cached diff holds, in characters: both texts and the lines shown."""
-    return len(key[0] or "") + len(key[1] or "") + sum(map(len, result.shown))
+    return _diffs.get_or_make((old, new), lambda: _compute_diff(old, new))
 
 
 def _compute_diff(old: str | None, new: str | None) -> Diff:

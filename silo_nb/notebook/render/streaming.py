@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import html
 import re
-from collections import OrderedDict
 from dataclasses import dataclass, field
 
+from silo_nb.memo import LruCache
 from silo_nb.notebook.render.html_parts import note_html
 from silo_nb.notebook.render.md_html import markdown_to_html
 
@@ -40,7 +40,9 @@ class _Stream:
     parts: list[str] = field(default_factory=list)
 
 
-_streams: OrderedDict[tuple[str, str | None, str | None], _Stream] = OrderedDict()
+_streams: LruCache[tuple[str, str | None, str | None], _Stream] = LruCache(
+    items=_STREAMS, size=1, size_of=lambda _key, _stream: 0
+)
 
 
 def _advance(stream: _Stream, text: str, limit: int) -> None:
@@ -78,12 +80,9 @@ def _plain(text: str) -> str:
 
 def streaming_markdown_html(key: tuple[str, str | None, str | None], text: str, limit: int | None) -> str:
     """A growing message as HTML: its completed blocks from the cache, its tail rendered now."""
-    stream = _streams.pop(key, None)
+    stream = _streams.get(key)
     if stream is None or not text.startswith(stream.text[: stream.done]):
-        stream = _Stream()
-    _streams[key] = stream
-    while len(_streams) > _STREAMS:
-        _streams.popitem(last=False)
+        stream = _streams.put(key, _Stream())
     stream.text = text
     shown = len(text) if limit is None else min(len(text), limit)
     _advance(stream, text, shown)

@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+from silo_nb.memo import LruCache
 from silo_nb.notebook.entries import TranscriptState
 from silo_nb.notebook.render import labels
 from silo_nb.notebook.render.cards import card_for
@@ -26,10 +27,10 @@ def transcript_text(
 
     The last result is kept (states are immutable): a static bundle asks for it twice when its Markdown
     falls back to the text in a fence."""
-    global _last
     key = (title, meta, label)
-    if _last is not None and _last[0] is state and _last[1] == key:
-        return _last[2]
+    last = _last.get(0)
+    if last is not None and last[0] is state and last[1] == key:
+        return last[2]
     lines = labels.compose(
         state,
         title=title,
@@ -41,8 +42,10 @@ def transcript_text(
         footer=lambda pieces: "-- " + " · ".join(pieces),
     )
     text = "\n".join(lines)
-    _last = (state, key, text)
+    _last.put(0, (state, key, text))
     return text
 
 
-_last: tuple[TranscriptState, tuple[str | None, str | None, str | None], str] | None = None
+_last: LruCache[int, tuple[TranscriptState, tuple[str | None, str | None, str | None], str]] = LruCache(
+    items=1, size=1, size_of=lambda _key, _value: 0
+)

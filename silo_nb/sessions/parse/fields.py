@@ -1,8 +1,9 @@
 """The one lenient field parser: agent values (from the wire or a journal line) into silo_nb's models.
 
-- Silo's rules, the same for both sources: nothing raises; a malformed optional field becomes absent
-  (an empty MIME type or URI too, a location line that is not positive, a cost without a currency, a
-  number that is not finite), an invalid list item is dropped, unknown types and statuses are kept.
+- Silo's rules (§1.6), the same for both sources: nothing raises; a malformed optional field becomes
+  absent (a field that is not a string, a location line that is not a positive integer, a plan step
+  without content text, a usage number that is not finite, a cost without both its fields), an invalid
+  list item is dropped, unknown types and statuses are kept.
 - The wire parser (``parse/wire.py``) and the journal reader (``journal/lines.py``) both read through
   these functions; only the envelopes differ (a ``session/update`` object, a journal line).
 - Hot (a restore reads 100,000 lines, an agent streams tens of thousands a second): type checks are
@@ -69,7 +70,8 @@ def _finite(value: Any) -> int | float | None:
 
 
 def content_block(value: Any) -> AgentContentBlock | None:
-    """A content block; an embedded resource's text, MIME type and URI are read from inside it."""
+    """A content block: each field present only if it is a string (Silo §1.6); an embedded resource's
+    text, MIME type and URI are read from inside it when the block itself has none."""
     if type(value) is not dict and not isinstance(value, Mapping):
         return None
     get = value.get
@@ -82,16 +84,16 @@ def content_block(value: Any) -> AgentContentBlock | None:
     if resource is not None and is_map(resource):  # ACP's embedded resource: {"resource": {...}}
         if not isinstance(text, str) and "text" not in value:
             text = resource.get("text")
-        if not (isinstance(mime_type, str) and mime_type):
+        if not isinstance(mime_type, str):
             mime_type = resource.get("mimeType")
-        if not (isinstance(uri, str) and uri):
+        if not isinstance(uri, str):
             uri = resource.get("uri")
     return _block_model(
         {
             "type": block_type,
             "text": text if isinstance(text, str) else None,
-            "mime_type": mime_type if isinstance(mime_type, str) and mime_type else None,
-            "uri": uri if isinstance(uri, str) and uri else None,
+            "mime_type": mime_type if isinstance(mime_type, str) else None,
+            "uri": uri if isinstance(uri, str) else None,
             "name": name if isinstance(name, str) else None,
         }
     )
@@ -218,7 +220,7 @@ def usage(value: Any) -> AgentSessionUsage | None:
             "size": size,
             "cost": (
                 _cost_model({"amount": amount, "currency": currency})
-                if amount is not None and isinstance(currency, str) and currency
+                if amount is not None and isinstance(currency, str)
                 else None
             ),
         }
