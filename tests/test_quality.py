@@ -58,7 +58,8 @@ def test_import_creates_no_event_loop_and_reads_nothing() -> None:
         "import asyncio, silo_nb, sys\n"
         "policy = asyncio.get_event_loop_policy()\n"
         "assert getattr(policy._local, '_loop', None) is None, 'an event loop was created at import'\n"
-        "assert '_default_agents' in vars(silo_nb) and silo_nb._default_agents is None\n"
+        "from silo_nb.sessions.default_service import has_default_agents\n"
+        "assert not has_default_agents(), 'importing silo_nb made the default AgentsService'\n"
         "svc = silo_nb.AgentsService(workspace_dir='.', config_dirs=[])\n"
         "assert getattr(policy._local, '_loop', None) is None, 'AgentsService() created a loop'\n"
         "print('ok')\n"
@@ -152,6 +153,24 @@ def _graph() -> dict[str, set[str]]:
     for name, path in modules.items():
         graph[name] = {m for m in _silo_imports(path) if m in modules and m != name}
     return graph
+
+
+# Modules at the package root that every layer may use (shared pieces, not a layer and not the package).
+SHARED_ROOT_MODULES = {"silo_nb.util", "silo_nb.task_set", "silo_nb.memo"}
+
+
+@pytest.mark.parametrize("layer", sorted(ALLOWED))
+def test_no_layer_imports_the_package_root(layer: str) -> None:
+    """``import silo_nb`` (or a root module that is not a shared piece) from inside a layer climbs above
+    it: the root re-exports the layers, so the layer would depend on all of them."""
+    bad = []
+    for path in (PACKAGE / layer).rglob("*.py"):
+        for target in _silo_imports(path):
+            parts = target.split(".")
+            root_level = len(parts) == 1 or (len(parts) == 2 and parts[1] not in ALLOWED)
+            if root_level and target not in SHARED_ROOT_MODULES:
+                bad.append(f"{path.relative_to(ROOT)} imports {target}")
+    assert not bad, bad
 
 
 @pytest.mark.parametrize("layer", sorted(ALLOWED))

@@ -13,30 +13,57 @@
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
+from silo_nb.sessions.host import SessionRegistry
 from silo_nb.sessions.kinds import SIDE_EFFECT_KINDS
-from silo_nb.sessions.models import AgentSessionUpdate
+from silo_nb.sessions.models import AgentCommand, AgentSessionUpdate
 from silo_nb.sessions.parse import (
     MAX_FIELD_CHARS,
     MAX_RAW_DEPTH,
+    MessageIdSynthesizer,
     parse_commands,
     parse_session_update,
     session_title,
 )
+from silo_nb.sessions.session.config_options import ConfigOptions
+from silo_nb.sessions.session.journal_slot import JournalSlot
+from silo_nb.sessions.session.permission_desk import PermissionDesk
+from silo_nb.sessions.session.turn_tracker import TurnTracker
+from silo_nb.sessions.session.wiring import SessionWiring
+from silo_nb.util import ListenerSet
 
-if TYPE_CHECKING:
-    from silo_nb.sessions.session.core import SessionCore
-
-__all__ = ["InboundTraffic"]
+__all__ = ["InboundSession", "InboundTraffic"]
 
 log = logging.getLogger("silo_nb.sessions")
+
+
+class InboundSession(Protocol):
+    """The parts of a session the inbound traffic feeds (``core.SessionCore`` has them)."""
+
+    id: str
+    disposed: bool
+    commands: tuple[AgentCommand, ...]
+    title: str | None
+    registry: SessionRegistry
+    wiring: SessionWiring
+    journal: JournalSlot
+    turns: TurnTracker
+    synth: MessageIdSynthesizer
+    options: ConfigOptions
+    permissions: PermissionDesk
+    transcript_listeners: ListenerSet[[AgentSessionUpdate]]
+    update_listeners: ListenerSet[[AgentSessionUpdate]]
+    command_listeners: ListenerSet[[]]
+
+    @property
+    def label(self) -> str: ...
 
 
 class InboundTraffic:
     """The handlers of what the agent sends to one session (``connect`` registers them)."""
 
-    def __init__(self, core: SessionCore) -> None:
+    def __init__(self, core: InboundSession) -> None:
         self._core = core
         self._wiring = core.wiring
         self._journal = core.journal
