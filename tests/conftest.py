@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import functools
+import gc
 import json
 import os
 import sys
@@ -17,6 +19,7 @@ import silo_nb
 from silo_nb.acp import InProcessTransport, SubprocessTransport, Transport
 from silo_nb.acp.client import background_closes
 from silo_nb.demo_agent import serve
+from silo_nb.sessions.journal.locks import PROCESS_LOCKS
 from silo_nb.sessions.profiles import AgentProfile
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -121,10 +124,31 @@ async def in_process_demo(profile: AgentProfile, cwd: str) -> Transport:
 
 
 @pytest.fixture(autouse=True)
-async def _background_closes() -> AsyncIterator[None]:
-    """A failed connect ends its agent in the background: let that finish on the test's own loop."""
+async def _nothing_left_behind() -> AsyncIterator[None]:
+    """Each test ends with nothing of its own still running or held: a failed connect's agent (closed in
+    the background) is let finish on the test's own loop, then no journal lock may be held and no task of
+    the test may still be pending. State owned by objects goes with them; what a test leaves behind
+    would leak into the next one (a lock left held once failed a later test)."""
+    held_before = PROCESS_LOCKS.held()
     yield
     await background_closes()
+    current = asyncio.current_task()
+    for attempt in range(100):  # let tasks that are ending (a dispose's close) finish
+        pending = [t for t in asyncio.all_tasks() if t is not current and not t.done()]
+        if not pending:
+            break
+        await asyncio.sleep(0 if attempt < 10 else 0.02)
+    problems = []
+    if PROCESS_LOCKS.held() - held_before:
+        gc.collect()  # services and handles the test dropped let go of their locks
+        if left := PROCESS_LOCKS.held() - held_before:
+            problems.append(f"journal locks still held: {sorted(map(str, left))}")
+    if pending:
+        problems.append(f"tasks still pending: {sorted(t.get_name() for t in pending)}")
+    if problems:
+        for task in pending:
+            task.cancel()
+        pytest.fail("the test left this behind: " + "; ".join(problems))
 
 
 @pytest.fixture

@@ -30,13 +30,6 @@ import anyio.lowlevel
 from anyio.abc import ByteReceiveStream, ByteSendStream, TaskGroup
 
 from silo_nb.acp._give_way import give_way
-from silo_nb.acp.errors import (
-    INTERNAL_ERROR,
-    METHOD_NOT_FOUND,
-    REQUEST_CANCELLED,
-    AcpConnectionClosed,
-    AcpRpcError,
-)
 from silo_nb.acp.framing import (
     DEFAULT_MAX_LINE_BYTES,
     MAX_NESTING,
@@ -45,6 +38,13 @@ from silo_nb.acp.framing import (
     encode_message,
 )
 from silo_nb.acp.pending import PendingRequest
+from silo_nb.acp.rpc_errors import (
+    INTERNAL_ERROR,
+    METHOD_NOT_FOUND,
+    REQUEST_CANCELLED,
+    AcpConnectionClosed,
+    AcpRpcError,
+)
 
 __all__ = [
     "MAX_NESTING",

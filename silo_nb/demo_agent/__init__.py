@@ -10,10 +10,10 @@ Design:
   (stdio.py) and ``serve`` adapts two anyio byte streams, both to the same reader/writer pair handed to
   ``run_agent`` (agent.py). ``serve`` runs on the caller's event loop (asyncio), with no thread, so tests
   can talk to the agent in-process through memory streams.
-- Layers, each importing only those before it: wire.py (newline-delimited JSON-RPC 2.0: framing, dispatch,
-  the one writer) → store.py (sessions and their files in ``--state-dir``), notes.py (the ``notes.md`` it
-  really edits) → turns.py (the scripted turns) → agent.py (the ACP methods) → options.py/stdio.py/this
-  module (entry points).
+- Layers, each importing only those before it: rpc_endpoint.py (newline-delimited JSON-RPC 2.0: framing,
+  dispatch, the one writer) → session_store.py (sessions and their files in ``--state-dir``), notes.py (the
+  ``notes.md`` it really edits) → scripted_turns.py (the scripted turns) → agent.py (the ACP methods) →
+  options.py/stdio.py/this module (entry points).
 - The edit turn does what it says: an allowed edit appends a line to ``notes.md`` in the session's working
   directory, a rejected one leaves it untouched, so a permission has a visible effect.
 - Standard library only and nothing else from ``silo_nb`` (it shares nothing with the client), so the

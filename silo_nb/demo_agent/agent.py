@@ -2,7 +2,7 @@
 
 - ``initialize`` advertises what the flags allow; ``authenticate``; ``session/new|load|resume|list|close``;
   ``session/set_config_option`` (or, with ``--legacy-modes``, ``session/set_mode``/``session/set_model``);
-  ``session/prompt`` runs a ``TurnScript`` (turns.py), one turn at a time per session.
+  ``session/prompt`` runs a ``TurnScript`` (scripted_turns.py), one turn at a time per session.
 - A method switched off by a flag is simply not routed, so it answers -32601 like any unknown method.
 - ``session/new``, ``load`` and ``resume`` answer first and announce the slash commands just after
   (``Reply.after``), as real agents do.
@@ -19,9 +19,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
 from silo_nb.demo_agent.options import Options
-from silo_nb.demo_agent.store import MODELS, MODES, Clock, Session, Store, Turn
-from silo_nb.demo_agent.turns import AVAILABLE_COMMANDS, TurnCancelled, TurnScript
-from silo_nb.demo_agent.wire import (
+from silo_nb.demo_agent.rpc_endpoint import (
     AUTH_REQUIRED,
     INVALID_PARAMS,
     METHOD_NOT_FOUND,
@@ -36,6 +34,8 @@ from silo_nb.demo_agent.wire import (
     RpcError,
     refuse,
 )
+from silo_nb.demo_agent.scripted_turns import AVAILABLE_COMMANDS, TurnCancelled, TurnScript
+from silo_nb.demo_agent.session_store import MODELS, MODES, Clock, Session, Store, Turn
 
 PROTOCOL_VERSION: Final = 1
 COMMANDS_DELAY: Final = 0.05

@@ -3,7 +3,7 @@
 - ``frame`` (``table.py``, rows from ``rows.py``): journals → a pandas DataFrame, one row per turn.
 - ``PermissionPolicy`` / ``Rule`` (``policy.py``): answer permission requests by rule, journaled.
 - ``run_grid`` (``grid.py``): prompts × profiles × configs × repeats, each cell a fresh session in its
-  own working copy (``cells.py``), resumable from its folder (``store.py``), here or on Dask workers
+  own working copy (``grid_cell.py``), resumable from its folder (``run_folder.py``), here or on Dask workers
   (``executors.py``), with a progress display (``progress.py``; the notebook has a widget).
 - Layering: this package uses ``sessions`` (and so ``acp``) only; never IPython or ipywidgets. pandas
   and dask are optional extras, imported only when used.

@@ -15,7 +15,7 @@ import asyncio
 import uuid
 from typing import Any, Protocol
 
-from silo_nb.experiments.cells import CellResult, CellSpec, run_cell, run_cell_blocking
+from silo_nb.experiments.grid_cell import CellResult, CellSpec, run_cell, run_cell_blocking
 
 __all__ = ["CellExecutor", "DaskExecutor", "LocalExecutor", "executor_for"]
 

@@ -1,7 +1,7 @@
 """``run_grid``: prompts × profiles × configs × repeats, each cell a fresh session, into a DataFrame.
 
 - The grid is expanded into cells with stable ids (``p<prompt>-<profile>-c<config>-r<repeat>``) and
-  described in the run's folder (``store.py``); a run has a name (by default derived from the grid
+  described in the run's folder (``run_folder.py``); a run has a name (by default derived from the grid
   itself, so the same call after a kernel restart finds its run) and a folder (``<folder>/<name>``).
 - Cells that already have a done record are skipped; the others run, at most ``concurrency`` at a time,
   on this loop or on Dask workers (``executors.py``). Each cell's journal and record are written as it
@@ -27,11 +27,11 @@ from typing import Any
 import anyio
 
 from silo_nb.experiments._pandas import require_pandas
-from silo_nb.experiments.cells import CellResult, CellSpec, template_folder
 from silo_nb.experiments.executors import CellExecutor, executor_for
+from silo_nb.experiments.grid_cell import CellResult, CellSpec, template_folder
 from silo_nb.experiments.policy import PermissionPolicy
 from silo_nb.experiments.progress import GridCounts, GridProgress, TextProgress
-from silo_nb.experiments.store import RunFolder
+from silo_nb.experiments.run_folder import RunFolder
 from silo_nb.experiments.table import rows_to_frame
 
 __all__ = ["DEFAULT_RUNS_FOLDER", "expand_grid", "run_grid"]

@@ -68,7 +68,7 @@ def _rows_of_name(name: str | os.PathLike[str], workspace_id: str | None) -> lis
     path = Path(text).expanduser()
     if path.is_dir():
         if (path / RUN_MARKER).is_file():
-            from silo_nb.experiments.store import RunFolder
+            from silo_nb.experiments.run_folder import RunFolder
 
             return RunFolder.open(path).rows()
         return [row for file in sorted(path.rglob("*.jsonl")) for row in journal_file_rows(file)]

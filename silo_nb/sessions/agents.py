@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from silo_nb.sessions.dormant_sessions import JournalSummaries
 from silo_nb.sessions.journal import JournalFiles
 from silo_nb.sessions.models import AgentInfo
 from silo_nb.sessions.profiles import AgentProfilesService
@@ -56,6 +57,7 @@ class AgentsService:
         # The hook is looked up at each call: the notebook replaces it after the service is made.
         self._board = StatusBoard(self.workspace_id, lambda entry_id: self.is_witnessed(entry_id))  # noqa: PLW0108
         self.sessions = AgentSessionsService(self, JournalFiles(self.data_dir))
+        self.journal_summaries = JournalSummaries()  # what the agents list read of each journal
 
     @property
     def board(self) -> StatusBoard:

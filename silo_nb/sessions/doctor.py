@@ -18,11 +18,11 @@ import anyio
 from silo_nb.acp import AgentConnection, AgentSpawnError, SubprocessTransport, Transport
 from silo_nb.acp.process import STDERR_RING_LINES
 from silo_nb.sessions.capabilities import AgentCapabilities
+from silo_nb.sessions.connecting.auth_methods import AuthMethod, choose_method, sign_in_advice
+from silo_nb.sessions.connecting.handshake import initialize
 from silo_nb.sessions.errors import AgentSessionError
-from silo_nb.sessions.handshake import initialize
 from silo_nb.sessions.host import TransportFactory
 from silo_nb.sessions.profiles import AgentProfile
-from silo_nb.sessions.sign_in import AuthMethod, choose_method, sign_in_advice
 
 __all__ = ["AgentCheck", "check_agent"]
 

@@ -3,7 +3,7 @@
 - Attributes are snake_case; every model serializes by alias to Silo's camelCase, so a journal line is
   ``update.model_dump(mode="json", by_alias=True, exclude_none=True)`` and files are interchangeable
   with Silo's own journals.
-- Agent traffic is parsed leniently elsewhere (``parse.py``); these models only hold the result. Open
+- Agent traffic is parsed leniently elsewhere (``parse/``); these models only hold the result. Open
   strings (``kind``, ``status``, ``category``…) stay plain ``str`` so unknown values are kept.
 - What the *user* passes in (prompt blocks, restore options) is validated strictly here.
 - Agent traffic is hot (tens of thousands of updates a second): the parsers build these models with

@@ -5,8 +5,9 @@ Search order, later wins per id: the built-in ``demo``; each ``silo/profiles.tom
 specific (the user's); then the file ``$SILO_NB_PROFILES`` (``.toml`` or ``.json`` by suffix).
 A broken file or entry is skipped with a warning and remembered, so "no profile named X" can say why.
 
-- ``auth_method`` pins the agent's sign-in method (an id from its ``authMethods``); ``cancel_timeout``
-  bounds how long a Stop waits for the agent to end the turn (see ``sessions/sign_in.py``, ``handle.py``).
+- ``auth_method`` pins the agent's sign-in method (an id from its ``authMethods``); ``cancel_timeout`` bounds
+  how long a Stop waits for the agent to end the turn (see ``sessions/auth_methods.py``,
+  ``session/handle.py``).
 - ``command``: a bare name (``npx``) is looked up on PATH when the agent starts; a path with a slash that
   is relative (``./bin/agent``, ``tools/agent``) is made absolute here, at load time, against the folder
   of the profile file it is written in (as named, symlinks not resolved), so it never depends on a
@@ -136,8 +137,11 @@ def _first_error(exc: ValidationError) -> str:
     return f"{where}: {error.get('msg', 'invalid')}" if where else str(error.get("msg", "invalid"))
 
 
-def load_profiles(files: Iterable[Path]) -> tuple[dict[str, AgentProfile], list[str]]:
-    """Profiles by id (built-in demo first, later files win), and one line per problem found."""
+def load_profiles(
+    files: Iterable[Path], *, warned: set[Warned] | None = None
+) -> tuple[dict[str, AgentProfile], list[str]]:
+    """Profiles by id (built-in demo first, later files win), and one line per problem found; each
+    problem is logged once per state of the files it notes in ``warned`` (every time without one)."""
     profiles: dict[str, AgentProfile] = {DEMO_PROFILE_ID: demo_profile()}
     problems: list[str] = []
     files = list(files)
@@ -162,13 +166,13 @@ def load_profiles(files: Iterable[Path]) -> tuple[dict[str, AgentProfile], list[
             profiles.pop(profile.id, None)
             profiles[profile.id] = profile
     for problem in problems:
-        _warn_once(problem, files_state)
+        _warn_once(problem, files_state, set() if warned is None else warned)
     return profiles, problems
 
 
 # Profiles are re-read on every use (twice per connect): a problem is logged once per state of the files
 # (their paths, sizes and mtimes), so an edit that leaves it broken warns again, and nothing else does.
-_WARNED: set[tuple[str, tuple[tuple[str, int, int], ...]]] = set()
+Warned = tuple[str, tuple[tuple[str, int, int], ...]]
 
 
 def _files_state(files: list[Path]) -> tuple[tuple[str, int, int], ...]:
@@ -183,10 +187,10 @@ def _files_state(files: list[Path]) -> tuple[tuple[str, int, int], ...]:
     return tuple(state)
 
 
-def _warn_once(problem: str, files_state: tuple[tuple[str, int, int], ...]) -> None:
+def _warn_once(problem: str, files_state: tuple[tuple[str, int, int], ...], warned: set[Warned]) -> None:
     key = (problem, files_state)
-    if key not in _WARNED:
-        _WARNED.add(key)
+    if key not in warned:
+        warned.add(key)
         log.warning("ignored agent profile: %s", problem)
 
 
@@ -196,9 +200,10 @@ class AgentProfilesService:
     def __init__(self, config_dirs: Iterable[str | os.PathLike[str]] | None = None) -> None:
         self._config_dirs = list(config_dirs) if config_dirs is not None else None
         self.problems: list[str] = []
+        self._warned: set[Warned] = set()  # the problems logged already (see load_profiles)
 
     def _load(self) -> dict[str, AgentProfile]:
-        profiles, self.problems = load_profiles(profile_files(self._config_dirs))
+        profiles, self.problems = load_profiles(profile_files(self._config_dirs), warned=self._warned)
         return profiles
 
     def list(self) -> tuple[AgentProfileSummary, ...]:

@@ -1,7 +1,7 @@
 """``AgentSessionsService`` (``agents.sessions``): ``connect`` and ``read_journal``.
 
-- ``connect`` validates what the user passed and hands over to ``sessions/connect.py``, which owns the
-  routing (new / resume / load / journal-only / start fresh) and returns a finished handle.
+- ``connect`` validates what the user passed and hands over to ``sessions/connecting/connector.py``, which
+  owns the routing (new / resume / load / journal-only / start fresh) and returns a finished handle.
 - ``doctor`` starts a profile's agent and initializes it, without a session (``doctor.py``).
 - ``read_journal`` reads a session's journal from disk without any agent (a live session's buffered
   lines are flushed first).
@@ -13,7 +13,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from silo_nb.sessions.connect import Connector
+from silo_nb.sessions.connecting.connector import Connector
 from silo_nb.sessions.doctor import AgentCheck, check_agent
 from silo_nb.sessions.host import ConnectHost
 from silo_nb.sessions.journal import JournalFiles

@@ -13,7 +13,7 @@ import pytest
 
 from silo_nb.demo_agent import serve
 from silo_nb.demo_agent.options import DEFAULT_DELAY, parse_args
-from silo_nb.demo_agent.wire import LineReader
+from silo_nb.demo_agent.rpc_endpoint import LineReader
 from tests.demo_agent.helpers import CWD, answer_with, bounded, byte_pipe, running_agent, updates
 
 

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from silo_nb.notebook.entries import made
-from silo_nb.notebook.live import LiveTranscript
+from silo_nb.notebook.live_transcript import LiveTranscript
 from silo_nb.notebook.transcript import (
     MessageEntry,
     PermissionEntry,

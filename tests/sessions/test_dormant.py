@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from silo_nb.sessions.dormant import DormantSession, find_dormant, records_dir
+from silo_nb.sessions.dormant_sessions import DormantSession, JournalSummaries, find_dormant, records_dir
 from silo_nb.sessions.storage import journal_path
 from tests.conftest import Workspace
 
@@ -112,12 +112,13 @@ def test_the_newest_record_of_a_session_wins_and_junk_is_skipped(tmp_path: Path)
 
 def test_a_journal_that_changes_is_read_again(tmp_path: Path) -> None:
     path = journal(tmp_path, "s1", prompt("one", "2026-01-01T00:00:00.000Z"))
-    assert find_dormant(tmp_path, WS)[0].turns == 1
+    summaries = JournalSummaries()  # kept between scans, as a service keeps it
+    assert find_dormant(tmp_path, WS, summaries=summaries)[0].turns == 1
     with path.open("a") as stream:
         stream.write(
             json.dumps(prompt("two", "2026-01-01T00:01:00.000Z")) + "\n" + json.dumps(titled("Later")) + "\n"
         )
-    (again,) = find_dormant(tmp_path, WS)
+    (again,) = find_dormant(tmp_path, WS, summaries=summaries)
     assert (again.turns, again.title, again.idle_since) == (2, "Later", "2026-01-01T00:01:00.000Z")
 
 

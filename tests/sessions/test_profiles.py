@@ -449,7 +449,7 @@ def test_unset_env_keeps_a_kernel_variable_from_the_agent_and_from_sign_in(
 ) -> None:
     """TOML has no null: ``unset_env`` names what the agent must not inherit; ``env`` still wins for a
     name in both. A variable it removes no longer counts as set for an ``env_var`` sign-in either."""
-    from silo_nb.sessions.sign_in import AuthMethod, choose_method
+    from silo_nb.sessions.connecting.auth_methods import AuthMethod, choose_method
 
     write_toml(
         user_dir,

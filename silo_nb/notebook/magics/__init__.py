@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 
-from silo_nb.notebook import turns
+from silo_nb.notebook import cell_turns as turns
 from silo_nb.notebook.magics.args import expand, one_line
 from silo_nb.notebook.magics.connections import Connection, NotebookSession
 from silo_nb.notebook.magics.prompt import run_prompt

@@ -18,9 +18,9 @@ from IPython.core.error import UsageError
 
 from silo_nb.notebook._display import display
 from silo_nb.notebook.magics.args import one_line
-from silo_nb.notebook.magics.auth import sign_in_action
 from silo_nb.notebook.magics.connections import Connection, NotebookSession
 from silo_nb.notebook.magics.prompt import palette_run
+from silo_nb.notebook.magics.sign_in import sign_in_action
 from silo_nb.notebook.render import styles
 from silo_nb.sessions.errors import AgentSessionError
 

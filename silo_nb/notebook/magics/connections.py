@@ -25,10 +25,10 @@ from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 
-from silo_nb.notebook.cells import ConnectionRecords, notebook_identity
+from silo_nb.notebook.cell_records import ConnectionRecords, notebook_identity
+from silo_nb.notebook.cell_turns import BackgroundTurns
 from silo_nb.notebook.journal_index import JournalIndexes
 from silo_nb.notebook.magics.args import did_you_mean
-from silo_nb.notebook.turns import BackgroundTurns
 from silo_nb.notebook.widgets.snapshot import ShownWidgets
 from silo_nb.sessions.default_service import default_agents
 from silo_nb.task_set import TaskSet

@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 
-from silo_nb.notebook import turns
+from silo_nb.notebook import cell_turns as turns
 from silo_nb.notebook.attachments import attachment_blocks, file_blocks, interpolate
-from silo_nb.notebook.cells import execute_cell_id, fallback_cell_key
+from silo_nb.notebook.cell_records import execute_cell_id, fallback_cell_key
 from silo_nb.notebook.magics.args import argument, magic_arguments, one_line, parse, split
 from silo_nb.notebook.magics.waker import waker
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 
-from silo_nb.notebook import turns
+from silo_nb.notebook import cell_turns as turns
 from silo_nb.notebook._display import display
 from silo_nb.notebook.attachments import discard_attachments
 from silo_nb.notebook.magics.args import (
@@ -33,14 +33,14 @@ from silo_nb.notebook.magics.args import (
     summary,
     usage,
 )
-from silo_nb.notebook.magics.auth import auth_subcommands
 from silo_nb.notebook.magics.connecting import connect
 from silo_nb.notebook.magics.connections import NotebookSession
-from silo_nb.notebook.magics.dormant import dormant_sessions, resume_target
+from silo_nb.notebook.magics.dormant_list import dormant_sessions, resume_target
 from silo_nb.notebook.magics.export import export_command
 from silo_nb.notebook.magics.frame import frame_command
 from silo_nb.notebook.magics.prompt import run_prompt
-from silo_nb.sessions.dormant import DormantSession
+from silo_nb.notebook.magics.sign_in import auth_subcommands
+from silo_nb.sessions.dormant_sessions import DormantSession
 from silo_nb.sessions.errors import AgentSessionError
 
 if TYPE_CHECKING:

@@ -1,7 +1,7 @@
 """What a transcript entry kind brings to every format: a :class:`Card` (HTML, Markdown, text, live HTML).
 
 - One card per entry type, each in its own module of :mod:`.cards` (``cards/message.py``…); the
-  transcript renderers (``html.py``, ``markdown.py``, ``text.py``, ``live.py``) ask ``cards.card_for``
+  transcript renderers (``html.py``, ``markdown.py``, ``text.py``, ``live_entries.py``) ask ``cards.card_for``
   and never look at an entry's type themselves. A new entry kind is one new card module.
 - ``live`` is what a streaming turn shows (``(html, cut)``); most cards show their saved HTML, which the
   live view passes in (``saved``: the HTML renderer's cached :func:`~..html.entry_html`).

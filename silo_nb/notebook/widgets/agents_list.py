@@ -30,7 +30,7 @@ from silo_nb.notebook.widgets.snapshot import SnapshotMixin
 from silo_nb.notebook.widgets.snapshot_views import agents_snapshot, dormant_state
 from silo_nb.notebook.widgets.throttle import Ticker
 from silo_nb.sessions.agents import AgentsService
-from silo_nb.sessions.dormant import DormantSession
+from silo_nb.sessions.dormant_sessions import DormantSession
 from silo_nb.sessions.models import AgentInfo
 
 __all__ = ["AgentRow", "AgentsList", "DormantRow", "Resume"]

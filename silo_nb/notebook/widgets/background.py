@@ -1,7 +1,8 @@
 """``BackgroundActivity``: what an agent did on its own, outside prompt turns (a collapsed section).
 
-- It displays a :class:`~silo_nb.notebook.live.LiveTranscript` that its owner feeds (the session panel
-  feeds it every update that arrives while no prompt turn is active); it keeps no transcript itself.
+- It displays a :class:`~silo_nb.notebook.live_transcript.LiveTranscript` that its owner feeds (the
+  session panel feeds it every update that arrives while no prompt turn is active); it keeps no
+  transcript itself.
 - Rendering is throttled; the title counts the entries. While the agent is not working, the transcript
   is shown as finished (between agent turns nothing is running).
 - Hidden until there is something to show: an empty section that expands to an empty box only puzzles.
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from silo_nb.notebook.live import LiveTranscript
+from silo_nb.notebook.live_transcript import LiveTranscript
 from silo_nb.notebook.render import transcript_html
 from silo_nb.notebook.transcript import with_status
 from silo_nb.notebook.widgets._common import close_tree, ipw

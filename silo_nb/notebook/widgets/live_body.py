@@ -9,7 +9,7 @@
   a tick waits for the next (the newest segment first); a flood of entries is placed as the budget
   allows, and the footer says how many wait. Segment widgets share one ``Layout`` and one style model,
   so a new segment is one ``comm_open`` plus the box's ``children`` update.
-- Entries are rendered for the live view by :func:`~silo_nb.notebook.render.live.live_entry_html`
+- Entries are rendered for the live view by :func:`~silo_nb.notebook.render.live_entries.live_entry_html`
   (streaming Markdown block cache, long replies cut); :meth:`show_all` lifts the cuts. Once the turn
   has ended every entry is rendered whole, so :attr:`html` — the pieces in the saved transcript's box
   — is exactly the HTML the static bundle saves.
@@ -26,7 +26,7 @@ from ipywidgets.widgets.widget_string import HTMLStyle  # type: ignore[import-un
 
 from silo_nb.notebook.render import styles
 from silo_nb.notebook.render.html import box_html, empty_html, footer_html, turn_header_html
-from silo_nb.notebook.render.live import live_entry_html
+from silo_nb.notebook.render.live_entries import live_entry_html
 from silo_nb.notebook.transcript import TranscriptState
 from silo_nb.notebook.widgets._common import ipw
 

@@ -31,7 +31,7 @@ from silo_nb.notebook.transcript import TranscriptState
 from silo_nb.notebook.widgets._common import close_tree, esc, ipw, log, seconds_since
 from silo_nb.notebook.widgets.background import BackgroundActivity
 from silo_nb.notebook.widgets.palette import CommandPalette
-from silo_nb.notebook.widgets.sign_in import SignInRow
+from silo_nb.notebook.widgets.sign_in_row import SignInRow
 from silo_nb.notebook.widgets.snapshot import SnapshotMixin
 from silo_nb.notebook.widgets.snapshot_views import panel_snapshot
 from silo_nb.notebook.widgets.throttle import Ticker

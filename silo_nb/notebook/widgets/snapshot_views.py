@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from silo_nb.notebook.render import saved_part, status_badge_html, styles, transcript_html, transcript_text
 from silo_nb.notebook.transcript import TranscriptState, with_status
 from silo_nb.notebook.widgets._common import esc, local_clock, parse_iso
-from silo_nb.sessions.dormant import DormantSession
+from silo_nb.sessions.dormant_sessions import DormantSession
 from silo_nb.sessions.models import AgentCommand, AgentInfo, AgentSessionConfigOption
 
 __all__ = ["agents_snapshot", "dormant_state", "option_values", "panel_snapshot"]

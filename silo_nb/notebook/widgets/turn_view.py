@@ -1,8 +1,9 @@
 """``TurnView``: one ``%%prompt`` turn, live — the transcript box, permission rows, a Stop button.
 
-- The widget only displays. It watches a :class:`~silo_nb.notebook.live.LiveTranscript` that its owner
-  (the ``Turn``) feeds from ``handle.on_transcript`` — the agent's updates and the synthesized prompt and
-  permission lines, exactly what the journal holds — and ends with a status. The body is a
+- The widget only displays. It watches a :class:`~silo_nb.notebook.live_transcript.LiveTranscript`
+  that its owner (the ``Turn``) feeds from ``handle.on_transcript`` — the agent's updates and the
+  synthesized prompt and permission lines, exactly what the journal holds — and ends with a status. The
+  body is a
   :class:`~silo_nb.notebook.widgets.live_body.LiveBody`: the static bundle's box (header row included) as
   segments, of which only those that changed are sent, paced to a bounded rate whatever the turn's
   length; :attr:`html` is what it shows, and equals the saved HTML once the turn has ended.
@@ -23,7 +24,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from silo_nb.notebook.live import LiveTranscript
+from silo_nb.notebook.live_transcript import LiveTranscript
 from silo_nb.notebook.render import status_badge_html
 from silo_nb.notebook.transcript import TranscriptState
 from silo_nb.notebook.widgets._common import close_tree, ipw, log

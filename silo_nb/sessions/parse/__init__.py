@@ -2,7 +2,7 @@
 
 - ``fields.py``: the one field parser (content blocks, tool calls, locations, plans, usage), which the
   wire parser and the journal reader (``sessions/journal``'s ``journal_line_to_update``) both use.
-- ``wire.py``: a ``session/update`` to an ``AgentSessionUpdate`` (hot), message ids
+- ``wire_update.py``: a ``session/update`` to an ``AgentSessionUpdate`` (hot), message ids
   (:class:`MessageIdSynthesizer`: ``silo-msg-<n>`` per run of same-kind text chunks when the agent sends
   none), and the bounds on agent values (``MAX_RAW_DEPTH`` levels, ``MAX_FIELD_CHARS`` characters).
 - ``controls.py``: commands, config options, permission options, session summaries, the title rule.
@@ -28,7 +28,7 @@ from silo_nb.sessions.parse.fields import DEPTH_MARKER, MAX_RAW_DEPTH, tool_call
 from silo_nb.sessions.parse.fields import content_block as parse_content_block
 from silo_nb.sessions.parse.fields import plan_entries as parse_plan
 from silo_nb.sessions.parse.fields import usage as parse_usage
-from silo_nb.sessions.parse.wire import (
+from silo_nb.sessions.parse.wire_update import (
     MAX_FIELD_CHARS,
     MessageIdSynthesizer,
     cut_long_strings,

@@ -4,7 +4,7 @@
   absent (a field that is not a string, a location line that is not a positive integer, a plan step
   without content text, a usage number that is not finite, a cost without both its fields), an invalid
   list item is dropped, unknown types and statuses are kept.
-- The wire parser (``parse/wire.py``) and the journal reader (``journal/lines.py``) both read through
+- The wire parser (``parse/wire_update.py``) and the journal reader (``journal/lines.py``) both read through
   these functions; only the envelopes differ (a ``session/update`` object, a journal line).
 - Hot (a restore reads 100,000 lines, an agent streams tens of thousands a second): type checks are
   inline, models are built by ``models.builder``'s functions without validation (every value is checked

@@ -1,10 +1,10 @@
 """The parts of one chat session, composed: what the handle (``handle.py``) is the public face of.
 
-- Built by ``connect`` (``sessions/connect.py``) with a :class:`~.wiring.SessionWiring` (the agent
-  connection, its capabilities, the session id) and a :class:`~.journal_slot.JournalSlot`; the parts
-  each own one job: ``inbound`` (what the agent sends, in arrival order), ``turns`` (turn tracking and
-  the quiet-period timer), ``permissions`` (pending permissions), ``options`` (config options), ``stop``
-  (a Stop and its bound). They reach each other only through this object's public attributes.
+- Built by ``connect`` (``sessions/connecting/connector.py``) with a :class:`~.wiring.SessionWiring` (the
+  agent connection, its capabilities, the session id) and a :class:`~.journal_slot.JournalSlot`; the parts
+  each own one job: ``inbound`` (what the agent sends, in arrival order), ``turns`` (turn tracking and the
+  quiet-period timer), ``permissions`` (pending permissions), ``options`` (config options), ``stop`` (a Stop
+  and its bound). They reach each other only through this object's public attributes.
 - :meth:`SessionCore.record` is the one way into the transcript: the journal, then ``on_transcript``.
 - Everything the session reports to its service goes to ``registry`` (``host.SessionRegistry``).
 """

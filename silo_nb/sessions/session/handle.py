@@ -1,8 +1,8 @@
 """``AgentSessionHandle``: one live chat session, with Silo's semantics — the public handle only.
 
-- ``connect`` (``sessions/connect.py``) builds the session's parts (``core.SessionCore``: the wiring,
-  the journal slot, inbound traffic, turns, permissions, options, Stop) and hands back this handle, their
-  public face: prompts, cancel, permissions, config options, listeners, dispose.
+- ``connect`` (``sessions/connecting/connector.py``) builds the session's parts (``core.SessionCore``: the
+  wiring, the journal slot, inbound traffic, turns, permissions, options, Stop) and hands back this handle,
+  their public face: prompts, cancel, permissions, config options, listeners, dispose.
 - The handle keeps no state of its own; prompts go through ``prompt_blocks`` (validation, the wire shape,
   the synthesized prompt line) and ``prompt_call`` (the call and how the turn ended).
 - ``dispose`` is synchronous (it schedules :meth:`aclose`); ``aclose`` returns once the process group is

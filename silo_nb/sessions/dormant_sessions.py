@@ -34,7 +34,7 @@ from silo_nb.sessions.kinds import TURN_END_KIND, USER_PROMPT_KIND
 from silo_nb.sessions.parse import session_title
 from silo_nb.sessions.storage import decode_session_id, journal_dir
 
-__all__ = ["DORMANT_LIMIT", "DormantSession", "find_dormant", "records_dir"]
+__all__ = ["DORMANT_LIMIT", "DormantSession", "JournalSummaries", "find_dormant", "records_dir"]
 
 log = logging.getLogger("silo_nb.dormant")
 
@@ -70,11 +70,9 @@ class _JournalSummary:
     turns: int = 0
 
 
-_CACHE: dict[Path, tuple[tuple[int, int], _JournalSummary]] = {}
-
-
 def records_dir(data_dir: Path, workspace_id: str) -> Path:
-    """Where the notebooks' connection records of a workspace live (``notebook/cells.py`` writes them)."""
+    """Where the notebooks' connection records of a workspace live (``notebook/cell_records.py`` writes
+    them)."""
     return journal_dir(data_dir, workspace_id).parent / "notebooks"
 
 
@@ -113,22 +111,29 @@ def _scan(path: Path) -> _JournalSummary:
     return _JournalSummary(title, agent, profile, last_time, turns)
 
 
-def _summary(path: Path) -> _JournalSummary:
-    try:
-        info = path.stat()
-    except OSError:
-        return _JournalSummary()
-    key = (info.st_mtime_ns, info.st_size)
-    cached = _CACHE.get(path)
-    if cached is not None and cached[0] == key:
-        return cached[1]
-    summary = _scan(path)
-    if summary.last_time is None:
-        summary = _JournalSummary(
-            summary.title, summary.agent, summary.profile, _iso_of(info.st_mtime), summary.turns
-        )
-    _CACHE[path] = (key, summary)
-    return summary
+class JournalSummaries:
+    """What the agents list needs of each journal, kept by (mtime, size): a later scan of the same
+    workspace re-reads only the journals that changed (an ``AgentsService`` keeps one)."""
+
+    def __init__(self) -> None:
+        self._kept: dict[Path, tuple[tuple[int, int], _JournalSummary]] = {}
+
+    def of(self, path: Path) -> _JournalSummary:
+        try:
+            info = path.stat()
+        except OSError:
+            return _JournalSummary()
+        key = (info.st_mtime_ns, info.st_size)
+        kept = self._kept.get(path)
+        if kept is not None and kept[0] == key:
+            return kept[1]
+        summary = _scan(path)
+        if summary.last_time is None:
+            summary = _JournalSummary(
+                summary.title, summary.agent, summary.profile, _iso_of(info.st_mtime), summary.turns
+            )
+        self._kept[path] = (key, summary)
+        return summary
 
 
 def _records(folder: Path) -> dict[str, dict[str, Any]]:
@@ -160,8 +165,11 @@ def find_dormant(
     live_ids: Iterable[str] = (),
     profile_labels: Mapping[str, str] | None = None,
     limit: int = DORMANT_LIMIT,
+    summaries: JournalSummaries | None = None,
 ) -> list[DormantSession]:
-    """This workspace's dormant sessions, most recently idle first (see the module notes)."""
+    """This workspace's dormant sessions, most recently idle first (see the module notes); ``summaries``
+    keeps what was read of each journal for the next scan."""
+    summaries = summaries or JournalSummaries()
     live = set(live_ids)
     labels = profile_labels or {}
     records = _records(records_dir(data_dir, workspace_id))
@@ -178,7 +186,7 @@ def find_dormant(
         if session_id in live:
             continue
         record = records.get(session_id, {})
-        summary = _summary(journals[session_id]) if session_id in journals else _JournalSummary()
+        summary = summaries.of(journals[session_id]) if session_id in journals else _JournalSummary()
         if not record and summary.turns == 0:
             continue  # a journal nobody prompted and no notebook named: nothing to go back to
         profile = record.get("profile") if isinstance(record.get("profile"), str) else summary.profile

@@ -25,9 +25,9 @@ from typing import Any
 import anyio
 
 from silo_nb.acp import AcpRpcError, AgentConnection, AgentSpawnError, SubprocessTransport, Transport
-from silo_nb.sessions.connect_faults import abandon, request_or_undo
+from silo_nb.sessions.connecting.connect_faults import abandon, request_or_undo
+from silo_nb.sessions.connecting.handshake import authenticate, initialize, new_session, timed_out
 from silo_nb.sessions.errors import AgentSessionError, AgentSessionInputError
-from silo_nb.sessions.handshake import authenticate, initialize, new_session, timed_out
 from silo_nb.sessions.host import ConnectHost
 from silo_nb.sessions.journal import JournalFiles
 from silo_nb.sessions.journal.reconcile import has_conversation_content, last_title, reconcile_load

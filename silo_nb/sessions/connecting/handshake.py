@@ -1,5 +1,5 @@
 """The first requests of a connection — ``initialize``, ``authenticate``, ``session/new`` — and the wording
-of their failures. ``connect.py`` routes; this module talks and words.
+of their failures. ``connector.py`` routes; this module talks and words.
 
 - Every failure is an ``AgentSessionError`` with Silo's wording and the agent's own message. The stderr
   lines appended are those that state a cause (``acp.error_excerpt``): never the last backtrace frame or
@@ -24,9 +24,9 @@ from silo_nb.acp import (
 )
 from silo_nb.acp.process import STDERR_RING_LINES
 from silo_nb.sessions.capabilities import AgentCapabilities
+from silo_nb.sessions.connecting.auth_methods import AuthMethod, choose_method, is_auth_error, sign_in_advice
 from silo_nb.sessions.errors import AgentSessionError, AgentSignInError
 from silo_nb.sessions.profiles import AgentProfile
-from silo_nb.sessions.sign_in import AuthMethod, choose_method, is_auth_error, sign_in_advice
 
 __all__ = ["authenticate", "initialize", "new_session", "sign_in_error", "timed_out", "with_stderr"]
 

@@ -20,7 +20,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Final
 
-from silo_nb.demo_agent.wire import JsonObject, log
+from silo_nb.demo_agent.rpc_endpoint import JsonObject, log
 
 # (value, name, description)
 MODES: Final = (

@@ -1,4 +1,5 @@
-"""Issue 11's rough edges, each as a new user meets it, in a real ``InteractiveShell`` (no kernel)."""
+"""The magics as a user meets them, in a real ``InteractiveShell`` (no kernel): failed connects, unknown
+names with suggestions, expansion, restored badges, broken profile files, palette turns, sign-in."""
 
 from __future__ import annotations
 

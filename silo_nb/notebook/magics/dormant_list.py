@@ -14,7 +14,7 @@ from __future__ import annotations
 from IPython.core.error import UsageError
 
 from silo_nb.notebook.magics.connections import NotebookSession
-from silo_nb.sessions.dormant import DormantSession, find_dormant
+from silo_nb.sessions.dormant_sessions import DormantSession, find_dormant
 
 __all__ = ["dormant_sessions", "resume_target"]
 
@@ -24,7 +24,13 @@ def dormant_sessions(session: NotebookSession) -> list[DormantSession]:
     live = {info.session_id for info in service.get_state(all_workspaces=True) if info.session_id}
     live |= {c.handle.session_id for c in session.connections.values() if c.handle is not None}
     labels = {profile.id: profile.label for profile in service.profiles.list()}
-    return find_dormant(service.data_dir, service.workspace_id, live_ids=live, profile_labels=labels)
+    return find_dormant(
+        service.data_dir,
+        service.workspace_id,
+        live_ids=live,
+        profile_labels=labels,
+        summaries=service.journal_summaries,
+    )
 
 
 def resume_target(session: NotebookSession, dormant: DormantSession) -> tuple[str, str]:

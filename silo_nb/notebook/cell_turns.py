@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from silo_nb.notebook._display import display, html_object, update_display
 from silo_nb.notebook._responsive import responsive_threads
-from silo_nb.notebook.live import LiveTranscript
+from silo_nb.notebook.live_transcript import LiveTranscript
 from silo_nb.notebook.render import static_bundle, styles
 from silo_nb.notebook.transcript import TranscriptState, TurnStatus, fold_all, with_status
 from silo_nb.sessions.errors import AgentSessionError

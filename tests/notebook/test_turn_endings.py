@@ -1,5 +1,6 @@
-"""Seams between the merged branches, each shown first by a failing test: the turn_end line and its
-readers (restore, export), and a connect its caller abandons."""
+"""How turns end, and what reads their end: the ``turn_end`` line and its readers (restore, export), a
+turn cut short by dispose, late agent work, an update after the journal is let go, and a connect its
+caller abandons."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ from typing import Any
 import anyio
 import pytest
 
+from silo_nb.notebook.cell_turns import display_restored
 from silo_nb.notebook.journal_index import JournalIndexes
 from silo_nb.notebook.render.page import export_turns
-from silo_nb.notebook.turns import display_restored
 from silo_nb.sessions.errors import AgentSessionError
 from silo_nb.sessions.journal.locks import PROCESS_LOCKS
 from silo_nb.sessions.session import turn_tracker as turns_module

@@ -1,6 +1,6 @@
 """``LiveTranscript``: a transcript that grows while a turn runs — the reducer's builder plus watchers.
 
-- A ``Turn`` (``turns.py``) owns one and feeds it from ``handle.on_transcript``; views (``TurnView``)
+- A ``Turn`` (``cell_turns.py``) owns one and feeds it from ``handle.on_transcript``; views (``TurnView``)
   only watch it and display ``state``. Nothing else changes it, so what the view shows, what the static
   bundle saves and what a restore repaints all come from the same folds.
 - ``apply`` folds one update in place (:class:`~silo_nb.notebook.transcript.TranscriptBuilder`, O(1)

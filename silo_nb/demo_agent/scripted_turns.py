@@ -20,8 +20,8 @@ import re
 from typing import Any, Final, Protocol
 
 from silo_nb.demo_agent.notes import apply_edit, plan_edit
-from silo_nb.demo_agent.store import MODELS, MODES, Session, Turn
-from silo_nb.demo_agent.wire import INTERNAL_ERROR, JsonObject, RpcError
+from silo_nb.demo_agent.rpc_endpoint import INTERNAL_ERROR, JsonObject, RpcError
+from silo_nb.demo_agent.session_store import MODELS, MODES, Session, Turn
 
 CONTEXT_WINDOW: Final = 200_000
 SLOW_CHUNKS: Final = 40
