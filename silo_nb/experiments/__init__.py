@@ -3,21 +3,27 @@
 - ``frame`` (``table.py``, rows from ``rows.py``): journals → a pandas DataFrame, one row per turn.
 - ``PermissionPolicy`` / ``Rule`` (``policy.py``): answer permission requests by rule, journaled.
 - ``run_grid`` (``grid.py``): prompts × profiles × configs × repeats, each cell a fresh session in its
-  own working copy (``grid_cell.py``), resumable from its folder (``run_folder.py``), here or on Dask workers
-  (``executors.py``), with a progress display (``progress.py``; the notebook has a widget).
+  own working copy (``grid_cell.py``), resumable from its folder (``run_folder.py``), here, on Dask
+  workers or by an executor of one's own (``executors.py``: ``CellExecutor``, which runs ``run_cell`` /
+  ``run_cell_blocking`` on a ``CellSpec`` and returns its ``CellResult``), with a progress display
+  (``progress.py``; the notebook has a widget).
 - Layering: this package uses ``sessions`` (and so ``acp``) only; never IPython or ipywidgets. pandas
   and dask are optional extras, imported only when used.
 """
 
 from __future__ import annotations
 
-from silo_nb.experiments.executors import DaskExecutor, LocalExecutor
+from silo_nb.experiments.grid_cell import CellResult, CellSpec, run_cell, run_cell_blocking
+from silo_nb.experiments.executors import CellExecutor, DaskExecutor, LocalExecutor
 from silo_nb.experiments.grid import expand_grid, run_grid
 from silo_nb.experiments.policy import PermissionPolicy, Rule
 from silo_nb.experiments.progress import GridCounts, GridProgress, TextProgress
 from silo_nb.experiments.table import frame, journal_rows, rows_to_frame
 
 __all__ = [
+    "CellExecutor",
+    "CellResult",
+    "CellSpec",
     "DaskExecutor",
     "GridCounts",
     "GridProgress",
@@ -29,5 +35,7 @@ __all__ = [
     "frame",
     "journal_rows",
     "rows_to_frame",
+    "run_cell",
+    "run_cell_blocking",
     "run_grid",
 ]

@@ -63,13 +63,16 @@ async def run_grid(
 
     ``prompts``: each item a prompt, or a list of prompts sent one after the other in the same session.
     ``configs``: config option values set on each new session (e.g. ``{"model": "demo-smart"}``).
-    ``executor``: a ``dask.distributed.Client`` to run cells on its workers (default: this loop).
+    ``executor``: where cells run — ``None`` (this loop), a ``dask.distributed.Client`` (its workers),
+    or any :class:`~silo_nb.experiments.CellExecutor` (an ``async def run(spec)`` and a ``label``; the
+    label is in the progress line and the ``executor`` column).
     """
     pd = require_pandas()
     cells = expand_grid(prompts, profiles=profiles, configs=configs, repeats=repeats)
     _check_numbers(concurrency=concurrency, timeout=timeout)
     if policy is not None and not isinstance(policy, PermissionPolicy):
         raise TypeError(f"policy= takes a silo_nb PermissionPolicy — not {type(policy).__name__}.")
+    runner = executor_for(executor)  # before the run's folder exists: a bad executor= leaves nothing
     run_name = name or "grid-" + hashlib.sha256(json.dumps(cells).encode()).hexdigest()[:10]
     if not _SAFE_NAME.fullmatch(run_name):
         raise ValueError(f"name={run_name!r} — use letters, digits, '.', '_' and '-' (it names a folder).")
@@ -77,7 +80,6 @@ async def run_grid(
     run = RunFolder.create(root / run_name, run_name, cells)
     seed = template_folder(template)
     dirs = tuple(os.fspath(d) for d in config_dirs) if config_dirs is not None else None
-    runner = executor_for(executor)
     if executor is None:
         _check_profiles(profiles, dirs)
     todo = [
@@ -86,7 +88,7 @@ async def run_grid(
         if (record := run.record(cell["cell"])) is None or (retry_failed and record["status"] == "failed")
     ]
     sink: GridProgress | None = TextProgress() if progress is True else (progress or None)
-    tracker = _Tracker(run_name, len(cells), len(cells) - len(todo), sink)
+    tracker = _Tracker(run_name, len(cells), len(cells) - len(todo), sink, runner.label)
     tracker.failed = sum(
         1 for c in cells if c not in todo and (r := run.record(c["cell"])) and r["status"] == "failed"
     )
@@ -123,11 +125,15 @@ async def _one_cell(
         try:
             try:
                 result = await runner.run(spec)
+                if not isinstance(result, CellResult):  # a user's executor's bug fails its cell, not the run
+                    raise TypeError(f"{runner.label}: run() gave {type(result).__name__}, not a CellResult")
             except Exception as exc:  # the executor itself failed (a lost Dask worker): the cell failed
                 log.warning("cell %s could not run: %s", spec.cell, exc)
                 result = CellResult(spec.cell, error=f"{type(exc).__name__}: {exc}".splitlines()[0])
             record = result.record()
-            record.update(profile=spec.profile, config=spec.config, prompts=list(spec.prompts))
+            record.update(
+                profile=spec.profile, config=spec.config, prompts=list(spec.prompts), executor=runner.label
+            )
             run.save(spec.cell, result.lines, record)
         finally:
             tracker.running -= 1
@@ -139,8 +145,8 @@ async def _one_cell(
 class _Tracker:
     """Counts for the progress display."""
 
-    def __init__(self, name: str, total: int, skipped: int, sink: GridProgress | None) -> None:
-        self.name, self.total, self.skipped, self.sink = name, total, skipped, sink
+    def __init__(self, name: str, total: int, skipped: int, sink: GridProgress | None, executor: str) -> None:
+        self.name, self.total, self.skipped, self.sink, self.executor = name, total, skipped, sink, executor
         self.done, self.running, self.failed = skipped, 0, 0
         self.start_time = time.monotonic()
 
@@ -153,6 +159,7 @@ class _Tracker:
             failed=self.failed,
             skipped=self.skipped,
             elapsed=time.monotonic() - self.start_time,
+            executor=self.executor,
         )
 
     def _tell(self, what: str) -> None:

@@ -10,9 +10,10 @@
   turn is cancelled on the agent's side (its ``turn_end`` says so) and the cell is ``failed``.
 - A turn that fails (the agent's error) or a connect that fails makes the cell ``failed`` with that
   one-line error; a closed connection ends the cell's remaining prompts.
-- :func:`run_cell_blocking` is the Dask task: a worker thread has no event loop, so it starts one
-  for the cell (``anyio.run``). That is the one place silo_nb makes a loop, and it never runs in a
-  kernel: the notebook side awaits the task's future instead.
+- :func:`run_cell_blocking` is the Dask task (and what a user's executor calls in a thread, a process
+  or on another machine): such a thread has no event loop, so it starts one for the cell
+  (``anyio.run``). That is the one place silo_nb makes a loop, and it never runs on the kernel's loop:
+  the notebook side awaits the task's future (or the thread) instead.
 """
 
 from __future__ import annotations
@@ -130,7 +131,7 @@ def _one_line(exc: BaseException) -> str:
 
 
 def run_cell_blocking(spec: CellSpec) -> CellResult:
-    """The Dask task: run the cell on a fresh event loop in the worker's thread."""
+    """Run the cell on a new event loop in this thread, which must not be running one (a pool's, Dask's)."""
     return anyio.run(run_cell, spec, backend="asyncio")
 
 

@@ -26,6 +26,7 @@ class GridCounts:
     failed: int = 0
     skipped: int = 0  # done in an earlier attempt of the run
     elapsed: float = 0.0
+    executor: str = ""  # the executor's label: where the cells of this attempt run
 
 
 class GridProgress(Protocol):
@@ -39,7 +40,8 @@ def format_counts(counts: GridCounts) -> str:
     parts = [f"{counts.done}/{counts.total} done", f"{counts.running} running", f"{counts.failed} failed"]
     if counts.skipped:
         parts.append(f"{counts.skipped} from before")
-    return f"{counts.name}: " + " · ".join(parts) + f" · {minutes}:{seconds:02d} elapsed"
+    where = f" on {counts.executor}" if counts.executor else ""
+    return f"{counts.name}{where}: " + " · ".join(parts) + f" · {minutes}:{seconds:02d} elapsed"
 
 
 class TextProgress:

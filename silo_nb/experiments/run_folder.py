@@ -5,6 +5,7 @@ Layout of ``<folder>/<name>/``::
     run.json              the grid (its cells, in order); a re-run must ask for the same grid
     journals/<cell>.jsonl each cell's session journal, as the agent's session wrote it
     cells/<cell>.json     the cell's done record: status, session id, error, times, where it ran
+                          (host, pid, the executor's label)
 
 - Both files of a cell are written atomically (temp file, fsync, rename, fsync of the folder), the
   journal first: a done record therefore always has its journal, and a cell killed half-way has no
@@ -117,6 +118,7 @@ class RunFolder:
                 "repeat": cell["repeat"],
                 "prompt_index": cell["prompt_index"],
                 "cell_status": record["status"],
+                "executor": record.get("executor"),  # None in runs written before it was recorded
             }
             session = str(record.get("session_id") or "")
             turns = turn_rows(parse_lines(read_lines(self.journal_path(cell["cell"]))), session=session)

@@ -111,4 +111,4 @@ def rows_to_frame(rows: list[dict[str, Any]], pd: Any = None) -> Any:
 
 
 # Columns a run adds in front of the turn's own (see grid.py).
-_GRID_COLUMNS = ("run", "cell", "variant", "repeat", "prompt_index", "cell_status")
+_GRID_COLUMNS = ("run", "cell", "variant", "repeat", "prompt_index", "cell_status", "executor")
