@@ -6,7 +6,7 @@ output by entry identity. The reducer that builds them is ``transcript.py``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Literal, TypeVar
 
 from silo_nb.sessions.models import (
@@ -24,6 +24,7 @@ __all__ = [
     "PermissionEntry",
     "PlanView",
     "Role",
+    "TerminalView",
     "ToolEntry",
     "TranscriptState",
     "TurnStatus",
@@ -70,6 +71,38 @@ class MessageEntry:
         )
 
 
+TERMINAL_OUTPUT_LIMIT = 200_000  # characters of a terminal's output the transcript keeps (the end of it)
+
+
+@dataclass(frozen=True)
+class TerminalView:
+    """A client terminal as the transcript shows it: the end of its output, and how it exited (``exited``
+    False: still running)."""
+
+    terminal_id: str
+    output: str = ""
+    truncated: bool = False  # earlier output was dropped (the terminal's byte limit, or ours)
+    exited: bool = False
+    exit_code: int | None = None
+    signal: str | None = None
+
+    def with_output(self, raw: dict[str, Any]) -> TerminalView:
+        """This view after one ``terminal_output`` line (``raw``: ``output`` appended, ``truncated``,
+        ``exitStatus``); the output keeps its last :data:`TERMINAL_OUTPUT_LIMIT` characters."""
+        added = raw.get("output")
+        output = self.output + (added if isinstance(added, str) else "")
+        truncated = self.truncated or raw.get("truncated") is True or len(output) > TERMINAL_OUTPUT_LIMIT
+        status = raw.get("exitStatus")
+        exited, code, signal = self.exited, self.exit_code, self.signal
+        if isinstance(status, dict):
+            exited = True
+            code = status.get("exitCode") if type(status.get("exitCode")) is int else None
+            signal = status.get("signal") if isinstance(status.get("signal"), str) else None
+        return TerminalView(
+            self.terminal_id, output[-TERMINAL_OUTPUT_LIMIT:], truncated, exited, code, signal
+        )
+
+
 @dataclass(frozen=True)
 class ToolEntry:
     tool_call_id: str
@@ -80,6 +113,7 @@ class ToolEntry:
     locations: tuple[AgentToolCallLocation, ...] = ()
     raw_input: Any = None
     raw_output: Any = None
+    terminals: tuple[TerminalView, ...] = ()  # the client terminals its content embeds, as known so far
     NONE: ClassVar[ToolEntry]  # what a new tool call's fields start from
 
     def updated_by(self, call: AgentToolCall) -> ToolEntry:
@@ -94,7 +128,19 @@ class ToolEntry:
             locations=call.locations if call.locations is not None else self.locations,
             raw_input=call.raw_input if call.raw_input is not None else self.raw_input,
             raw_output=call.raw_output if call.raw_output is not None else self.raw_output,
+            terminals=self.terminals,
         )
+
+    @property
+    def terminal_ids(self) -> tuple[str, ...]:
+        return tuple(
+            item.terminal_id for item in self.content if item.type == "terminal" and item.terminal_id
+        )
+
+    def with_terminal(self, view: TerminalView) -> ToolEntry:
+        """This entry showing ``view`` (replacing what it showed of the same terminal)."""
+        kept = tuple(t for t in self.terminals if t.terminal_id != view.terminal_id)
+        return replace(self, terminals=(*kept, view))
 
 
 ToolEntry.NONE = ToolEntry(tool_call_id="")

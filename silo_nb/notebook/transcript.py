@@ -33,6 +33,7 @@ from silo_nb.notebook.entries import (
     PermissionEntry,
     PlanView,
     Role,
+    TerminalView,
     ToolEntry,
     TranscriptState,
     TurnStatus,
@@ -88,6 +89,8 @@ class TranscriptBuilder:
         self._plan: int | None = None
         self._open_by_request: dict[str, list[int]] = {}  # unanswered permission entries, oldest first
         self._open_by_tool: dict[str, list[int]] = {}
+        self._terminals: dict[str, TerminalView] = {}  # client terminals' output so far, by terminal id
+        self._by_terminal: dict[str, list[int]] = {}  # tool entries that embed each terminal
         self._parts: list[str] = []  # the last message's text, in chunks not joined yet
         self._parts_len = 0
         self._parts_dirty = False
@@ -103,6 +106,10 @@ class TranscriptBuilder:
     def _index(self, index: int, entry: Entry) -> None:
         if isinstance(entry, ToolEntry):
             self._tools.setdefault(entry.tool_call_id, index)
+            for view in entry.terminals:
+                self._terminals.setdefault(view.terminal_id, view)
+            for terminal_id in entry.terminal_ids:
+                self._by_terminal.setdefault(terminal_id, []).append(index)
         elif isinstance(entry, PlanView):
             self._plan = index if self._plan is None else self._plan
         elif isinstance(entry, PermissionEntry) and not entry.answered:
@@ -245,11 +252,34 @@ class TranscriptBuilder:
             return False
         index = self._tools.get(call.tool_call_id)
         if index is None:
-            self._add(ToolEntry.NONE.updated_by(call))
+            index = self._add(self._with_terminals(ToolEntry.NONE.updated_by(call), None))
         else:
             existing = self._entries[index]
             assert isinstance(existing, ToolEntry)
-            self._set(index, existing.updated_by(call))
+            self._set(index, self._with_terminals(existing.updated_by(call), index))
+        return True
+
+    def _with_terminals(self, entry: ToolEntry, index: int | None) -> ToolEntry:
+        """``entry`` showing the output of the terminals its content embeds (noted, for later output)."""
+        for terminal_id in entry.terminal_ids:
+            if index is not None and index not in self._by_terminal.get(terminal_id, ()):
+                self._by_terminal.setdefault(terminal_id, []).append(index)
+            view = self._terminals.get(terminal_id)
+            if view is not None:
+                entry = entry.with_terminal(view)
+        return entry
+
+    def _terminal_output(self, update: AgentSessionUpdate) -> bool:
+        """A ``terminal_output`` line: the terminal's view grows; every tool call embedding it shows it."""
+        terminal_id = update.raw.get("terminalId")
+        if not isinstance(terminal_id, str) or not terminal_id:
+            return False
+        view = self._terminals.get(terminal_id) or TerminalView(terminal_id)
+        view = self._terminals[terminal_id] = view.with_output(update.raw)
+        for index in self._by_terminal.get(terminal_id, ()):
+            entry = self._entries[index]
+            if isinstance(entry, ToolEntry):
+                self._set(index, entry.with_terminal(view))
         return True
 
     def _plan_update(self, update: AgentSessionUpdate) -> bool:
@@ -348,6 +378,7 @@ _HANDLERS: dict[str, _Handler] = {
     "permission_request": TranscriptBuilder._permission,
     "permission_decision": TranscriptBuilder._permission,
     "turn_end": TranscriptBuilder._turn_end,
+    "terminal_output": TranscriptBuilder._terminal_output,
 }
 HANDLED_KINDS = frozenset(_HANDLERS)  # a test checks them against the kinds table (sessions/kinds.py)
 

@@ -28,6 +28,7 @@ __all__ = [
     "SHOWN_KINDS",
     "SIDE_EFFECT_KINDS",
     "SILO_NB_KINDS",
+    "TERMINAL_OUTPUT_KIND",
     "TEXT_KINDS",
     "TOOL_KINDS",
     "TURN_END_KIND",
@@ -77,6 +78,7 @@ USER_PROMPT_KIND = "user_message_chunk"
 PERMISSION_REQUEST_KIND = "permission_request"
 PERMISSION_DECISION_KIND = "permission_decision"
 TURN_END_KIND = "turn_end"
+TERMINAL_OUTPUT_KIND = "terminal_output"
 
 _TABLE = (
     UpdateKind(
@@ -119,7 +121,7 @@ _TABLE = (
     UpdateKind("usage_update", "metadata", payload="usage", row="usage", doc="Context used, window, cost."),
     UpdateKind(
         PERMISSION_REQUEST_KIND, "work", origin="silo_nb", opens_turn=True, shown=True, row="asked",
-        doc="The agent asked before a tool call (sessions/_permissions).",
+        doc="The agent asked before a tool call (session/permission_desk).",
     ),
     UpdateKind(
         PERMISSION_DECISION_KIND, "work", origin="silo_nb", shown=True, row="decided",
@@ -127,7 +129,12 @@ _TABLE = (
     ),
     UpdateKind(
         TURN_END_KIND, "metadata", origin="silo_nb", row="end",
-        doc="How a turn ended, its timing and the session's profile and config (sessions/_turns).",
+        doc="How a turn ended, its timing and the session's profile and config (session/turn_tracker).",
+    ),
+    UpdateKind(
+        TERMINAL_OUTPUT_KIND, "work", origin="silo_nb",
+        doc="Output a client terminal printed (raw: terminalId, output appended, truncated, exitStatus); "
+        "shown inside the tool call that embeds the terminal.",
     ),
 )  # fmt: skip
 

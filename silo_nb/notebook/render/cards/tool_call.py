@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from silo_nb.notebook.entries import ToolEntry
+from silo_nb.notebook.entries import TerminalView, ToolEntry
 from silo_nb.notebook.render import labels, styles
 from silo_nb.notebook.render.card import Card
 from silo_nb.notebook.render.code import code_block_html, lexer_for_filename, lexer_for_language
@@ -92,10 +92,45 @@ def _tool_content_html(content: AgentToolCallContent, entry: ToolEntry) -> str:
     if content.type == "diff":
         return _diff_html(content)
     if content.type == "terminal":
-        return f'<div style="{styles.MONO};{styles.MUTED}">⌨ terminal {esc(content.terminal_id or "?")}</div>'
+        return _terminal_html(content, entry)
     if content.type == "content" and content.content is not None and content.content.type == "text":
         return _tool_text_html(content.content.text or "", entry)
     return muted_html(labels.content_label(content))
+
+
+def _terminal_of(entry: ToolEntry, terminal_id: str | None) -> TerminalView | None:
+    """What ``entry`` knows of the client terminal it embeds (None: no output seen yet)."""
+    return next((view for view in entry.terminals if view.terminal_id == terminal_id), None)
+
+
+def _terminal_status(view: TerminalView | None) -> str:
+    """``running…``, ``exit 0`` or ``killed (SIGTERM)``: how the terminal stands."""
+    if view is None or not view.exited:
+        return "running…"
+    if view.signal:
+        return f"killed ({view.signal})"
+    return f"exit {view.exit_code}" if view.exit_code is not None else "exited"
+
+
+def _tail(text: str, limit: int) -> str:
+    """The end of ``text`` (a terminal's output reads from its end), cut at ``limit`` characters."""
+    if len(text) <= limit:
+        return text
+    return f"… ({len(text) - limit:,} earlier characters)\n{text[-limit:]}"
+
+
+def _terminal_html(content: AgentToolCallContent, entry: ToolEntry) -> str:
+    view = _terminal_of(entry, content.terminal_id)
+    head = (
+        f'<div style="{styles.MONO};{styles.MUTED}">⌨ terminal {esc(content.terminal_id or "?")} · '
+        f"{esc(_terminal_status(view))}</div>"
+    )
+    if view is None or not (view.output or view.truncated):
+        return head
+    text = _tail(view.output, labels.TOOL_TEXT_LIMIT)
+    note = muted_html("earlier output was not kept") if view.truncated else ""
+    pre = f'<pre class="silo-terminal" style="{styles.CODE_PRE};white-space:pre-wrap">{esc(text)}</pre>'
+    return head + note + _collapsible(pre, text)
 
 
 def tool_html(entry: ToolEntry) -> str:
@@ -158,7 +193,10 @@ def tool_markdown(entry: ToolEntry) -> str:
                 body.append(f"- _{md_escape(diff.truncated)}_")
             body += md_fence("\n".join(header + shown), "diff")
         elif content.type == "terminal":
-            body.append(f"- terminal {md_code(content.terminal_id or '?')}")
+            view = _terminal_of(entry, content.terminal_id)
+            body.append(f"- terminal {md_code(content.terminal_id or '?')} · {_terminal_status(view)}")
+            if view is not None and view.output:
+                body += md_fence(_tail(view.output, labels.TOOL_TEXT_LIMIT))
         elif content.type == "content" and content.content is not None and content.content.type == "text":
             body += _tool_text_md(content.content.text or "", entry)
         else:
@@ -187,7 +225,10 @@ def tool_text(entry: ToolEntry) -> list[str]:
             if diff.total > len(diff.shown):
                 body.append(f"… {diff.total - len(diff.shown):,} more lines")
         elif content.type == "terminal":
-            body.append(f"terminal {content.terminal_id or '?'}")
+            view = _terminal_of(entry, content.terminal_id)
+            body.append(f"terminal {content.terminal_id or '?'} · {_terminal_status(view)}")
+            if view is not None and view.output:
+                body += _tail(view.output, labels.TEXT_TOOL_LIMIT).splitlines()
         elif content.type == "content" and content.content is not None and content.content.type == "text":
             body += labels.cut(content.content.text or "", labels.TEXT_TOOL_LIMIT).splitlines()
         else:
