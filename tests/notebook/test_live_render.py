@@ -13,7 +13,7 @@ import comm
 import pytest
 
 from silo_nb.notebook.render import labels, streaming
-from silo_nb.notebook.render import live as live_render
+from silo_nb.notebook.render import live_entries as live_render
 from silo_nb.notebook.render.md_html import markdown_to_html
 from silo_nb.notebook.transcript import MessageEntry, ToolEntry
 from silo_nb.notebook.widgets import TurnView, live_body
