@@ -2,31 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from silo_nb.sessions.journal_turns import split_turns, starts_prompt, until_turn_end
-from silo_nb.sessions.models import AgentContentBlock, AgentSessionUpdate
-from silo_nb.sessions.parse import parse_update
-
-
-def wire(kind: str, /, **fields: Any) -> AgentSessionUpdate:
-    update = parse_update({"sessionUpdate": kind, **fields})
-    assert update is not None
-    return update
-
-
-def say(text: str, message_id: str | None = "m1", kind: str = "agent_message_chunk") -> AgentSessionUpdate:
-    return wire(kind, messageId=message_id, content={"type": "text", "text": text})
-
-
-def prompt(text: str, n: int = 1) -> AgentSessionUpdate:
-    return AgentSessionUpdate(
-        kind="user_message_chunk",
-        text=text,
-        content=AgentContentBlock(type="text", text=text),
-        message_id=f"silo-journal-user-{n}",
-        raw={"synthesized": True},
-    )
+from silo_nb.sessions.models import AgentSessionUpdate
+from tests.notebook.test_transcript import prompt, say, wire
 
 
 def end(outcome: str = "finished") -> AgentSessionUpdate:
