@@ -7,6 +7,7 @@ import functools
 import gc
 import json
 import os
+import random
 import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -37,6 +38,27 @@ TS_EXAMPLE_AGENT = (
 )
 
 os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--shuffle",
+        type=int,
+        default=None,
+        metavar="SEED",
+        help="run the tests in a random order drawn from SEED (no test may depend on another's leftovers)",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    seed = config.getoption("--shuffle")
+    if seed is not None:
+        random.Random(seed).shuffle(items)
+
+
+def pytest_report_header(config: pytest.Config) -> str | None:
+    seed = config.getoption("--shuffle")
+    return None if seed is None else f"tests shuffled with --shuffle {seed}"
 
 
 def pid_alive(pid: int) -> bool:
