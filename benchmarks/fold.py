@@ -8,7 +8,11 @@ call, a list append per chunk). Linearity: the fold at 10k, 50k and 100k updates
 Runs alternate (figure, reference), median of ``rounds``. ``--before REV`` also times the reducer of a
 git revision (e.g. the commit before this change) on the 10k/50k updates, for the before column.
 
-Run: ``python benchmarks/fold.py [--rounds 3] [--before REV]``; rewrites "fold" in RESULTS.md.
+``--tuning on|off`` sets both of ``silo_nb.tuning``'s switches (default: as the environment says; only
+``gc_tuning`` matters to a fold).
+
+Run: ``python benchmarks/fold.py [--rounds 3] [--before REV] [--tuning on|off] [--section NAME]``;
+rewrites "fold (restore reducer)" in RESULTS.md (``--section -``: print only).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from typing import Any
 
 from _results import write_section
 
+from silo_nb import tuning
 from silo_nb.notebook.transcript import fold_all
 from silo_nb.sessions.models import AgentSessionUpdate
 from silo_nb.sessions.parse import parse_update
@@ -99,7 +104,12 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--before", default=None, help="a git revision whose reducer to time too")
+    parser.add_argument("--tuning", choices=["on", "off"], default=None, help="both switches")
+    parser.add_argument("--section", default="fold (restore reducer)", help="of RESULTS.md; -: print only")
     args = parser.parse_args()
+    if args.tuning is not None:
+        tuning.set_tuning(switch_interval=args.tuning == "on", gc_tuning=args.tuning == "on")
+    switches = tuning.tuning()
     updates = mixed_updates(100_000)
     figure, ref = [], []
     for _ in range(args.rounds):  # alternating, so both see the same machine
@@ -113,7 +123,7 @@ def main() -> None:
     sizes[100_000] = fig_s
     lines = [
         f"fold_all of 100,000 mixed updates (chunks, tool calls + updates with diffs, plans, usage, unknown);"
-        f" {args.rounds} alternating rounds, median",
+        f" {args.rounds} alternating rounds, median; gc_tuning {'on' if switches.gc_tuning else 'off'}",
         f"fold (this reducer):        {fig_s:.3f} s",
         f"linear reference loop:      {ref_s:.3f} s",
         f"ratio fold / reference:     {fig_s / ref_s:.1f}",
@@ -131,7 +141,8 @@ def main() -> None:
             + " (quadratic; 100k not run)"
         )
     print("\n".join(lines))
-    write_section("fold (restore reducer)", lines)
+    if args.section != "-":
+        write_section(args.section, lines)
 
 
 if __name__ == "__main__":

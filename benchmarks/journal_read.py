@@ -10,6 +10,8 @@ alternating, each round in a fresh process (a restore reads once, after a restar
 - ``json.loads only`` (reference): read, split and ``json.loads`` every line, building nothing.
 
 Run: ``PYTHONPATH=. .venv/bin/python benchmarks/journal_read.py [N] [rounds] [section]`` (``-``: print only).
+``silo_nb.tuning``'s switches are the environment's (the rounds inherit it): ``SILO_NB_GC_TUNING=0``
+times the read and fold with the collector left alone; the first line says which.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ import silo_nb
 from silo_nb.notebook.transcript import fold_all
 from silo_nb.sessions.journal import encode_line
 from silo_nb.sessions.parse import MessageIdSynthesizer, parse_update
+from silo_nb.tuning import tuning
 
 TARGET_SECONDS = 1.0  # read + fold
 HERE = Path(__file__).resolve().parent
@@ -109,7 +112,8 @@ async def main(count: int, rounds: int, section: str) -> None:
     restore = statistics.median(folded)
     lines = [
         f"journal: {count:,} updates (realistic mix), {size / 1e6:.1f} MB; rounds: {rounds}, alternating, "
-        f"each in a fresh process (medians); load average: {os.getloadavg()[0]:.2f}",
+        f"each in a fresh process (medians); load average: {os.getloadavg()[0]:.2f}; "
+        f"gc_tuning {'on' if tuning().gc_tuning else 'off'}",
         f"rerun: PYTHONPATH=. .venv/bin/python benchmarks/journal_read.py {count} {rounds}",
         f"read_journal (models built):  {mine:.3f} s",
         f"read_journal + fold:          {restore:.3f} s  (target <= {TARGET_SECONDS} s)",

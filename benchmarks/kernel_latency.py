@@ -11,10 +11,12 @@ is shown. Scenarios (issue 10, issue 8):
 - ``next 100000``: a turn of 100,000 chunks first (not timed), then the figure is the next ``%%prompt``
   of a new cell (its restore check reads the journal) and its short turn.
 
-``--silo-path DIR`` runs the kernel on another copy of silo_nb (the "before" figure).
+``--silo-path DIR`` runs the kernel on another copy of silo_nb (the "before" figure). ``--tuning on|off``
+sets both of ``silo_nb.tuning``'s switches in the kernel (its environment variables); without it the
+kernel has this process's environment.
 
-Run: ``python benchmarks/kernel_latency.py SCENARIO SIZE [--rounds 3]``; rewrites the section
-"kernel latency: SCENARIO SIZE (<label>)" of RESULTS.md.
+Run: ``python benchmarks/kernel_latency.py SCENARIO SIZE [--rounds 3] [--tuning on|off]``; rewrites the
+section "kernel latency: SCENARIO SIZE (<label>)" of RESULTS.md (``--label -``: print only).
 """
 
 from __future__ import annotations
@@ -36,6 +38,13 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 from tests.integration.kernel_harness import KernelHarness  # noqa: E402
 
+# silo_nb.tuning.ENVIRONMENT's names, written out: --silo-path may point at a copy without that module.
+TUNING_VARIABLES = ("SILO_NB_SWITCH_INTERVAL", "SILO_NB_GC_TUNING")
+# A 1+1 still unanswered after this long will never be: the kernel's shell channel wedged. Seen on this
+# machine with ipykernel 7.4.0, tuning on and off alike: right after a `%%prompt --bg` cell, both threads
+# idle in select, the request unread in the shell socket (ipykernel issue 1554's kind of lost wake-up).
+UNANSWERED = 60.0
+WEDGED = f"a 1+1 got no reply in {UNANSWERED:.0f} s: the kernel's shell channel wedged; run again"
 BREAKDOWN: list[tuple[float, float, float]] | None = None  # --stalls: (round trip, started, replied)
 
 
@@ -56,7 +65,10 @@ async def ping(kernel: KernelHarness, until: Any, *, gap: float = 0.02, limit: f
     started = time.perf_counter()
     while not until() and time.perf_counter() - started < limit:
         sent, sent_wall = time.perf_counter(), time.time()
-        reply = await kernel.reply(kernel.execute("1+1"), timeout=limit, settled=False)  # answered: the reply
+        try:  # answered: the reply
+            reply = await kernel.reply(kernel.execute("1+1"), timeout=UNANSWERED, settled=False)
+        except TimeoutError:
+            raise SystemExit(WEDGED) from None
         samples.append(time.perf_counter() - sent)
         if BREAKDOWN is not None:
             began = _stamp(reply["metadata"]["started"]) - sent_wall
@@ -87,7 +99,8 @@ async def main() -> None:
     parser.add_argument("size", type=int)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--silo-path", default=str(HERE.parent))
-    parser.add_argument("--label", default="after")
+    parser.add_argument("--label", default="after", help="of the RESULTS.md section; -: print only")
+    parser.add_argument("--tuning", choices=["on", "off"], default=None, help="both switches of the kernel")
     parser.add_argument("--profile", default=None, help="write a pyinstrument profile of the kernel here")
     parser.add_argument("--stalls", action="store_true", help="print where the kernel's loop stalled")
     args = parser.parse_args()
@@ -108,6 +121,8 @@ async def main() -> None:
         "PYTHONPATH": args.silo_path,
         "PYDEVD_DISABLE_FILE_VALIDATION": "1",
     }
+    if args.tuning is not None:
+        env.update(dict.fromkeys(TUNING_VARIABLES, "1" if args.tuning == "on" else "0"))
     (root / "work").mkdir()
     kernel = await KernelHarness.start(root / "work", env)
     try:
@@ -156,8 +171,10 @@ async def main() -> None:
         "tools": f"a turn of {args.size:,} distinct tool calls (each then completed)",
         "markdown": f"a turn of {args.size / 1e6:g} MB of pathological Markdown",
     }[args.scenario]
+    tuned = "" if args.tuning is None else f"; tuning {args.tuning}"
     lines = [
-        f"{args.label}: `1+1` round trip in a real kernel during {what}; {args.rounds} alternating rounds",
+        f"{args.label}: `1+1` round trip in a real kernel during {what}; {args.rounds} alternating rounds"
+        + tuned,
         f"p95 while streaming: {fig * 1000:,.0f} ms (median of rounds: "
         + ", ".join(f"{f * 1000:,.0f}" for f in figures)
         + ")",
@@ -165,7 +182,8 @@ async def main() -> None:
         f"ratio: {fig / ref:.1f}",
     ]
     print("\n".join(lines))
-    write_section(f"kernel latency: {args.scenario} {args.size} ({args.label})", lines)
+    if args.label != "-":
+        write_section(f"kernel latency: {args.scenario} {args.size} ({args.label})", lines)
 
 
 if __name__ == "__main__":

@@ -9,6 +9,8 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import Generic, ParamSpec
 
+from silo_nb.tuning import tuning
+
 __all__ = ["Disposable", "ListenerSet", "gc_paused"]
 
 log = logging.getLogger("silo_nb")
@@ -80,7 +82,9 @@ class ListenerSet(Generic[P]):
 class gc_paused:
     """No cyclic GC while a journal's lines become objects or a transcript is folded from them: each
     collection would walk every object the kernel holds (a resumed session keeps its journal parsed), and
-    these builds make many, none of them cyclic garbage. Halves a 100,000-update restore's fold.
+    these builds make many, none of them cyclic garbage. A 100,000-update journal's read takes less than
+    half the time it takes with the collector running; the fold after it gains little (RESULTS.md,
+    "Interpreter tuning switches: on vs off").
 
     ``promote`` (a build the caller expects to be big): the young generations are collected first (their
     garbage goes now: cheap, they are small), and on the way out, when the build left at least
@@ -90,24 +94,30 @@ class gc_paused:
     measured). Not done while objects are frozen (the program's own ``gc.freeze()``, or CPython 3.12,
     which starts with some): unfreezing would release them; the build is then collected as usual.
 
+    Nothing of this while the ``gc_tuning`` switch is off (``silo_nb.tuning``, asked as each build
+    starts): the collector is the user's, and then it runs through the build as it would anyway.
+
     A class, not ``contextlib.contextmanager``: with a generator's context manager around it, the loop
     it guards ran 25-50% slower (CPython 3.11, measured: the journal read 0.75 s -> 0.94 s)."""
 
     PROMOTE_AFTER = 20_000
-    __slots__ = ("_enabled", "_promote")
+    __slots__ = ("_paused", "_promote")
 
     def __init__(self, *, promote: bool = False) -> None:
         self._promote = promote
 
     def __enter__(self) -> None:
-        self._enabled = gc.isenabled()
-        self._promote = self._promote and self._enabled and gc.get_freeze_count() == 0
+        # Paused only if the collector runs (one the program disabled is left so) and the switch allows.
+        self._paused = gc.isenabled() and tuning().gc_tuning
+        if not self._paused:
+            return
+        self._promote = self._promote and gc.get_freeze_count() == 0
         if self._promote:
             gc.collect(1)  # garbage cycles made before the build are freed, not promoted with it
         gc.disable()
 
     def __exit__(self, *_: object) -> None:
-        if self._enabled:
+        if self._paused:
             if self._promote and gc.get_count()[0] >= self.PROMOTE_AFTER and gc.get_freeze_count() == 0:
                 gc.freeze()
                 gc.unfreeze()

@@ -156,7 +156,7 @@ def _graph() -> dict[str, set[str]]:
 
 
 # Modules at the package root that every layer may use (shared pieces, not a layer and not the package).
-SHARED_ROOT_MODULES = {"silo_nb.util", "silo_nb.task_set", "silo_nb.memo"}
+SHARED_ROOT_MODULES = {"silo_nb.util", "silo_nb.task_set", "silo_nb.memo", "silo_nb.tuning"}
 
 
 @pytest.mark.parametrize("layer", sorted(ALLOWED))
