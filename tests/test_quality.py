@@ -120,8 +120,9 @@ ALLOWED = {
     "demo_agent": set(),
 }
 MAX_MODULE_LINES = 400
-# Scripted content, not logic (the demo agent's turns), and the JSON-RPC core with its docstring.
-LONGER_ALLOWED = {"demo_agent/scripted_turns.py": 420}
+# Scripted content, not logic (the demo agent's turns); the reducer, one job with a handler per kind of
+# the kinds table (splitting its builder across files would split that one job).
+LONGER_ALLOWED = {"demo_agent/scripted_turns.py": 420, "notebook/transcript.py": 440}
 
 
 def _module_name(path: Path) -> str:
