@@ -20,6 +20,7 @@ from silo_nb.sessions.prompt_attachments import PromptAttachment
 
 __all__ = [
     "Entry",
+    "FileEditEntry",
     "MessageEntry",
     "PermissionEntry",
     "PlanView",
@@ -152,6 +153,18 @@ class PlanView:
 
 
 @dataclass(frozen=True)
+class FileEditEntry:
+    """A file the agent wrote through the client: its path and the text before (None: a new file) and
+    after; ``too_large`` when the journal could not keep them (``sizes``: old and new, in characters)."""
+
+    path: str
+    old_text: str | None = None
+    new_text: str | None = None
+    too_large: bool = False
+    sizes: tuple[int, int] | None = None
+
+
+@dataclass(frozen=True)
 class PermissionEntry:
     """A permission the agent asked for, and what was chosen (``choice`` None: cancelled/unanswered)."""
 
@@ -167,7 +180,7 @@ class PermissionEntry:
         return next((name for option_id, name, _ in self.options if option_id == self.choice), None)
 
 
-Entry = MessageEntry | ToolEntry | PlanView | PermissionEntry
+Entry = MessageEntry | ToolEntry | PlanView | PermissionEntry | FileEditEntry
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from dataclasses import replace
 
 from silo_nb.notebook.entries import (
     Entry,
+    FileEditEntry,
     MessageEntry,
     PermissionEntry,
     PlanView,
@@ -352,6 +353,20 @@ class TranscriptBuilder:
         self._add(entry)
         return True
 
+    def _file_write(self, update: AgentSessionUpdate) -> bool:
+        raw = update.raw
+        sizes = raw.get("sizes")
+        old, new = raw.get("oldText"), raw.get("newText")
+        entry = FileEditEntry(
+            path=str(raw.get("path") or ""),
+            old_text=old if isinstance(old, str) else None,
+            new_text=new if isinstance(new, str) else None,
+            too_large=raw.get("tooLarge") is True,
+            sizes=(sizes[0], sizes[1]) if isinstance(sizes, list) and len(sizes) == 2 else None,
+        )
+        self._add(entry)
+        return True
+
     def _metadata(self, update: AgentSessionUpdate) -> bool:
         return False
 
@@ -379,6 +394,7 @@ _HANDLERS: dict[str, _Handler] = {
     "permission_decision": TranscriptBuilder._permission,
     "turn_end": TranscriptBuilder._turn_end,
     "terminal_output": TranscriptBuilder._terminal_output,
+    "file_write": TranscriptBuilder._file_write,
 }
 HANDLED_KINDS = frozenset(_HANDLERS)  # a test checks them against the kinds table (sessions/kinds.py)
 

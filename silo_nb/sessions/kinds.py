@@ -19,6 +19,7 @@ from types import MappingProxyType
 from typing import Literal
 
 __all__ = [
+    "FILE_WRITE_KIND",
     "KINDS",
     "METADATA_KINDS",
     "PERMISSION_DECISION_KIND",
@@ -79,6 +80,7 @@ PERMISSION_REQUEST_KIND = "permission_request"
 PERMISSION_DECISION_KIND = "permission_decision"
 TURN_END_KIND = "turn_end"
 TERMINAL_OUTPUT_KIND = "terminal_output"
+FILE_WRITE_KIND = "file_write"
 
 _TABLE = (
     UpdateKind(
@@ -130,6 +132,10 @@ _TABLE = (
     UpdateKind(
         TURN_END_KIND, "metadata", origin="silo_nb", row="end",
         doc="How a turn ended, its timing and the session's profile and config (session/turn_tracker).",
+    ),
+    UpdateKind(
+        FILE_WRITE_KIND, "work", origin="silo_nb", shown=True,
+        doc="The agent wrote a file through the client (raw: path, oldText, newText; session/client_files).",
     ),
     UpdateKind(
         TERMINAL_OUTPUT_KIND, "work", origin="silo_nb",

@@ -10,13 +10,14 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from silo_nb.sessions.connecting.connector import Connector
 from silo_nb.sessions.doctor import AgentCheck, check_agent
 from silo_nb.sessions.host import ConnectHost
 from silo_nb.sessions.journal import JournalFiles
+from silo_nb.sessions.mcp_servers import McpServerConfig
 from silo_nb.sessions.models import AgentSessionRestore, AgentSessionUpdate
 from silo_nb.sessions.session.handle import AgentSessionHandle
 
@@ -49,12 +50,17 @@ class AgentSessionsService:
         title: str | None = None,
         resume: AgentSessionRestore | Mapping[str, Any] | None = None,
         auth_method: str | None = None,
+        mcp_servers: Iterable[McpServerConfig | Mapping[str, Any]] = (),
     ) -> AgentSessionHandle:
         """Spawn the profile's agent, initialize it and open (or restore) a session.
 
         ``auth_method`` (an id from the agent's ``authMethods``) signs in with that method first, as the
-        profile's ``auth_method`` does; ``%silo login`` uses it."""
+        profile's ``auth_method`` does; ``%silo login`` uses it. ``mcp_servers`` are offered to the
+        agent besides the profile's (each like a profile's ``mcp_servers`` entry)."""
         restore = AgentSessionRestore.model_validate(dict(resume)) if isinstance(resume, Mapping) else resume
+        servers = [
+            s if isinstance(s, McpServerConfig) else McpServerConfig.model_validate(s) for s in mcp_servers
+        ]
         return await self._connector.connect(
             profile_id,
             cwd=os.fspath(cwd) if cwd is not None else None,
@@ -62,6 +68,7 @@ class AgentSessionsService:
             title=title,
             restore=restore,
             auth_method=auth_method,
+            mcp_servers=servers,
         )
 
     async def doctor(self, profile_id: str, *, cwd: str | os.PathLike[str] | None = None) -> AgentCheck:

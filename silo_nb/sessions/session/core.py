@@ -14,15 +14,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import anyio
 
 from silo_nb.sessions.host import SessionRegistry
 from silo_nb.sessions.journal import JournalFiles
+from silo_nb.sessions.mcp_servers import McpServerConfig
 from silo_nb.sessions.models import AgentCommand, AgentSessionUpdate
 from silo_nb.sessions.parse import MessageIdSynthesizer
 from silo_nb.sessions.profiles import AgentProfile
+from silo_nb.sessions.session.client_files import ClientFiles
 from silo_nb.sessions.session.config_options import ConfigOptions
 from silo_nb.sessions.session.inbound import InboundTraffic
 from silo_nb.sessions.session.journal_slot import JournalSlot
@@ -48,11 +51,16 @@ class SessionCore:
         profile: AgentProfile,
         workspace_id: str,
         cwd: str,
+        folders: tuple[Path, ...] = (),
+        extra_mcp_servers: tuple[McpServerConfig, ...] = (),
     ) -> None:
         self.registry = registry
         self.profile = profile
         self.workspace_id = workspace_id
         self.cwd = cwd
+        # The folders the agent may read and write through the client (cwd first), resolved.
+        self.folders = folders or (Path(cwd).resolve(),)
+        self.extra_mcp_servers = extra_mcp_servers  # offered besides the profile's (the kernel tools)
         self.id = ""  # the status entry's id: "chat:" + the session id, once it is known
         self.disposed = False
         self.close_task: asyncio.Task[None] | None = None
@@ -77,6 +85,14 @@ class SessionCore:
             on_answered=self._permission_answered,
         )
         self.options = ConfigOptions(lambda: self.label)
+        self.files = ClientFiles(
+            folders=self.folders,
+            read=profile.fs_read,
+            write=profile.fs_write,
+            notebooks=profile.fs_write_notebooks,
+            max_bytes=profile.fs_max_bytes,
+            record=self.record,
+        )
         self.inbound = InboundTraffic(self)
 
     @property

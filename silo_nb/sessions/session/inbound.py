@@ -13,8 +13,10 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
+from silo_nb.acp import AcpRpcError
 from silo_nb.sessions.host import SessionRegistry
 from silo_nb.sessions.kinds import SIDE_EFFECT_KINDS
 from silo_nb.sessions.models import AgentCommand, AgentSessionUpdate
@@ -26,6 +28,7 @@ from silo_nb.sessions.parse import (
     parse_session_update,
     session_title,
 )
+from silo_nb.sessions.session.client_files import ClientFiles
 from silo_nb.sessions.session.config_options import ConfigOptions
 from silo_nb.sessions.session.journal_slot import JournalSlot
 from silo_nb.sessions.session.permission_desk import PermissionDesk
@@ -34,6 +37,9 @@ from silo_nb.sessions.session.wiring import SessionWiring
 from silo_nb.util import ListenerSet
 
 __all__ = ["InboundSession", "InboundTraffic"]
+
+INVALID_PARAMS = -32602
+Handler = Callable[[Any], Awaitable[Any]]
 
 log = logging.getLogger("silo_nb.sessions")
 
@@ -52,6 +58,7 @@ class InboundSession(Protocol):
     synth: MessageIdSynthesizer
     options: ConfigOptions
     permissions: PermissionDesk
+    files: ClientFiles
     transcript_listeners: ListenerSet[[AgentSessionUpdate]]
     update_listeners: ListenerSet[[AgentSessionUpdate]]
     command_listeners: ListenerSet[[]]
@@ -73,10 +80,31 @@ class InboundTraffic:
         self._updates = core.update_listeners
 
     def handlers(self) -> tuple[dict[str, Any], dict[str, Any]]:
-        """(request handlers, notification handlers) for the session's ``AgentConnection``."""
-        requests = {"session/request_permission": self.on_permission_request}
+        """(request handlers, notification handlers) for the session's ``AgentConnection``: every request
+        an agent may make of a client, each refused when it names another session."""
+        core = self._core
+        requests = {
+            "session/request_permission": self.on_permission_request,
+            "fs/read_text_file": self._for_this_session(core.files.read),
+            "fs/write_text_file": self._for_this_session(core.files.write),
+        }
         notifications = {"session/update": self.on_session_update}
         return requests, notifications
+
+    def _for_this_session(self, handler: Handler) -> Handler:
+        """``handler``, answering a request that names another session (or none) with an error instead."""
+
+        async def checked(params: Any) -> Any:
+            sent_for = params.get("sessionId") if isinstance(params, dict) else None
+            session_id = self._wiring.session_id
+            if sent_for != session_id and not (self._turns.handshaking and isinstance(sent_for, str)):
+                raise AcpRpcError(
+                    INVALID_PARAMS,
+                    f"unknown session {str(sent_for)[:80]!r}: this connection's session is {session_id!r}",
+                )
+            return await handler(params)
+
+        return checked
 
     def on_session_update(self, params: Any) -> None:
         if type(params) is not dict:  # what the reader decoded: always a plain dict or not a message
