@@ -88,10 +88,12 @@ class TerminalView:
     signal: str | None = None
 
     def with_output(self, raw: dict[str, Any]) -> TerminalView:
-        """This view after one ``terminal_output`` line (``raw``: ``output`` appended, ``truncated``,
-        ``exitStatus``); the output keeps its last :data:`TERMINAL_OUTPUT_LIMIT` characters."""
+        """This view after one ``terminal_output`` line (``raw``: ``output`` appended, or the output's
+        end when ``replace``; ``truncated``, ``exitStatus``); the output keeps its last
+        :data:`TERMINAL_OUTPUT_LIMIT` characters."""
         added = raw.get("output")
-        output = self.output + (added if isinstance(added, str) else "")
+        added = added if isinstance(added, str) else ""
+        output = added if raw.get("replace") is True else self.output + added  # a tail replaces
         truncated = self.truncated or raw.get("truncated") is True or len(output) > TERMINAL_OUTPUT_LIMIT
         status = raw.get("exitStatus")
         exited, code, signal = self.exited, self.exit_code, self.signal

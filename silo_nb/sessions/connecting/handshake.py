@@ -67,7 +67,9 @@ async def initialize(connection: AgentConnection, profile: AgentProfile) -> Agen
             "initialize",
             {
                 "protocolVersion": PROTOCOL_VERSION,
-                "clientCapabilities": client_capabilities(fs_read=profile.fs_read, fs_write=profile.fs_write),
+                "clientCapabilities": client_capabilities(
+                    fs_read=profile.fs_read, fs_write=profile.fs_write, terminal=profile.terminal
+                ),
                 "clientInfo": client_info(),
             },
         )

@@ -31,6 +31,7 @@ from silo_nb.sessions.session.inbound import InboundTraffic
 from silo_nb.sessions.session.journal_slot import JournalSlot
 from silo_nb.sessions.session.permission_desk import PermissionDesk
 from silo_nb.sessions.session.stop_control import StopControl
+from silo_nb.sessions.session.terminals import TerminalHost
 from silo_nb.sessions.session.turn_tracker import TurnTracker
 from silo_nb.sessions.session.wiring import SessionWiring
 from silo_nb.util import ListenerSet
@@ -91,6 +92,13 @@ class SessionCore:
             write=profile.fs_write,
             notebooks=profile.fs_write_notebooks,
             max_bytes=profile.fs_max_bytes,
+            record=self.record,
+        )
+        self.terminals = TerminalHost(
+            enabled=profile.terminal,
+            folders=self.folders,
+            cwd=cwd,
+            max_terminals=profile.max_terminals,
             record=self.record,
         )
         self.inbound = InboundTraffic(self)
@@ -159,6 +167,7 @@ class SessionCore:
         """Close the session on the agent's side (when it can), then its process group; the journal last."""
         connection = self.wiring.connection
         try:
+            await self.terminals.close_all()  # their output's last lines still reach the journal
             can_close = self.wiring.caps.can_close and self.wiring.session_id
             if connection is not None and connection.is_open and can_close:
                 with anyio.move_on_after(SESSION_CLOSE_TIMEOUT_SECONDS), contextlib.suppress(Exception):

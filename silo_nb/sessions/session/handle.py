@@ -322,6 +322,7 @@ class AgentSessionHandle:
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
+            core.terminals.kill_now()
             if core.wiring.connection is not None:
                 core.wiring.connection.kill_now()
             core.journal.release()

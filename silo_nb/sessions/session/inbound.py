@@ -32,6 +32,7 @@ from silo_nb.sessions.session.client_files import ClientFiles
 from silo_nb.sessions.session.config_options import ConfigOptions
 from silo_nb.sessions.session.journal_slot import JournalSlot
 from silo_nb.sessions.session.permission_desk import PermissionDesk
+from silo_nb.sessions.session.terminals import TerminalHost
 from silo_nb.sessions.session.turn_tracker import TurnTracker
 from silo_nb.sessions.session.wiring import SessionWiring
 from silo_nb.util import ListenerSet
@@ -59,6 +60,7 @@ class InboundSession(Protocol):
     options: ConfigOptions
     permissions: PermissionDesk
     files: ClientFiles
+    terminals: TerminalHost
     transcript_listeners: ListenerSet[[AgentSessionUpdate]]
     update_listeners: ListenerSet[[AgentSessionUpdate]]
     command_listeners: ListenerSet[[]]
@@ -87,6 +89,11 @@ class InboundTraffic:
             "session/request_permission": self.on_permission_request,
             "fs/read_text_file": self._for_this_session(core.files.read),
             "fs/write_text_file": self._for_this_session(core.files.write),
+            "terminal/create": self._for_this_session(core.terminals.create),
+            "terminal/output": self._for_this_session(core.terminals.output),
+            "terminal/wait_for_exit": self._for_this_session(core.terminals.wait_for_exit),
+            "terminal/kill": self._for_this_session(core.terminals.kill),
+            "terminal/release": self._for_this_session(core.terminals.release),
         }
         notifications = {"session/update": self.on_session_update}
         return requests, notifications
