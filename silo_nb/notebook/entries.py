@@ -24,6 +24,7 @@ __all__ = [
     "MessageEntry",
     "PermissionEntry",
     "PlanView",
+    "QuestionEntry",
     "Role",
     "TerminalView",
     "ToolEntry",
@@ -167,6 +168,27 @@ class FileEditEntry:
 
 
 @dataclass(frozen=True)
+class QuestionEntry:
+    """A question the agent asked (a form, or a link to visit) and how it was answered (``action``
+    None while waiting; ``by``: who answered)."""
+
+    request_id: str
+    mode: str
+    message: str
+    url: str | None = None
+    fields: tuple[tuple[str, str, str, bool], ...] = ()  # (name, title, type, required)
+    field_count: int = 0
+    action: str | None = None
+    content: tuple[tuple[str, Any], ...] = ()  # (name, value) accepted
+    by: str | None = None
+    completed: bool = False
+
+    @property
+    def answered(self) -> bool:
+        return self.action is not None
+
+
+@dataclass(frozen=True)
 class PermissionEntry:
     """A permission the agent asked for, and what was chosen (``choice`` None: cancelled/unanswered)."""
 
@@ -182,7 +204,7 @@ class PermissionEntry:
         return next((name for option_id, name, _ in self.options if option_id == self.choice), None)
 
 
-Entry = MessageEntry | ToolEntry | PlanView | PermissionEntry | FileEditEntry
+Entry = MessageEntry | ToolEntry | PlanView | PermissionEntry | FileEditEntry | QuestionEntry
 
 
 @dataclass(frozen=True)

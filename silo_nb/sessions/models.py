@@ -14,9 +14,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Annotated, Any, Literal, Protocol, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 __all__ = [
@@ -25,8 +25,6 @@ __all__ = [
     "AgentCommandInput",
     "AgentContentBlock",
     "AgentInfo",
-    "AgentPermissionOption",
-    "AgentPermissionRequest",
     "AgentPlanEntry",
     "AgentProfileSummary",
     "AgentPromptBlock",
@@ -43,7 +41,7 @@ __all__ = [
     "AgentToolCallContent",
     "AgentToolCallLocation",
     "ChatResumeState",
-    "PermissionAnswers",
+    "FrozenModel",
     "ResourceBlock",
     "ResourceLinkBlock",
     "ResumeOutcome",
@@ -55,7 +53,9 @@ ChatResumeState = Literal["dormant", "live", "resuming", "resumed", "journal-onl
 ResumeOutcome = Literal["new", "resumed", "journal-only"]
 
 
-class _Model(BaseModel):
+class FrozenModel(BaseModel):
+    """The base of silo_nb's data shapes: frozen, camelCase by alias, schemas built on first use."""
+
     model_config = ConfigDict(frozen=True, populate_by_name=True, alias_generator=to_camel, defer_build=True)
 
     def to_json(self) -> dict[str, Any]:
@@ -106,7 +106,7 @@ def built(cls: type[M], values: dict[str, Any]) -> M:
     return builder(cls)(values)
 
 
-class _Strict(_Model):
+class _Strict(FrozenModel):
     model_config = ConfigDict(
         frozen=True, populate_by_name=True, alias_generator=to_camel, extra="forbid", strict=True
     )
@@ -142,7 +142,7 @@ class ResourceBlock(_Strict):
 AgentPromptBlock = Annotated[TextBlock | ResourceLinkBlock | ResourceBlock, Field(discriminator="type")]
 
 
-class AgentPromptResult(_Model):
+class AgentPromptResult(FrozenModel):
     """How a turn ended: ``end_turn``, ``max_tokens``, ``max_turn_requests``, ``refusal``, ``cancelled``…"""
 
     stop_reason: str
@@ -151,7 +151,7 @@ class AgentPromptResult(_Model):
 # -- streamed content --------------------------------------------------------------------------------
 
 
-class AgentContentBlock(_Model):
+class AgentContentBlock(FrozenModel):
     """A content block the agent sent; ``type`` is open-ended (unknown types are kept)."""
 
     type: str
@@ -161,14 +161,14 @@ class AgentContentBlock(_Model):
     name: str | None = None
 
 
-class AgentToolCallLocation(_Model):
+class AgentToolCallLocation(FrozenModel):
     """A file the tool call touches (absolute path, 1-based line)."""
 
     path: str
     line: int | None = None
 
 
-class AgentToolCallContent(_Model):
+class AgentToolCallContent(FrozenModel):
     """``content``, ``diff``, ``terminal`` or a vendor type. ``old_text`` absent means a new file."""
 
     type: str
@@ -179,7 +179,7 @@ class AgentToolCallContent(_Model):
     terminal_id: str | None = None
 
 
-class AgentToolCall(_Model):
+class AgentToolCall(FrozenModel):
     """A tool call or a patch to one: only ``tool_call_id`` is guaranteed; absent means unchanged."""
 
     tool_call_id: str
@@ -192,7 +192,7 @@ class AgentToolCall(_Model):
     raw_output: Any = None
 
 
-class AgentPlanEntry(_Model):
+class AgentPlanEntry(FrozenModel):
     """One step of the agent's plan (``status``: pending, in_progress, completed…)."""
 
     content: str
@@ -200,14 +200,14 @@ class AgentPlanEntry(_Model):
     priority: str | None = None
 
 
-class AgentSessionCost(_Model):
+class AgentSessionCost(FrozenModel):
     """Money spent so far in the session (ISO 4217 currency)."""
 
     amount: int | float
     currency: str
 
 
-class AgentSessionUsage(_Model):
+class AgentSessionUsage(FrozenModel):
     """Context used / window size in tokens, and optionally the cost so far."""
 
     used: int | float
@@ -215,7 +215,7 @@ class AgentSessionUsage(_Model):
     cost: AgentSessionCost | None = None
 
 
-class AgentSessionUpdate(_Model):
+class AgentSessionUpdate(FrozenModel):
     """One normalized ``session/update``. Unknown kinds are kept; ``raw`` is the wire ``update``."""
 
     kind: str
@@ -229,66 +229,10 @@ class AgentSessionUpdate(_Model):
     raw: dict[str, Any] = Field(default_factory=dict)
 
 
-# -- permissions -------------------------------------------------------------------------------------
-
-
-class AgentPermissionOption(_Model):
-    """One answer the agent offers (its own id, label and kind: ``allow_once``, ``reject_always``…)."""
-
-    option_id: str
-    name: str
-    kind: str
-
-
-class PermissionAnswers(Protocol):
-    """Where a session keeps its permission answers (``sessions/session/permission_desk.py``); a request
-    only points at it, so the frozen request itself holds no mutable state."""
-
-    def settle(self, request_id: str, option_id: str | None) -> None: ...
-
-    def outcome(self, request_id: str) -> tuple[bool, str | None]: ...
-
-
-class AgentPermissionRequest(_Model):
-    """The agent asks before a tool call. Answer with :meth:`respond`; the first answer wins.
-
-    ``request_id`` names the request within its session (``silo-permission-<n>``); the answer itself is
-    kept by the session's permission desk, which the request refers to.
-    """
-
-    tool_call_id: str
-    title: str
-    options: tuple[AgentPermissionOption, ...]
-    tool_call: AgentToolCall | None = None
-    raw: dict[str, Any] = Field(default_factory=dict)
-    request_id: str = ""
-    _answers: PermissionAnswers | None = PrivateAttr(default=None)
-
-    def respond(self, option_id: str) -> None:
-        """Answer with one of :attr:`options`. Idempotent; an unknown id answers ``cancelled``."""
-        known = any(option.option_id == option_id for option in self.options)
-        if self._answers is not None:
-            self._answers.settle(self.request_id, option_id if known else None)
-
-    @property
-    def answered(self) -> bool:
-        return self._answers is not None and self._answers.outcome(self.request_id)[0]
-
-    @property
-    def answer(self) -> str | None:
-        """The option id chosen, ``None`` for cancelled (or while unanswered; see :attr:`answered`)."""
-        return self._answers.outcome(self.request_id)[1] if self._answers is not None else None
-
-    def attach_answers(self, answers: PermissionAnswers) -> AgentPermissionRequest:
-        """Point this request at where its answer is kept (the session's permission desk does, once)."""
-        self._answers = answers
-        return self
-
-
 # -- session controls --------------------------------------------------------------------------------
 
 
-class AgentSessionConfigChoice(_Model):
+class AgentSessionConfigChoice(FrozenModel):
     """One value of a ``select`` config option."""
 
     value: str
@@ -296,7 +240,7 @@ class AgentSessionConfigChoice(_Model):
     description: str | None = None
 
 
-class AgentSessionConfigOption(_Model):
+class AgentSessionConfigOption(FrozenModel):
     """A session control. ``type`` is ``select`` or ``boolean`` (others are kept but not rendered)."""
 
     id: str
@@ -308,13 +252,13 @@ class AgentSessionConfigOption(_Model):
     options: tuple[AgentSessionConfigChoice, ...] = ()
 
 
-class AgentCommandInput(_Model):
+class AgentCommandInput(FrozenModel):
     """Present when a command takes free text; ``hint`` describes it."""
 
     hint: str | None = None
 
 
-class AgentCommand(_Model):
+class AgentCommand(FrozenModel):
     """A slash command; invoke it with ``prompt([{"type": "text", "text": "/" + name}])``."""
 
     name: str
@@ -322,7 +266,7 @@ class AgentCommand(_Model):
     input: AgentCommandInput | None = None
 
 
-class AgentPromptCapabilities(_Model):
+class AgentPromptCapabilities(FrozenModel):
     """What a prompt may contain beyond text and resource links; fixed at ``initialize``."""
 
     image: bool = False
@@ -330,7 +274,7 @@ class AgentPromptCapabilities(_Model):
     embedded_context: bool = False
 
 
-class AgentSessionSummary(_Model):
+class AgentSessionSummary(FrozenModel):
     """One entry of ``list_sessions``; ``raw`` is the agent's own ``SessionInfo``."""
 
     session_id: str
@@ -351,7 +295,7 @@ class AgentSessionRestore(_Strict):
 # -- status ------------------------------------------------------------------------------------------
 
 
-class AgentInfo(_Model):
+class AgentInfo(FrozenModel):
     """One Agent Session as ``AgentsService.get_state`` reports it."""
 
     id: str
@@ -375,7 +319,7 @@ class AgentInfo(_Model):
     journal_problem: str | None = None
 
 
-class AgentProfileSummary(_Model):
+class AgentProfileSummary(FrozenModel):
     """What a notebook may know of a profile: never its command, args or env."""
 
     id: str

@@ -68,7 +68,10 @@ async def initialize(connection: AgentConnection, profile: AgentProfile) -> Agen
             {
                 "protocolVersion": PROTOCOL_VERSION,
                 "clientCapabilities": client_capabilities(
-                    fs_read=profile.fs_read, fs_write=profile.fs_write, terminal=profile.terminal
+                    fs_read=profile.fs_read,
+                    fs_write=profile.fs_write,
+                    terminal=profile.terminal,
+                    elicitation=True,
                 ),
                 "clientInfo": client_info(),
             },

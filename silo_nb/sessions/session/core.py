@@ -30,6 +30,7 @@ from silo_nb.sessions.session.config_options import ConfigOptions
 from silo_nb.sessions.session.inbound import InboundTraffic
 from silo_nb.sessions.session.journal_slot import JournalSlot
 from silo_nb.sessions.session.permission_desk import PermissionDesk
+from silo_nb.sessions.session.question_desk import QuestionDesk
 from silo_nb.sessions.session.stop_control import StopControl
 from silo_nb.sessions.session.terminals import TerminalHost
 from silo_nb.sessions.session.turn_tracker import TurnTracker
@@ -85,6 +86,11 @@ class SessionCore:
             on_blocked=lambda: registry.blocked(self.id),
             on_answered=self._permission_answered,
         )
+        self.questions = QuestionDesk(
+            record=self.record,
+            on_blocked=lambda: registry.blocked(self.id),
+            on_answered=self._permission_answered,
+        )
         self.options = ConfigOptions(lambda: self.label)
         self.files = ClientFiles(
             folders=self.folders,
@@ -131,6 +137,7 @@ class SessionCore:
         return {"profile": self.profile.id, "agent": self.wiring.caps.agent_name, "config": config}
 
     def _permission_answered(self) -> None:
+        """A permission or a question was answered: the session works again."""
         if not self.disposed:
             self.registry.unblocked(self.id)
             self.turns.permission_answered()
@@ -153,11 +160,13 @@ class SessionCore:
         self.turns.closed = True
         self.turns.reset()
         self.permissions.cancel_all()
+        self.questions.cancel_all()
         self.registry.unregister(self.id)
         for listeners in (
             self.update_listeners,
             self.transcript_listeners,
             self.permissions.listeners,
+            self.questions.listeners,
             self.options.listeners,
             self.command_listeners,
         ):

@@ -16,11 +16,11 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from silo_nb.acp import AcpConnectionClosed
+from silo_nb.sessions.agent_requests import AgentElicitationRequest, AgentPermissionRequest
 from silo_nb.sessions.errors import AgentSessionError
 from silo_nb.sessions.journal import parse_lines
 from silo_nb.sessions.models import (
     AgentCommand,
-    AgentPermissionRequest,
     AgentPromptBlock,
     AgentPromptCapabilities,
     AgentPromptResult,
@@ -33,6 +33,7 @@ from silo_nb.sessions.session.core import SessionCore
 from silo_nb.sessions.session.permission_desk import PermissionPolicy
 from silo_nb.sessions.session.prompt_blocks import prompt_line, validate_prompt_blocks
 from silo_nb.sessions.session.prompt_call import TurnEnd, list_sessions, send_prompt
+from silo_nb.sessions.session.question_desk import QuestionPolicyLike
 from silo_nb.util import Disposable
 
 __all__ = ["AgentSessionHandle"]
@@ -197,6 +198,18 @@ class AgentSessionHandle:
         """A listener (answer with ``request.respond``), or a policy that answers by rule (journaled)."""
         return self._core.permissions.add(listener, self.cwd)
 
+    def on_elicitation(
+        self, listener: Callable[[AgentElicitationRequest], None] | QuestionPolicyLike
+    ) -> Disposable:
+        """A listener for the agent's questions (answer with ``request.accept(values)``, ``decline()`` or
+        ``cancel()``), or a policy that answers by rule (journaled). With none, questions are cancelled."""
+        return self._core.questions.add(listener)
+
+    @property
+    def pending_questions(self) -> tuple[AgentElicitationRequest, ...]:
+        """Questions nobody has answered yet."""
+        return self._core.questions.pending
+
     def on_config_options_changed(self, listener: Callable[[], None]) -> Disposable:
         return self._core.options.listeners.add(listener)
 
@@ -259,6 +272,7 @@ class AgentSessionHandle:
             return
         connection.rpc.notify("session/cancel", {"sessionId": self.session_id})
         core.permissions.cancel_all()
+        core.questions.cancel_all()
         core.stop.requested()
 
     @property

@@ -32,6 +32,7 @@ from silo_nb.sessions.session.client_files import ClientFiles
 from silo_nb.sessions.session.config_options import ConfigOptions
 from silo_nb.sessions.session.journal_slot import JournalSlot
 from silo_nb.sessions.session.permission_desk import PermissionDesk
+from silo_nb.sessions.session.question_desk import QuestionDesk
 from silo_nb.sessions.session.terminals import TerminalHost
 from silo_nb.sessions.session.turn_tracker import TurnTracker
 from silo_nb.sessions.session.wiring import SessionWiring
@@ -59,6 +60,7 @@ class InboundSession(Protocol):
     synth: MessageIdSynthesizer
     options: ConfigOptions
     permissions: PermissionDesk
+    questions: QuestionDesk
     files: ClientFiles
     terminals: TerminalHost
     transcript_listeners: ListenerSet[[AgentSessionUpdate]]
@@ -94,15 +96,23 @@ class InboundTraffic:
             "terminal/wait_for_exit": self._for_this_session(core.terminals.wait_for_exit),
             "terminal/kill": self._for_this_session(core.terminals.kill),
             "terminal/release": self._for_this_session(core.terminals.release),
+            "elicitation/create": self._for_this_session(self.on_elicitation, request_scoped=True),
         }
-        notifications = {"session/update": self.on_session_update}
+        notifications = {
+            "session/update": self.on_session_update,
+            "elicitation/complete": core.questions.completed,
+        }
         return requests, notifications
 
-    def _for_this_session(self, handler: Handler) -> Handler:
-        """``handler``, answering a request that names another session (or none) with an error instead."""
+    def _for_this_session(self, handler: Handler, *, request_scoped: bool = False) -> Handler:
+        """``handler``, answering a request that names another session (or none) with an error instead
+        (``request_scoped``: one tied to a request instead of a session, ACP's ``requestId`` scope, is
+        this connection's)."""
 
         async def checked(params: Any) -> Any:
             sent_for = params.get("sessionId") if isinstance(params, dict) else None
+            if request_scoped and sent_for is None and isinstance(params, dict) and "requestId" in params:
+                return await handler(params)
             session_id = self._wiring.session_id
             if sent_for != session_id and not (self._turns.handshaking and isinstance(sent_for, str)):
                 raise AcpRpcError(
@@ -170,10 +180,14 @@ class InboundTraffic:
     async def on_permission_request(self, params: Any) -> dict[str, Any]:
         return await self._core.permissions.ask(params, open_=not self._core.disposed)
 
+    async def on_elicitation(self, params: Any) -> dict[str, Any]:
+        return await self._core.questions.ask(params, open_=not self._core.disposed)
+
     def on_connection_closed(self, reason: str) -> None:
         core = self._core
         if core.disposed:
             return
         log.info("%s closed: %s", core.label, reason.splitlines()[0] if reason else "")
         core.permissions.cancel_all()
+        core.questions.cancel_all()
         core.turns.connection_lost(reason)
