@@ -18,6 +18,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
+from silo_nb.demo_agent.client_tools import ClientTools
 from silo_nb.demo_agent.options import Options
 from silo_nb.demo_agent.rpc_endpoint import (
     AUTH_REQUIRED,
@@ -71,6 +72,7 @@ class DemoAgent:
         self.store = Store(options.state_dir, Clock())
         self.sessions: dict[str, Session] = {}
         self.boolean_options = False
+        self.client = ClientTools()  # what the client offers (files, terminal, questions), from initialize
         self.authenticated = False
         self.endpoint = Endpoint(writer, self.route, self._handle_notification)
         handlers: dict[str, Handler] = {
@@ -190,6 +192,7 @@ class DemoAgent:
 
     async def _initialize(self, params: JsonObject) -> JsonObject:
         capabilities = params.get("clientCapabilities")
+        self.client = ClientTools.from_capabilities(capabilities)
         session_caps = capabilities.get("session") if isinstance(capabilities, dict) else None
         config_caps = session_caps.get("configOptions") if isinstance(session_caps, dict) else None
         boolean = config_caps.get("boolean") if isinstance(config_caps, dict) else None
@@ -211,7 +214,7 @@ class DemoAgent:
             "agentCapabilities": {
                 "loadSession": self.options.load,
                 "promptCapabilities": {
-                    "image": False,
+                    "image": self.options.images,
                     "audio": False,
                     "embeddedContext": self.options.embedded_context,
                 },
@@ -351,7 +354,9 @@ class DemoAgent:
             async with session.lock:  # one turn at a time per session
                 if turn.cancelled.is_set():
                     return {"stopReason": "cancelled"}
-                script = TurnScript(self.endpoint, session, turn, prompt, self.options.delay)
+                script = TurnScript(
+                    self.endpoint, session, turn, prompt, self.options.delay, client=self.client
+                )
                 try:
                     stop_reason = await script.play()
                 except TurnCancelled:

@@ -13,10 +13,12 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
 from collections.abc import Callable
 from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
 __all__ = [
@@ -40,8 +42,10 @@ __all__ = [
     "AgentToolCall",
     "AgentToolCallContent",
     "AgentToolCallLocation",
+    "AudioBlock",
     "ChatResumeState",
     "FrozenModel",
+    "ImageBlock",
     "ResourceBlock",
     "ResourceLinkBlock",
     "ResumeOutcome",
@@ -139,7 +143,44 @@ class ResourceBlock(_Strict):
     text: str
 
 
-AgentPromptBlock = Annotated[TextBlock | ResourceLinkBlock | ResourceBlock, Field(discriminator="type")]
+MAX_MEDIA_BYTES = 20 * 1024 * 1024  # an image or audio block's data, decoded
+
+
+class _MediaBlock(_Strict):
+    mime_type: str = Field(pattern=r"^[a-z]+/[A-Za-z0-9.+-]+$")
+    data: str = Field(min_length=4, max_length=(MAX_MEDIA_BYTES * 4) // 3 + 4)  # base64
+    # silo_nb's own, never sent: the name the journal and the "You" bubble say, and a small PNG preview
+    # (``data:image/png;base64,…``, at most PREVIEW_CHARS) a transcript shows.
+    name: str | None = None
+    preview: str | None = Field(default=None, max_length=16_384)
+
+    @field_validator("data")
+    @classmethod
+    def _base64(cls, value: str) -> str:
+        try:
+            base64.b64decode(value, validate=True)
+        except (binascii.Error, ValueError):
+            raise ValueError("data must be base64 (the bytes of the file, encoded)") from None
+        return value
+
+
+class ImageBlock(_MediaBlock):
+    """An image (base64 ``data``); only for agents whose prompt capabilities include images."""
+
+    type: Literal["image"] = "image"
+    mime_type: str = Field(pattern=r"^image/[A-Za-z0-9.+-]+$")
+
+
+class AudioBlock(_MediaBlock):
+    """Audio (base64 ``data``); only for agents whose prompt capabilities include audio."""
+
+    type: Literal["audio"] = "audio"
+    mime_type: str = Field(pattern=r"^audio/[A-Za-z0-9.+-]+$")
+
+
+AgentPromptBlock = Annotated[
+    TextBlock | ResourceLinkBlock | ResourceBlock | ImageBlock | AudioBlock, Field(discriminator="type")
+]
 
 
 class AgentPromptResult(FrozenModel):

@@ -20,7 +20,7 @@ async def test_initialize_result(tmp_path: Path) -> None:
             "agentInfo": {"name": "silo-demo", "title": "Silo demo agent", "version": "1.0"},
             "agentCapabilities": {
                 "loadSession": True,
-                "promptCapabilities": {"image": False, "audio": False, "embeddedContext": True},
+                "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
                 "sessionCapabilities": {"list": {}, "resume": {}, "close": {}},
             },
             "authMethods": [],

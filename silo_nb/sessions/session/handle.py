@@ -226,8 +226,13 @@ class AgentSessionHandle:
         ``cell_id`` (the notebook cell the prompt came from) is recorded with the journaled prompt.
         """
         core = self._core
+        accepts = self.prompt_capabilities
         parsed = validate_prompt_blocks(
-            blocks, embedded_context=self.prompt_capabilities.embedded_context, label=self.label
+            blocks,
+            embedded_context=accepts.embedded_context,
+            image=accepts.image,
+            audio=accepts.audio,
+            label=self.label,
         )
         self._check_live()
         connection = core.wiring.connection
