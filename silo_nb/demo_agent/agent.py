@@ -80,6 +80,8 @@ class DemoAgent:
             "authenticate": self._authenticate,
             "session/new": self._new_session,
             "session/close": self._close_session,
+            "session/delete": self._delete_session,
+            "logout": self._logout,
             "session/set_mode": self._set_mode,
             "session/set_model": self._set_model,
         }
@@ -203,6 +205,7 @@ class DemoAgent:
         if self.options.resume:
             session_capabilities["resume"] = {}
         session_capabilities["close"] = {}
+        session_capabilities["delete"] = {}
         auth_methods: list[JsonObject] = []
         if self.options.auth_required or self.options.auth_on_prompt:
             auth_methods.append(
@@ -219,6 +222,7 @@ class DemoAgent:
                     "embeddedContext": self.options.embedded_context,
                 },
                 "sessionCapabilities": session_capabilities,
+                **({"auth": {"logout": {}}} if auth_methods else {}),
             },
             "authMethods": auth_methods,
         }
@@ -281,6 +285,22 @@ class DemoAgent:
             for wait in still_running:
                 wait.cancel()
         self.sessions.pop(session.session_id, None)
+        return {}
+
+    async def _delete_session(self, params: JsonObject) -> JsonObject:
+        """``session/delete``: closed if open here, and gone from disk (``session/list`` no longer has it)."""
+        session_id = params.get("sessionId")
+        if not isinstance(session_id, str):
+            raise RpcError(INVALID_PARAMS, "Invalid params: sessionId must be a string")
+        was_open = session_id in self.sessions
+        await self._close_session(params)
+        if not self.store.delete(session_id) and not was_open:
+            raise RpcError(RESOURCE_NOT_FOUND, f"Resource not found: session {session_id}")
+        return {}
+
+    async def _logout(self, params: JsonObject) -> JsonObject:
+        """``logout`` (advertised when the demo asks for a sign-in): signed out until ``authenticate``."""
+        self.authenticated = False
         return {}
 
     async def _set_config_option(self, params: JsonObject) -> JsonObject:

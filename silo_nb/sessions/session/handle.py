@@ -15,7 +15,7 @@ import asyncio
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from silo_nb.acp import AcpConnectionClosed
+from silo_nb.acp import AcpConnectionClosed, AcpRpcError
 from silo_nb.sessions.agent_requests import AgentElicitationRequest, AgentPermissionRequest
 from silo_nb.sessions.errors import AgentSessionError
 from silo_nb.sessions.journal import parse_lines
@@ -329,6 +329,31 @@ class AgentSessionHandle:
         connection = self._core.wiring.connection
         assert connection is not None
         return await list_sessions(connection, self.label)
+
+    @property
+    def can_delete(self) -> bool:
+        """The agent takes ``session/delete`` (its ``sessionCapabilities.delete``)."""
+        return self._core.wiring.caps.can_delete
+
+    async def delete(self, *, journal: bool = False) -> bool:
+        """Forget this session: ``session/delete`` where the agent takes it, then the session is closed
+        (as :meth:`aclose`). The journal stays (read it, export it) unless ``journal=True``. True when
+        the agent deleted it; False when it does not take ``session/delete`` (only silo_nb let it go).
+        An agent that refuses raises ``AgentSessionError`` with its message, and nothing is closed."""
+        deleted = False
+        if self.can_delete and self.is_live:
+            try:
+                await self._request("session/delete", {"sessionId": self.session_id})
+            except AcpRpcError as exc:
+                raise AgentSessionError(
+                    f"{self.label} would not delete session {self.session_id}: {exc.agent_message()}"
+                ) from exc
+            deleted = True
+        path = self._core.journal.journals.path(self.workspace_id, self.session_id)
+        await self.aclose()
+        if journal:
+            self._core.journal.journals.remove(path, self.session_id)
+        return deleted
 
     # -- dispose ----------------------------------------------------------------------------------
 
