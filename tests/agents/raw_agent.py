@@ -135,9 +135,7 @@ def withdraw(method: str, params: dict[str, Any], after: float) -> dict[str, Any
 
 def withdraw_a_wait(session_id: str) -> None:
     """A terminal running ``sleep 30``, its ``wait_for_exit`` withdrawn; then kill and release."""
-    made = ask_client(
-        "terminal/create", {"sessionId": session_id, "command": "sleep", "args": ["30"]}
-    )
+    made = ask_client("terminal/create", {"sessionId": session_id, "command": "sleep", "args": ["30"]})
     ids = {"sessionId": session_id, "terminalId": (made.get("result") or {}).get("terminalId")}
     waited = withdraw("terminal/wait_for_exit", ids, 0.3)
     killed = ask_client("terminal/kill", ids)
