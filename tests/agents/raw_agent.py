@@ -22,6 +22,10 @@ Modes:
   with no prompt in flight, then goes quiet.
 - ``marks-turn-end``: like ``self-starts``, then ends that turn with Claude's explicit marker (a
   ``usage_update`` whose ``_meta["_claude/origin"].kind`` is a string).
+- ``banner``: right after answering ``session/new`` it sends a banner chunk and a ``usage_update``, as pi
+  does ("pi v1.6.0").
+- ``stop-ends-turn``: a prompt gets one chunk and no answer until ``session/cancel``, which it answers
+  with ``end_turn`` and zero usage, as opencode does.
 """
 
 from __future__ import annotations
@@ -118,7 +122,10 @@ def handle(message: dict[str, Any]) -> None:
             _waiter_events.pop(request_id).set()
         return
     if request_id is None:
-        return  # notifications (session/cancel) are ignored by these simple modes
+        if method == "session/cancel" and MODE == "stop-ends-turn" and "prompt" in STATE:
+            usage = {"inputTokens": 0, "outputTokens": 0, "totalTokens": 0}
+            reply(STATE.pop("prompt"), {"stopReason": "end_turn", "usage": usage, "_meta": {}})
+        return  # other notifications are ignored by these simple modes
     if method == "initialize":
         if MODE == "silent":
             return
@@ -166,6 +173,9 @@ def handle(message: dict[str, Any]) -> None:
             reply(request_id, {"sessionId": "raw-1"})
             if MODE in ("self-starts", "marks-turn-end"):
                 threading.Thread(target=work_alone, daemon=True).start()
+            elif MODE == "banner":
+                chunk("raw-1", "raw-fake v1\n---\n")
+                update("raw-1", {"sessionUpdate": "usage_update", "used": 0, "size": 1000})
     elif method == "session/load" and MODE == "load-forks":
         session_id = params.get("sessionId", "raw-1")
         update(
@@ -189,6 +199,10 @@ def handle(message: dict[str, Any]) -> None:
         reply(request_id, {})
     elif method == "session/prompt":
         session_id = params.get("sessionId", "raw-1")
+        if MODE == "stop-ends-turn":
+            chunk(session_id, "working")
+            STATE["prompt"] = request_id
+            return
         if MODE == "grandchild":
             child = subprocess.Popen(["sleep", "300"])
             chunk(session_id, f"grandchild {child.pid}")
