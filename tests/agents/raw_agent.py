@@ -24,6 +24,8 @@ Modes:
   ``usage_update`` whose ``_meta["_claude/origin"].kind`` is a string).
 - ``banner``: right after answering ``session/new`` it sends a banner chunk and a ``usage_update``, as pi
   does ("pi v1.6.0").
+- ``terminal-login``: its one sign-in method is ``type: terminal`` with ``args: ["--login-now"]``; run so,
+  it writes the file ``RAW_FAKE_LOGIN`` names and exits 0. ``session/new`` is -32000 until that file exists.
 - ``stop-ends-turn``: a prompt gets one chunk and no answer until ``session/cancel``, which it answers
   with ``end_turn`` and zero usage, as opencode does.
 """
@@ -138,7 +140,11 @@ def handle(message: dict[str, Any]) -> None:
                     "loadSession": MODE == "load-forks",
                     "promptCapabilities": {"embeddedContext": True},
                 },
-                "authMethods": [],
+                "authMethods": [
+                    {"id": "raw-terminal", "name": "Raw login", "type": "terminal", "args": ["--login-now"]}
+                ]
+                if MODE == "terminal-login"
+                else [],
             },
         )
     elif method == "session/new":
@@ -169,6 +175,8 @@ def handle(message: dict[str, Any]) -> None:
             )
         elif MODE == "config-rejects":
             reply(request_id, {"sessionId": "raw-1", "configOptions": config_options()})
+        elif MODE == "terminal-login" and not os.path.exists(os.environ.get("RAW_FAKE_LOGIN", "")):
+            reply(request_id, error={"code": -32000, "message": "Authentication required"})
         else:
             reply(request_id, {"sessionId": "raw-1"})
             if MODE in ("self-starts", "marks-turn-end"):
@@ -247,6 +255,10 @@ def work_alone() -> None:
 
 
 def main() -> None:
+    if "--login-now" in sys.argv:  # terminal-login's sign-in, run in a terminal
+        with open(os.environ["RAW_FAKE_LOGIN"], "w") as marker:
+            marker.write("signed in\n")
+        return
     if MODE == "exit-at-start":
         sys.stderr.write(
             "raw-fake: starting\nraw-fake: config file ~/.rawfake missing\nraw-fake: giving up\n"

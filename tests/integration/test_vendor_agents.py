@@ -8,7 +8,7 @@ what to run. Most facts come from one tour of all of them, run concurrently (``v
 - ``doctor``: the version and the sign-in methods in each of today's shapes, with what is missing.
 - A session: its config options, one set; commands announced; a prompt and a Stop — answered
   ``cancelled``, or ``end_turn`` (opencode: reported as cancelled, the agent's reason kept), or not at all
-  (gemini: the turn ends at ``cancel_timeout``, a second Stop ends the agent); ``aclose``; nothing left
+  (gemini: the turn ends at ``cancel_timeout``, a second Stop ends the agent); ``dispose``; nothing left
   in the agent's process group or with its HOME.
 - Without keys: the sign-in error with its advice, at ``connect`` or at the prompt (claude).
 - Unknown notifications (``_auth/status_update``) are ignored quietly.

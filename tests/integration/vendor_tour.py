@@ -3,13 +3,14 @@
 For each agent with its dummy settings (``vendor_agents.VENDORS``): ``doctor``; ``connect``; what a
 listener added after ``connect`` gets before the first prompt; its config options and one set;
 its commands once announced; a prompt Stopped after 3 s (a second Stop when the first went
-unanswered); the journal's last line; ``aclose``; its process group and its HOME left empty. Without
+unanswered); the journal's last line; ``dispose``; its process group and its HOME left empty. Without
 keys (a HOME that never had one): the sign-in error, at ``connect`` or at the first prompt. What each
 step showed is kept as plain data (:class:`Tour`), or the step's error; the tests assert on it.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import traceback
@@ -115,10 +116,10 @@ async def _work(svc: silo_nb.AgentsService, vendor: Vendor, home: Path, tour: To
         journal = await svc.sessions.read_journal(handle.session_id)
         tour.turn_end = dict(journal[-1].raw) if journal and journal[-1].kind == "turn_end" else {}
     finally:
-        await handle.aclose()
+        handle.dispose()  # returns at once; the agent's whole tree goes in the background
     if group is not None:
-        tour.group_left = processes_in_group(group)
-    tour.home_left = processes_with_home(home)
+        tour.group_left = await anyio.to_thread.run_sync(processes_in_group, group)
+    tour.home_left = await anyio.to_thread.run_sync(processes_with_home, home)
 
 
 async def _sign_in(svc: silo_nb.AgentsService, vendor: Vendor, home: Path, tour: Tour) -> None:
@@ -142,7 +143,7 @@ async def _sign_in(svc: silo_nb.AgentsService, vendor: Vendor, home: Path, tour:
         finally:
             await handle.aclose()
     await background_closes()
-    tour.home_left += processes_with_home(home)
+    tour.home_left += await anyio.to_thread.run_sync(processes_with_home, home)
 
 
 async def _tour(root: Path, homes: Mapping[str, Path]) -> tuple[dict[str, Tour], list[logging.LogRecord]]:
@@ -182,6 +183,9 @@ async def _tour(root: Path, homes: Mapping[str, Path]) -> tuple[dict[str, Tour],
                 if vendor.id != "opencode":
                     tg.start_soon(run, _sign_in, vendor, homes[f"{vendor.id}-nokey"])
         await background_closes()
+        closing = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]  # dispose's closes
+        if closing:
+            await asyncio.wait(closing, timeout=30)
     finally:
         logger.removeHandler(records)
         logger.setLevel(previous)
