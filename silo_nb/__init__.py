@@ -19,14 +19,13 @@ from silo_nb.sessions import (
     AgentSignInError,
     AgentsService,
 )
+from silo_nb.sessions.agent_requests import AgentPermissionOption, AgentPermissionRequest
 from silo_nb.sessions.default_service import default_agents
 from silo_nb.sessions.models import (
     AgentCommand,
     AgentCommandInput,
     AgentContentBlock,
     AgentInfo,
-    AgentPermissionOption,
-    AgentPermissionRequest,
     AgentPlanEntry,
     AgentProfileSummary,
     AgentPromptBlock,

@@ -15,7 +15,8 @@ from typing import TextIO
 import anyio
 
 from silo_nb.sessions import AgentSessionError, AgentsService
-from silo_nb.sessions.models import AgentPermissionRequest, AgentSessionUpdate
+from silo_nb.sessions.agent_requests import AgentPermissionRequest
+from silo_nb.sessions.models import AgentSessionUpdate
 
 __all__ = ["main"]
 

@@ -58,13 +58,20 @@ async def background_closes() -> None:
     await CLOSING.wait()
 
 
-def client_capabilities() -> dict[str, Any]:
-    return {
-        "fs": {"readTextFile": False, "writeTextFile": False},
-        "terminal": False,
+def client_capabilities(
+    *, fs_read: bool = False, fs_write: bool = False, terminal: bool = False, elicitation: bool = False
+) -> dict[str, Any]:
+    """What the client offers in ``initialize``: the requests it answers (files, terminals, questions in
+    form and url modes), terminal sign-in, and boolean config options."""
+    caps: dict[str, Any] = {
+        "fs": {"readTextFile": fs_read, "writeTextFile": fs_write},
+        "terminal": terminal,
         "auth": {"terminal": True},
         "session": {"configOptions": {"boolean": {}}},
     }
+    if elicitation:
+        caps["elicitation"] = {"form": {}, "url": {}}
+    return caps
 
 
 def client_info() -> dict[str, Any]:

@@ -84,7 +84,10 @@ class AgentProcess:
         *,
         env: Mapping[str, str | None] | None = None,
         cwd: str | None = None,
+        stderr_to_stdout: bool = False,
     ) -> AgentProcess:
+        """Start ``command`` under the supervisor; ``stderr_to_stdout``: one stream of both (a client
+        terminal's output), else stderr goes to the ring (:meth:`drain_stderr`)."""
         child_env = dict(os.environ)
         for name, value in (env or {}).items():  # None: not inherited (a profile's unset_env)
             if value is None:
@@ -103,7 +106,7 @@ class AgentProcess:
                 [*_supervisor_argv(theirs.fileno()), "--", *argv],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
+                stderr=subprocess.STDOUT if stderr_to_stdout else subprocess.PIPE,
                 cwd=cwd,
                 env=child_env,
                 start_new_session=True,
@@ -146,6 +149,11 @@ class AgentProcess:
     @property
     def returncode(self) -> int | None:
         return self._process.returncode
+
+    @property
+    def running(self) -> bool:
+        """Whether the supervisor (and so possibly some of the tree) is still there."""
+        return self._process.returncode is None
 
     # -- stderr -----------------------------------------------------------------------------------
 
@@ -199,12 +207,13 @@ class AgentProcess:
         tail = error_excerpt(self.stderr_tail(STDERR_RING_LINES))
         return message + (":\n" + "\n".join(tail) if tail else "")
 
-    async def terminate(self) -> None:
-        """Close stdin, then SIGTERM and finally SIGKILL the whole tree. Idempotent."""
+    async def terminate(self, stdin_grace: float = STDIN_CLOSE_GRACE_SECONDS) -> None:
+        """Close stdin, then SIGTERM and finally SIGKILL the whole tree. Idempotent. ``stdin_grace``: how
+        long the process may take to exit on its own once stdin is closed (agents often do)."""
         self._closing = True
         with contextlib.suppress(Exception):
             await self.stdin.aclose()
-        await self.wait(STDIN_CLOSE_GRACE_SECONDS)
+        await self.wait(stdin_grace)
         if self._group_alive():
             self._signal_group(signal.SIGTERM)
             with anyio.move_on_after(TERM_GRACE_SECONDS):

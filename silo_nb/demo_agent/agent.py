@@ -18,6 +18,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
+from silo_nb.demo_agent.client_tools import ClientTools
 from silo_nb.demo_agent.options import Options
 from silo_nb.demo_agent.rpc_endpoint import (
     AUTH_REQUIRED,
@@ -71,6 +72,7 @@ class DemoAgent:
         self.store = Store(options.state_dir, Clock())
         self.sessions: dict[str, Session] = {}
         self.boolean_options = False
+        self.client = ClientTools()  # what the client offers (files, terminal, questions), from initialize
         self.authenticated = False
         self.endpoint = Endpoint(writer, self.route, self._handle_notification)
         handlers: dict[str, Handler] = {
@@ -78,6 +80,8 @@ class DemoAgent:
             "authenticate": self._authenticate,
             "session/new": self._new_session,
             "session/close": self._close_session,
+            "session/delete": self._delete_session,
+            "logout": self._logout,
             "session/set_mode": self._set_mode,
             "session/set_model": self._set_model,
         }
@@ -190,6 +194,7 @@ class DemoAgent:
 
     async def _initialize(self, params: JsonObject) -> JsonObject:
         capabilities = params.get("clientCapabilities")
+        self.client = ClientTools.from_capabilities(capabilities)
         session_caps = capabilities.get("session") if isinstance(capabilities, dict) else None
         config_caps = session_caps.get("configOptions") if isinstance(session_caps, dict) else None
         boolean = config_caps.get("boolean") if isinstance(config_caps, dict) else None
@@ -200,6 +205,7 @@ class DemoAgent:
         if self.options.resume:
             session_capabilities["resume"] = {}
         session_capabilities["close"] = {}
+        session_capabilities["delete"] = {}
         auth_methods: list[JsonObject] = []
         if self.options.auth_required or self.options.auth_on_prompt:
             auth_methods.append(
@@ -211,11 +217,12 @@ class DemoAgent:
             "agentCapabilities": {
                 "loadSession": self.options.load,
                 "promptCapabilities": {
-                    "image": False,
+                    "image": self.options.images,
                     "audio": False,
                     "embeddedContext": self.options.embedded_context,
                 },
                 "sessionCapabilities": session_capabilities,
+                **({"auth": {"logout": {}}} if auth_methods else {}),
             },
             "authMethods": auth_methods,
         }
@@ -278,6 +285,22 @@ class DemoAgent:
             for wait in still_running:
                 wait.cancel()
         self.sessions.pop(session.session_id, None)
+        return {}
+
+    async def _delete_session(self, params: JsonObject) -> JsonObject:
+        """``session/delete``: closed if open here, and gone from disk (``session/list`` no longer has it)."""
+        session_id = params.get("sessionId")
+        if not isinstance(session_id, str):
+            raise RpcError(INVALID_PARAMS, "Invalid params: sessionId must be a string")
+        was_open = session_id in self.sessions
+        await self._close_session(params)
+        if not self.store.delete(session_id) and not was_open:
+            raise RpcError(RESOURCE_NOT_FOUND, f"Resource not found: session {session_id}")
+        return {}
+
+    async def _logout(self, params: JsonObject) -> JsonObject:
+        """``logout`` (advertised when the demo asks for a sign-in): signed out until ``authenticate``."""
+        self.authenticated = False
         return {}
 
     async def _set_config_option(self, params: JsonObject) -> JsonObject:
@@ -351,7 +374,9 @@ class DemoAgent:
             async with session.lock:  # one turn at a time per session
                 if turn.cancelled.is_set():
                     return {"stopReason": "cancelled"}
-                script = TurnScript(self.endpoint, session, turn, prompt, self.options.delay)
+                script = TurnScript(
+                    self.endpoint, session, turn, prompt, self.options.delay, client=self.client
+                )
                 try:
                     stop_reason = await script.play()
                 except TurnCancelled:

@@ -72,6 +72,11 @@ def plan_edit(cwd: str, prompt: str) -> NotesEdit:
     """Read ``notes.md`` in ``cwd`` and propose the edit (nothing is written here)."""
     path = os.path.join(cwd, NOTES_FILE)
     text, problem = _read(path)
+    return edit_from(path, text, prompt, problem)
+
+
+def edit_from(path: str, text: str | None, prompt: str, problem: str | None = None) -> NotesEdit:
+    """The edit of ``notes.md`` at ``path`` whose text is ``text`` (None: missing), however it was read."""
     if problem is not None:
         return NotesEdit(path, None, "", problem)
     line = note_line(prompt)

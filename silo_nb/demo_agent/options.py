@@ -32,6 +32,7 @@ class Options:
         self.auth_required: bool = ns.auth_required
         self.auth_on_prompt: bool = ns.auth_on_prompt
         self.embedded_context: bool = not ns.no_embedded_context
+        self.images: bool = not ns.no_images
         self.delay: float = max(0.0, float(ns.delay))
         self.state_dir = Path(ns.state_dir)
 
@@ -80,6 +81,7 @@ def parse_args(argv: Sequence[str] | None = None, *, exit_on_error: bool = True)
     parser.add_argument(
         "--no-embedded-context", action="store_true", help="promptCapabilities.embeddedContext false"
     )
+    parser.add_argument("--no-images", action="store_true", help="promptCapabilities.image false")
     parser.add_argument(
         "--delay", type=float, default=_default_delay(), help="seconds between streamed steps (0: no pauses)"
     )

@@ -2,7 +2,9 @@
 
 - Turns are scripts driven by keywords in the prompt text (matched case-insensitively at the start of a
   word): ``edit``/``tool``, ``plan``, ``slow``, ``fail``, ``refuse``, ``mode``, plus the slash commands
-  ``/title``, ``/explain``, ``/plan`` and ``/clear`` (methods ``command_<name>``).
+  ``/title``, ``/explain``, ``/plan`` and ``/clear`` (methods ``command_<name>``); with a client that offers
+  them, ``run the tests``/``terminal`` (a client terminal) and ``risky`` (a question), client_scripts.py.
+- ``edit`` goes through the client's ``fs/*`` when offered, else reads and writes ``notes.md`` itself.
 - Each step first pauses (``--delay``) and checks for cancellation, so ``session/cancel`` stops a turn at its
   next step (``TurnCancelled``) and the prompt answers ``{"stopReason": "cancelled"}``.
 - Every update a turn sends is appended to the session's history (which ``session/load`` replays), and the
@@ -16,10 +18,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import re
-from typing import Any, Final, Protocol
+from typing import Any, Final
 
-from silo_nb.demo_agent.notes import apply_edit, plan_edit
+from silo_nb.demo_agent.client_scripts import risky_step, run_command
+from silo_nb.demo_agent.client_tools import ClientTools, Peer
+from silo_nb.demo_agent.notes import NotesEdit, apply_edit, edit_from, plan_edit
 from silo_nb.demo_agent.rpc_endpoint import INTERNAL_ERROR, JsonObject, RpcError
 from silo_nb.demo_agent.session_store import MODELS, MODES, Session, Turn
 
@@ -45,14 +50,6 @@ PLAN_STEPS: Final = (
     ("Draft the change", "medium"),
     ("Summarise the result", "low"),
 )
-
-
-class Peer(Protocol):
-    """What a script needs of the connection."""
-
-    async def notify(self, method: str, params: JsonObject) -> None: ...
-
-    async def request(self, method: str, params: JsonObject) -> asyncio.Future[JsonObject]: ...
 
 
 class TurnCancelled(Exception):
@@ -84,11 +81,21 @@ def _label(choices: tuple[tuple[str, str, str], ...], value: Any) -> str:
 class TurnScript:
     """The scripted steps of one prompt turn."""
 
-    def __init__(self, peer: Peer, session: Session, turn: Turn, prompt: list[Any], delay: float) -> None:
+    def __init__(
+        self,
+        peer: Peer,
+        session: Session,
+        turn: Turn,
+        prompt: list[Any],
+        delay: float,
+        *,
+        client: ClientTools | None = None,
+    ) -> None:
         self.peer = peer
         self.session = session
         self.turn = turn
         self.delay = delay
+        self.client = client or ClientTools()
         blocks = [b for b in prompt if isinstance(b, dict)]
         self.text = "\n".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
         self.attachments: list[str] = []
@@ -97,6 +104,9 @@ class TurnScript:
                 self.attachments.append(block["uri"])
             elif block.get("type") == "resource" and isinstance(block.get("resource"), dict):
                 self.attachments.append(str(block["resource"].get("uri", "")))
+            elif block.get("type") in ("image", "audio") and isinstance(block.get("data"), str):
+                size = len(block["data"]) * 3 // 4
+                self.attachments.append(f"an {block['type']} ({block.get('mimeType')}, {size:,} bytes)")
         self.lowered = self.text.lower()
         self.first_prompt = session.title is None
 
@@ -197,6 +207,10 @@ class TurnScript:
                 content = {"type": "text", "text": text + ("." if i == SLOW_CHUNKS else "")}
                 update = {"sessionUpdate": "agent_message_chunk", "messageId": message_id, "content": content}
                 await self.emit(update, SLOW_PAUSE)
+        if "run the tests" in self.lowered or has_keyword(self.lowered, "terminal"):
+            await run_command(self)
+        if has_keyword(self.lowered, "risky"):
+            await risky_step(self)
         if has_keyword(self.lowered, "edit") or has_keyword(self.lowered, "tool"):
             await self.edit_notes()
         return await self.finish()
@@ -232,8 +246,21 @@ class TurnScript:
             ]
             await self.emit({"sessionUpdate": "plan", "entries": entries})
 
+    async def _plan_edit(self) -> NotesEdit:
+        """The edit to propose: ``notes.md`` read through the client when it offers that, else directly."""
+        if not self.client.fs_read:
+            return plan_edit(self.session.cwd, self.text)
+        path = os.path.join(self.session.cwd, "notes.md")
+        text, problem = await self.client.read(self.peer, self.session.session_id, path)
+        return edit_from(path, text, self.text, problem)
+
+    async def _apply_edit(self, edit: NotesEdit) -> str | None:
+        if not self.client.fs_write:
+            return apply_edit(edit)
+        return await self.client.write(self.peer, self.session.session_id, edit.path, edit.new_text)
+
     async def edit_notes(self) -> None:
-        edit = plan_edit(self.session.cwd, self.text)
+        edit = await self._plan_edit()
         read_id = self.session.next_id("call")
         await self.emit(
             {
@@ -269,7 +296,7 @@ class TurnScript:
             await self.emit({"sessionUpdate": "tool_call_update", "toolCallId": edit_id, "status": "failed"})
             await self.say("Left notes.md unchanged.")
             return
-        failure = apply_edit(edit)  # only now, once allowed: the permission has a visible effect
+        failure = await self._apply_edit(edit)  # only now, once allowed: the permission has an effect
         if failure is not None:
             await self.emit(self._tool_end(edit_id, "failed", failure))
             await self.say(f"Left notes.md unchanged: {failure}.")

@@ -133,6 +133,19 @@ class Store:
         except OSError as exc:
             log(f"could not save {session.session_id}: {exc}")
 
+    def delete(self, session_id: str) -> bool:
+        """Remove a saved session; False when there was none."""
+        path = self._path(session_id)
+        try:
+            if path is not None:
+                path.unlink()
+                return True
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            log(f"could not delete {session_id}: {exc}")
+        return False
+
     def load(self, session_id: str) -> Session | None:
         path = self._path(session_id)
         if path is None:

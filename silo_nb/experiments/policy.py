@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from silo_nb.sessions.models import AgentPermissionRequest
+from silo_nb.sessions.agent_requests import AgentPermissionRequest
 
 __all__ = ["PermissionPolicy", "Rule"]
 

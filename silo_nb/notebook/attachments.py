@@ -2,6 +2,8 @@
 
 - ``{name}`` / ``{name.attr}`` are filled from the user namespace; unknown names are left as written and
   ``{{``/``}}`` are literal braces. Nothing is evaluated beyond names and attribute access.
+- A figure (or anything with a PNG repr) and an image file are ``image`` blocks for an agent that accepts
+  images (``image_attachments.py``: a small preview goes with them for the transcript's thumbnail).
 - An attachment is embedded (a ``resource`` block) when the agent accepts embedded context, else written
   to a file under ``<workspace>/.silo/attachments/<session>/`` and sent as a ``resource_link`` the agent
   can read. A DataFrame is sent as CSV of its first rows (with its shape noted); text as is; anything
@@ -23,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
+import mimetypes
 import os
 import re
 import shutil
@@ -32,6 +35,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from silo_nb.notebook.image_attachments import image_block, png_of
 from silo_nb.sessions.errors import AgentSessionInputError
 
 __all__ = [
@@ -152,13 +156,24 @@ def attachment_blocks(
     embedded: bool,
     workspace: Path,
     session_id: str | None = None,
+    images: bool = False,
 ) -> list[dict[str, Any]]:
-    """``--attach`` blocks; a variable that is not embedded is written to the session's folder."""
+    """``--attach`` blocks; a variable that is not embedded is written to the session's folder; a figure
+    (or anything with a PNG repr) is an image, for an agent that takes ``images``."""
     blocks: list[dict[str, Any]] = []
     for name in names:
         value = _lookup(namespace, name)
         if value is _MISSING:
             raise AgentSessionInputError(f"--attach {name}: no variable named {name!r} in the notebook.")
+        png = png_of(value)
+        if png is not None:
+            if not images:
+                raise AgentSessionInputError(
+                    f"--attach {name}: the agent does not accept images (its promptCapabilities) — save "
+                    "the figure to a file and attach it with --file (the agent gets a link)."
+                )
+            blocks.append(image_block(png, "image/png", name))
+            continue
         text, mime, suffix = _describe(name, value)
         if embedded and len(text.encode("utf-8")) <= MAX_EMBED_BYTES:
             blocks.append(
@@ -234,11 +249,19 @@ def _open_regular(raw: str, workspace: Path) -> tuple[Path, int, int]:
     return resolved, fd, info.st_size
 
 
-def file_blocks(paths: list[str], *, embedded: bool, workspace: Path) -> list[dict[str, Any]]:
-    """``--file`` blocks: regular files only, up to ``MAX_FILE_BYTES`` (see the module notes)."""
+def file_blocks(
+    paths: list[str], *, embedded: bool, workspace: Path, images: bool = False
+) -> list[dict[str, Any]]:
+    """``--file`` blocks: regular files only, up to ``MAX_FILE_BYTES`` (see the module notes); an image
+    file is an image block for an agent that takes ``images``."""
     blocks: list[dict[str, Any]] = []
     for raw in paths:
         path, fd, size = _open_regular(raw, workspace)
+        mime = mimetypes.guess_type(path.name)[0] or ""
+        if images and mime.startswith("image/"):
+            with os.fdopen(fd, "rb") as stream:
+                blocks.append(image_block(stream.read(MAX_FILE_BYTES), mime, path.name))
+            continue
         with os.fdopen(fd, "rb") as stream:
             data = stream.read(MAX_EMBED_BYTES + 1) if embedded and size <= MAX_EMBED_BYTES else None
         uri = path.as_uri()

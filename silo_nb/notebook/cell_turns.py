@@ -175,7 +175,11 @@ def start_turn(
 async def run_turn(turn: Turn) -> None:
     """Send the prompt and stream into the view; always ends with the static bundle in place."""
     handle, view, transcript = turn.handle, turn.view, turn.transcript
-    turn.listeners = [handle.on_transcript(transcript.apply), handle.on_permission(view.add_permission)]
+    turn.listeners = [
+        handle.on_transcript(transcript.apply),
+        handle.on_permission(view.add_permission),
+        handle.on_elicitation(view.add_question),
+    ]
     if turn.panel is not None:
         turn.panel.turn_active = True
     try:

@@ -20,9 +20,11 @@ from silo_nb.sessions.prompt_attachments import PromptAttachment
 
 __all__ = [
     "Entry",
+    "FileEditEntry",
     "MessageEntry",
     "PermissionEntry",
     "PlanView",
+    "QuestionEntry",
     "Role",
     "TerminalView",
     "ToolEntry",
@@ -87,10 +89,12 @@ class TerminalView:
     signal: str | None = None
 
     def with_output(self, raw: dict[str, Any]) -> TerminalView:
-        """This view after one ``terminal_output`` line (``raw``: ``output`` appended, ``truncated``,
-        ``exitStatus``); the output keeps its last :data:`TERMINAL_OUTPUT_LIMIT` characters."""
+        """This view after one ``terminal_output`` line (``raw``: ``output`` appended, or the output's
+        end when ``replace``; ``truncated``, ``exitStatus``); the output keeps its last
+        :data:`TERMINAL_OUTPUT_LIMIT` characters."""
         added = raw.get("output")
-        output = self.output + (added if isinstance(added, str) else "")
+        added = added if isinstance(added, str) else ""
+        output = added if raw.get("replace") is True else self.output + added  # a tail replaces
         truncated = self.truncated or raw.get("truncated") is True or len(output) > TERMINAL_OUTPUT_LIMIT
         status = raw.get("exitStatus")
         exited, code, signal = self.exited, self.exit_code, self.signal
@@ -152,6 +156,39 @@ class PlanView:
 
 
 @dataclass(frozen=True)
+class FileEditEntry:
+    """A file the agent wrote through the client: its path and the text before (None: a new file) and
+    after; ``too_large`` when the journal could not keep them (``sizes``: old and new, in characters)."""
+
+    path: str
+    old_text: str | None = None
+    new_text: str | None = None
+    too_large: bool = False
+    sizes: tuple[int, int] | None = None
+
+
+@dataclass(frozen=True)
+class QuestionEntry:
+    """A question the agent asked (a form, or a link to visit) and how it was answered (``action``
+    None while waiting; ``by``: who answered)."""
+
+    request_id: str
+    mode: str
+    message: str
+    url: str | None = None
+    fields: tuple[tuple[str, str, str, bool], ...] = ()  # (name, title, type, required)
+    field_count: int = 0
+    action: str | None = None
+    content: tuple[tuple[str, Any], ...] = ()  # (name, value) accepted
+    by: str | None = None
+    completed: bool = False
+
+    @property
+    def answered(self) -> bool:
+        return self.action is not None
+
+
+@dataclass(frozen=True)
 class PermissionEntry:
     """A permission the agent asked for, and what was chosen (``choice`` None: cancelled/unanswered)."""
 
@@ -167,7 +204,7 @@ class PermissionEntry:
         return next((name for option_id, name, _ in self.options if option_id == self.choice), None)
 
 
-Entry = MessageEntry | ToolEntry | PlanView | PermissionEntry
+Entry = MessageEntry | ToolEntry | PlanView | PermissionEntry | FileEditEntry | QuestionEntry
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,7 @@ from silo_nb.notebook.entries import (
     MessageEntry,
     PermissionEntry,
     PlanView,
+    QuestionEntry,
     Role,
     TerminalView,
     ToolEntry,
@@ -39,9 +40,10 @@ from silo_nb.notebook.entries import (
     TurnStatus,
     made,
 )
+from silo_nb.notebook.entry_lines import file_edit_entry, permission_entry, question_entry
 from silo_nb.sessions.kinds import METADATA_KINDS
 from silo_nb.sessions.models import AgentSessionUpdate
-from silo_nb.sessions.parse import parse_permission_options, session_title
+from silo_nb.sessions.parse import session_title
 from silo_nb.sessions.prompt_attachments import parse_attachments
 from silo_nb.util import gc_paused
 
@@ -91,6 +93,7 @@ class TranscriptBuilder:
         self._open_by_tool: dict[str, list[int]] = {}
         self._terminals: dict[str, TerminalView] = {}  # client terminals' output so far, by terminal id
         self._by_terminal: dict[str, list[int]] = {}  # tool entries that embed each terminal
+        self._questions: dict[str, int] = {}  # the latest entry of each question id
         self._parts: list[str] = []  # the last message's text, in chunks not joined yet
         self._parts_len = 0
         self._parts_dirty = False
@@ -112,6 +115,8 @@ class TranscriptBuilder:
                 self._by_terminal.setdefault(terminal_id, []).append(index)
         elif isinstance(entry, PlanView):
             self._plan = index if self._plan is None else self._plan
+        elif isinstance(entry, QuestionEntry):
+            self._questions[entry.request_id] = index
         elif isinstance(entry, PermissionEntry) and not entry.answered:
             if entry.request_id is not None:
                 self._open_by_request.setdefault(entry.request_id, []).append(index)
@@ -324,19 +329,9 @@ class TranscriptBuilder:
         ``requestId`` (ids restart with each connection, so an older unanswered one from a dead connection
         stays as it was). Decision lines journaled before request lines existed carry no ``requestId``;
         they match the last unanswered entry of the same tool call, or stand alone."""
-        raw = update.raw
         decided = update.kind == "permission_decision"
-        request_id = raw.get("requestId") if isinstance(raw.get("requestId"), str) else None
-        choice = raw.get("optionId") if decided else None
-        options = parse_permission_options(raw.get("options"))
-        entry = PermissionEntry(
-            tool_call_id=str(raw.get("toolCallId") or ""),
-            title=str(raw.get("title") or ""),
-            options=tuple((o.option_id, o.name, o.kind) for o in options),
-            choice=choice if isinstance(choice, str) else None,
-            answered=decided,
-            request_id=request_id,
-        )
+        entry = permission_entry(update.raw, decided=decided)
+        request_id = entry.request_id
         if decided:
             opened = (
                 self._open_by_request.get(request_id)
@@ -350,6 +345,25 @@ class TranscriptBuilder:
                     self._set(index, entry)
                     return True
         self._add(entry)
+        return True
+
+    def _question(self, update: AgentSessionUpdate) -> bool:
+        """A question or its answer: one entry per question, upserted by ``requestId`` (ids restart with
+        each connection: a request always adds an entry; an answer updates the latest with that id)."""
+        raw = update.raw
+        request_id = raw.get("requestId")
+        index = self._questions.get(request_id) if isinstance(request_id, str) else None  # else: alone
+        decided = update.kind == "question_decision"
+        if index is not None and decided:
+            existing = self._entries[index]
+            assert isinstance(existing, QuestionEntry)
+            self._set(index, question_entry(raw, existing))
+        else:
+            self._add(question_entry(raw, None))
+        return True
+
+    def _file_write(self, update: AgentSessionUpdate) -> bool:
+        self._add(file_edit_entry(update.raw))
         return True
 
     def _metadata(self, update: AgentSessionUpdate) -> bool:
@@ -379,6 +393,9 @@ _HANDLERS: dict[str, _Handler] = {
     "permission_decision": TranscriptBuilder._permission,
     "turn_end": TranscriptBuilder._turn_end,
     "terminal_output": TranscriptBuilder._terminal_output,
+    "file_write": TranscriptBuilder._file_write,
+    "question_request": TranscriptBuilder._question,
+    "question_decision": TranscriptBuilder._question,
 }
 HANDLED_KINDS = frozenset(_HANDLERS)  # a test checks them against the kinds table (sessions/kinds.py)
 

@@ -44,6 +44,10 @@ class AgentCapabilities:
     prompt: AgentPromptCapabilities = field(default_factory=AgentPromptCapabilities)
     auth_methods: tuple[AuthMethod, ...] = ()
     can_logout: bool = False
+    can_delete: bool = False
+    additional_directories: bool = False  # takes ``additionalDirectories`` in session setup
+    mcp_http: bool = False  # takes MCP servers over http / sse (stdio: every agent)
+    mcp_sse: bool = False
     init_result: Mapping[str, Any] = field(default_factory=dict)
 
     @property
@@ -70,5 +74,9 @@ class AgentCapabilities:
             prompt=parse_prompt_capabilities(init),
             auth_methods=parse_auth_methods(init, agent_argv),
             can_logout=capability_enabled(_mapping(agent_caps.get("auth")).get("logout")),
+            can_delete=capability_enabled(session_caps.get("delete")),
+            additional_directories=capability_enabled(session_caps.get("additionalDirectories")),
+            mcp_http=_mapping(agent_caps.get("mcpCapabilities")).get("http") is True,
+            mcp_sse=_mapping(agent_caps.get("mcpCapabilities")).get("sse") is True,
             init_result=init,
         )

@@ -15,13 +15,14 @@ from typing import Any
 
 import anyio
 
-from silo_nb.acp import AgentConnection, AgentSpawnError, SubprocessTransport, Transport
+from silo_nb.acp import AgentSpawnError
 from silo_nb.acp.process import STDERR_RING_LINES
 from silo_nb.sessions.capabilities import AgentCapabilities
 from silo_nb.sessions.connecting.auth_methods import AuthMethod, choose_method, sign_in_advice
-from silo_nb.sessions.connecting.handshake import initialize
+from silo_nb.sessions.connecting.bare_agent import bare_agent
 from silo_nb.sessions.errors import AgentSessionError
 from silo_nb.sessions.host import TransportFactory
+from silo_nb.sessions.mcp_servers import wire_servers
 from silo_nb.sessions.profiles import AgentProfile
 
 __all__ = ["AgentCheck", "check_agent"]
@@ -44,6 +45,7 @@ class AgentCheck:
     problem: str | None = None  # why the agent could not be started or initialized
     seconds: float = 0.0
     stderr: tuple[str, ...] = ()
+    mcp_servers: tuple[str, ...] = ()  # one line per profile MCP server: sent, or why it is left out
 
     def lines(self) -> list[str]:
         """The report as text, one fact per line."""
@@ -64,6 +66,10 @@ class AgentCheck:
             out.append(f"  sign-in {method.id} ({kind}, {method.name}): {state}")
         if "auth_method" in self.missing:
             out.append(f"  problem: {self.missing['auth_method']}")
+        if self.capabilities:
+            accepts = [kind for kind in ("http", "sse") if self.capabilities.get(f"mcp_{kind}")]
+            out.append(f"  MCP servers it takes: stdio{''.join(', ' + kind for kind in accepts)}")
+        out.extend(f"  {line}" for line in self.mcp_servers)
         if self.will_authenticate:
             out.append(f"  connect will sign in with {self.will_authenticate}")
         elif self.auth_methods:
@@ -83,28 +89,28 @@ def _missing(method: AuthMethod, profile: AgentProfile) -> str | None:
     return f"%silo login {profile.id} {method.id}"
 
 
+def _server_lines(profile: AgentProfile, caps: AgentCapabilities) -> tuple[str, ...]:
+    """What ``connect`` would do with each of the profile's MCP servers."""
+    lines = []
+    for server in profile.mcp_servers:
+        _, skipped = wire_servers([server], http=caps.mcp_http, sse=caps.mcp_sse)
+        where = server.url if server.type != "stdio" else " ".join([server.command or "", *server.args])
+        lines.append(skipped[0] if skipped else f'MCP server "{server.name}" ({server.type}, {where}): sent')
+    return tuple(lines)
+
+
 async def check_agent(profile: AgentProfile, cwd: str, factory: TransportFactory | None) -> AgentCheck:
     """Start ``profile``'s agent, ``initialize`` it within ``connect_timeout``, report, shut it down."""
     base = AgentCheck(profile.id, profile.display_label, (profile.command, *profile.args))
-    try:
-        transport: Transport = (
-            await SubprocessTransport.spawn(profile.command, profile.args, env=profile.spawn_env, cwd=cwd)
-            if factory is None
-            else await factory(profile, cwd)
-        )
-    except AgentSpawnError as exc:
-        return AgentCheck(**{**base.__dict__, "problem": f"{exc}"})
-    connection = AgentConnection.open(transport)
     started = anyio.current_time()
     try:
-        with anyio.fail_after(profile.connect_timeout):
-            caps: AgentCapabilities = await initialize(connection, profile)
+        async with bare_agent(profile, cwd, factory, "doctor done") as (connection, caps):
+            stderr = tuple(connection.stderr_tail(STDERR_RING_LINES))
+    except AgentSpawnError as exc:
+        return AgentCheck(**{**base.__dict__, "problem": f"{exc}"})
     except (AgentSessionError, TimeoutError) as exc:
         problem = str(exc) or f"no answer to initialize within {profile.connect_timeout:g} s"
         return AgentCheck(**{**base.__dict__, "problem": problem.splitlines()[0]})
-    finally:
-        stderr = tuple(connection.stderr_tail(STDERR_RING_LINES))
-        connection.close_in_background("doctor done")
     info = caps.init_result.get("agentInfo")
     info = info if isinstance(info, dict) else {}
     missing = {m.id: text for m in caps.auth_methods if (text := _missing(m, profile)) is not None}
@@ -125,9 +131,14 @@ async def check_agent(profile: AgentProfile, cwd: str, factory: TransportFactory
                 "list": caps.can_list,
                 "close": caps.can_close,
                 "logout": caps.can_logout,
+                "delete": caps.can_delete,
                 "image": caps.prompt.image,
+                "audio": caps.prompt.audio,
                 "embeddedContext": caps.prompt.embedded_context,
+                "mcp_http": caps.mcp_http,
+                "mcp_sse": caps.mcp_sse,
             },
+            "mcp_servers": _server_lines(profile, caps),
             "auth_methods": caps.auth_methods,
             "missing": missing,
             "will_authenticate": method.id if method is not None else None,

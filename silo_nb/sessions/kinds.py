@@ -19,10 +19,13 @@ from types import MappingProxyType
 from typing import Literal
 
 __all__ = [
+    "FILE_WRITE_KIND",
     "KINDS",
     "METADATA_KINDS",
     "PERMISSION_DECISION_KIND",
     "PERMISSION_REQUEST_KIND",
+    "QUESTION_DECISION_KIND",
+    "QUESTION_REQUEST_KIND",
     "RESUME_METADATA_KINDS",
     "RUN_BREAKERS",
     "SHOWN_KINDS",
@@ -48,7 +51,7 @@ Role = Literal["message", "work", "metadata", "side_effect"]
 # The model field a kind's journal line carries besides ``kind`` and ``raw`` (and the parser fills).
 Payload = Literal["text", "tool_call", "plan", "usage"] | None
 # What a kind adds to a turn's row in ``experiments/rows.py``.
-RowPart = Literal["prompt", "text", "tool", "asked", "decided", "usage", "end"] | None
+RowPart = Literal["prompt", "text", "tool", "asked", "decided", "question", "answered", "usage", "end"] | None
 Origin = Literal["acp", "silo_nb"]
 
 
@@ -79,6 +82,9 @@ PERMISSION_REQUEST_KIND = "permission_request"
 PERMISSION_DECISION_KIND = "permission_decision"
 TURN_END_KIND = "turn_end"
 TERMINAL_OUTPUT_KIND = "terminal_output"
+FILE_WRITE_KIND = "file_write"
+QUESTION_REQUEST_KIND = "question_request"
+QUESTION_DECISION_KIND = "question_decision"
 
 _TABLE = (
     UpdateKind(
@@ -130,6 +136,18 @@ _TABLE = (
     UpdateKind(
         TURN_END_KIND, "metadata", origin="silo_nb", row="end",
         doc="How a turn ended, its timing and the session's profile and config (session/turn_tracker).",
+    ),
+    UpdateKind(
+        QUESTION_REQUEST_KIND, "work", origin="silo_nb", opens_turn=True, shown=True, row="question",
+        doc="The agent asked the user something (ACP elicitation; session/question_desk).",
+    ),
+    UpdateKind(
+        QUESTION_DECISION_KIND, "work", origin="silo_nb", shown=True, row="answered",
+        doc="What the question was answered (accept with values, decline, cancel), by whom.",
+    ),
+    UpdateKind(
+        FILE_WRITE_KIND, "work", origin="silo_nb", shown=True,
+        doc="The agent wrote a file through the client (raw: path, oldText, newText; session/client_files).",
     ),
     UpdateKind(
         TERMINAL_OUTPUT_KIND, "work", origin="silo_nb",

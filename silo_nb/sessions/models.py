@@ -13,10 +13,12 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
 from collections.abc import Callable
-from typing import Annotated, Any, Literal, Protocol, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
 __all__ = [
@@ -25,8 +27,6 @@ __all__ = [
     "AgentCommandInput",
     "AgentContentBlock",
     "AgentInfo",
-    "AgentPermissionOption",
-    "AgentPermissionRequest",
     "AgentPlanEntry",
     "AgentProfileSummary",
     "AgentPromptBlock",
@@ -42,8 +42,10 @@ __all__ = [
     "AgentToolCall",
     "AgentToolCallContent",
     "AgentToolCallLocation",
+    "AudioBlock",
     "ChatResumeState",
-    "PermissionAnswers",
+    "FrozenModel",
+    "ImageBlock",
     "ResourceBlock",
     "ResourceLinkBlock",
     "ResumeOutcome",
@@ -55,7 +57,9 @@ ChatResumeState = Literal["dormant", "live", "resuming", "resumed", "journal-onl
 ResumeOutcome = Literal["new", "resumed", "journal-only"]
 
 
-class _Model(BaseModel):
+class FrozenModel(BaseModel):
+    """The base of silo_nb's data shapes: frozen, camelCase by alias, schemas built on first use."""
+
     model_config = ConfigDict(frozen=True, populate_by_name=True, alias_generator=to_camel, defer_build=True)
 
     def to_json(self) -> dict[str, Any]:
@@ -106,7 +110,7 @@ def built(cls: type[M], values: dict[str, Any]) -> M:
     return builder(cls)(values)
 
 
-class _Strict(_Model):
+class _Strict(FrozenModel):
     model_config = ConfigDict(
         frozen=True, populate_by_name=True, alias_generator=to_camel, extra="forbid", strict=True
     )
@@ -139,10 +143,47 @@ class ResourceBlock(_Strict):
     text: str
 
 
-AgentPromptBlock = Annotated[TextBlock | ResourceLinkBlock | ResourceBlock, Field(discriminator="type")]
+MAX_MEDIA_BYTES = 20 * 1024 * 1024  # an image or audio block's data, decoded
 
 
-class AgentPromptResult(_Model):
+class _MediaBlock(_Strict):
+    mime_type: str = Field(pattern=r"^[a-z]+/[A-Za-z0-9.+-]+$")
+    data: str = Field(min_length=4, max_length=(MAX_MEDIA_BYTES * 4) // 3 + 4)  # base64
+    # silo_nb's own, never sent: the name the journal and the "You" bubble say, and a small PNG preview
+    # (``data:image/png;base64,…``, at most PREVIEW_CHARS) a transcript shows.
+    name: str | None = None
+    preview: str | None = Field(default=None, max_length=16_384)
+
+    @field_validator("data")
+    @classmethod
+    def _base64(cls, value: str) -> str:
+        try:
+            base64.b64decode(value, validate=True)
+        except (binascii.Error, ValueError):
+            raise ValueError("data must be base64 (the bytes of the file, encoded)") from None
+        return value
+
+
+class ImageBlock(_MediaBlock):
+    """An image (base64 ``data``); only for agents whose prompt capabilities include images."""
+
+    type: Literal["image"] = "image"
+    mime_type: str = Field(pattern=r"^image/[A-Za-z0-9.+-]+$")
+
+
+class AudioBlock(_MediaBlock):
+    """Audio (base64 ``data``); only for agents whose prompt capabilities include audio."""
+
+    type: Literal["audio"] = "audio"
+    mime_type: str = Field(pattern=r"^audio/[A-Za-z0-9.+-]+$")
+
+
+AgentPromptBlock = Annotated[
+    TextBlock | ResourceLinkBlock | ResourceBlock | ImageBlock | AudioBlock, Field(discriminator="type")
+]
+
+
+class AgentPromptResult(FrozenModel):
     """How a turn ended: ``end_turn``, ``max_tokens``, ``max_turn_requests``, ``refusal``, ``cancelled``…
 
     ``raw`` is the agent's answer as it sent it (its own ``stopReason``, ``usage``, ``_meta``): after a
@@ -155,7 +196,7 @@ class AgentPromptResult(_Model):
 # -- streamed content --------------------------------------------------------------------------------
 
 
-class AgentContentBlock(_Model):
+class AgentContentBlock(FrozenModel):
     """A content block the agent sent; ``type`` is open-ended (unknown types are kept)."""
 
     type: str
@@ -165,14 +206,14 @@ class AgentContentBlock(_Model):
     name: str | None = None
 
 
-class AgentToolCallLocation(_Model):
+class AgentToolCallLocation(FrozenModel):
     """A file the tool call touches (absolute path, 1-based line)."""
 
     path: str
     line: int | None = None
 
 
-class AgentToolCallContent(_Model):
+class AgentToolCallContent(FrozenModel):
     """``content``, ``diff``, ``terminal`` or a vendor type. ``old_text`` absent means a new file."""
 
     type: str
@@ -183,7 +224,7 @@ class AgentToolCallContent(_Model):
     terminal_id: str | None = None
 
 
-class AgentToolCall(_Model):
+class AgentToolCall(FrozenModel):
     """A tool call or a patch to one: only ``tool_call_id`` is guaranteed; absent means unchanged."""
 
     tool_call_id: str
@@ -196,7 +237,7 @@ class AgentToolCall(_Model):
     raw_output: Any = None
 
 
-class AgentPlanEntry(_Model):
+class AgentPlanEntry(FrozenModel):
     """One step of the agent's plan (``status``: pending, in_progress, completed…)."""
 
     content: str
@@ -204,14 +245,14 @@ class AgentPlanEntry(_Model):
     priority: str | None = None
 
 
-class AgentSessionCost(_Model):
+class AgentSessionCost(FrozenModel):
     """Money spent so far in the session (ISO 4217 currency)."""
 
     amount: int | float
     currency: str
 
 
-class AgentSessionUsage(_Model):
+class AgentSessionUsage(FrozenModel):
     """Context used / window size in tokens, and optionally the cost so far."""
 
     used: int | float
@@ -219,7 +260,7 @@ class AgentSessionUsage(_Model):
     cost: AgentSessionCost | None = None
 
 
-class AgentSessionUpdate(_Model):
+class AgentSessionUpdate(FrozenModel):
     """One normalized ``session/update``. Unknown kinds are kept; ``raw`` is the wire ``update``."""
 
     kind: str
@@ -233,66 +274,10 @@ class AgentSessionUpdate(_Model):
     raw: dict[str, Any] = Field(default_factory=dict)
 
 
-# -- permissions -------------------------------------------------------------------------------------
-
-
-class AgentPermissionOption(_Model):
-    """One answer the agent offers (its own id, label and kind: ``allow_once``, ``reject_always``…)."""
-
-    option_id: str
-    name: str
-    kind: str
-
-
-class PermissionAnswers(Protocol):
-    """Where a session keeps its permission answers (``sessions/session/permission_desk.py``); a request
-    only points at it, so the frozen request itself holds no mutable state."""
-
-    def settle(self, request_id: str, option_id: str | None) -> None: ...
-
-    def outcome(self, request_id: str) -> tuple[bool, str | None]: ...
-
-
-class AgentPermissionRequest(_Model):
-    """The agent asks before a tool call. Answer with :meth:`respond`; the first answer wins.
-
-    ``request_id`` names the request within its session (``silo-permission-<n>``); the answer itself is
-    kept by the session's permission desk, which the request refers to.
-    """
-
-    tool_call_id: str
-    title: str
-    options: tuple[AgentPermissionOption, ...]
-    tool_call: AgentToolCall | None = None
-    raw: dict[str, Any] = Field(default_factory=dict)
-    request_id: str = ""
-    _answers: PermissionAnswers | None = PrivateAttr(default=None)
-
-    def respond(self, option_id: str) -> None:
-        """Answer with one of :attr:`options`. Idempotent; an unknown id answers ``cancelled``."""
-        known = any(option.option_id == option_id for option in self.options)
-        if self._answers is not None:
-            self._answers.settle(self.request_id, option_id if known else None)
-
-    @property
-    def answered(self) -> bool:
-        return self._answers is not None and self._answers.outcome(self.request_id)[0]
-
-    @property
-    def answer(self) -> str | None:
-        """The option id chosen, ``None`` for cancelled (or while unanswered; see :attr:`answered`)."""
-        return self._answers.outcome(self.request_id)[1] if self._answers is not None else None
-
-    def attach_answers(self, answers: PermissionAnswers) -> AgentPermissionRequest:
-        """Point this request at where its answer is kept (the session's permission desk does, once)."""
-        self._answers = answers
-        return self
-
-
 # -- session controls --------------------------------------------------------------------------------
 
 
-class AgentSessionConfigChoice(_Model):
+class AgentSessionConfigChoice(FrozenModel):
     """One value of a ``select`` config option."""
 
     value: str
@@ -300,7 +285,7 @@ class AgentSessionConfigChoice(_Model):
     description: str | None = None
 
 
-class AgentSessionConfigOption(_Model):
+class AgentSessionConfigOption(FrozenModel):
     """A session control. ``type`` is ``select`` or ``boolean`` (others are kept but not rendered)."""
 
     id: str
@@ -312,13 +297,13 @@ class AgentSessionConfigOption(_Model):
     options: tuple[AgentSessionConfigChoice, ...] = ()
 
 
-class AgentCommandInput(_Model):
+class AgentCommandInput(FrozenModel):
     """Present when a command takes free text; ``hint`` describes it."""
 
     hint: str | None = None
 
 
-class AgentCommand(_Model):
+class AgentCommand(FrozenModel):
     """A slash command; invoke it with ``prompt([{"type": "text", "text": "/" + name}])``."""
 
     name: str
@@ -326,7 +311,7 @@ class AgentCommand(_Model):
     input: AgentCommandInput | None = None
 
 
-class AgentPromptCapabilities(_Model):
+class AgentPromptCapabilities(FrozenModel):
     """What a prompt may contain beyond text and resource links; fixed at ``initialize``."""
 
     image: bool = False
@@ -334,7 +319,7 @@ class AgentPromptCapabilities(_Model):
     embedded_context: bool = False
 
 
-class AgentSessionSummary(_Model):
+class AgentSessionSummary(FrozenModel):
     """One entry of ``list_sessions``; ``raw`` is the agent's own ``SessionInfo``."""
 
     session_id: str
@@ -355,7 +340,7 @@ class AgentSessionRestore(_Strict):
 # -- status ------------------------------------------------------------------------------------------
 
 
-class AgentInfo(_Model):
+class AgentInfo(FrozenModel):
     """One Agent Session as ``AgentsService.get_state`` reports it."""
 
     id: str
@@ -379,7 +364,7 @@ class AgentInfo(_Model):
     journal_problem: str | None = None
 
 
-class AgentProfileSummary(_Model):
+class AgentProfileSummary(FrozenModel):
     """What a notebook may know of a profile: never its command, args or env."""
 
     id: str

@@ -27,6 +27,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from silo_nb.sessions.mcp_servers import McpServerConfig
 from silo_nb.sessions.models import AgentProfileSummary
 
 __all__ = ["DEMO_PROFILE_ID", "AgentProfile", "AgentProfilesService", "load_profiles", "profile_files"]
@@ -60,6 +61,17 @@ class AgentProfile(BaseModel):
     # method whose variables are set in ``env`` or the kernel's environment, if any).
     auth_method: str | None = None
     accepts_prompt: bool = False
+    # What the agent may ask of the client (ACP's fs/*, terminal/*): see session/client_files.py and
+    # session/terminals.py. Folders besides the session's cwd it may read and write (also sent to it as
+    # additionalDirectories); relative ones are against the workspace folder.
+    additional_directories: tuple[str, ...] = ()
+    fs_read: bool = True
+    fs_write: bool = True
+    fs_write_notebooks: bool = False  # a raw write under an open notebook corrupts it
+    fs_max_bytes: int = Field(default=10 * 1024 * 1024, gt=0)  # the largest file read or written
+    terminal: bool = True
+    max_terminals: int = Field(default=16, gt=0)  # terminals alive at once per session
+    mcp_servers: tuple[McpServerConfig, ...] = ()
 
     @property
     def spawn_env(self) -> dict[str, str | None]:

@@ -1,5 +1,6 @@
 """What a prompt attached, as the journal records it: name, type and size of each attachment, never its
-content.
+content (for an image, a small preview silo_nb made: at most 96 px, at most :data:`PREVIEW_CHARS`, so a
+restored cell shows the thumbnail a live one did).
 
 - Improvement over Silo (whose synthesized prompt line holds the text alone): the synthesized
   ``user_message_chunk`` of a prompt carries ``raw.attachments``, one ``{"name", "type", "size",
@@ -16,14 +17,15 @@ from __future__ import annotations
 
 import mimetypes
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from silo_nb.sessions.models import AgentPromptBlock, ResourceBlock, ResourceLinkBlock
+from silo_nb.sessions.models import AgentPromptBlock, AudioBlock, ImageBlock, ResourceBlock, ResourceLinkBlock
 
-__all__ = ["PromptAttachment", "describe_attachments", "parse_attachments"]
+__all__ = ["PREVIEW_CHARS", "PromptAttachment", "describe_attachments", "is_preview", "parse_attachments"]
 
 _VARIABLE_PREFIX = "silo:variable/"
 
@@ -37,6 +39,7 @@ class PromptAttachment:
     size: int | None = None  # bytes
     embedded: bool = True  # its text went in the prompt (a ``resource``), else the agent reads a link
     uri: str | None = None
+    preview: str | None = None  # a small PNG (``data:image/png;base64,…``) of an image, made by silo_nb
 
 
 def _name_of(uri: str, given: str | None) -> str:
@@ -58,6 +61,19 @@ def _file_size(uri: str) -> int | None:
         return None
 
 
+_PREVIEW = re.compile(r"data:image/png;base64,[A-Za-z0-9+/]+={0,2}")
+PREVIEW_CHARS = 16_384  # the most a preview may take in a journal line
+
+
+def is_preview(value: Any) -> bool:
+    """Whether ``value`` is a preview silo_nb would have made: a PNG data URI, base64, small."""
+    return isinstance(value, str) and len(value) <= PREVIEW_CHARS and _PREVIEW.fullmatch(value) is not None
+
+
+def _decoded_size(data: str) -> int:
+    return len(data) * 3 // 4 - data[-2:].count("=")
+
+
 def describe_attachments(blocks: Sequence[AgentPromptBlock]) -> list[dict[str, Any]]:
     """``raw.attachments`` for a prompt's blocks (text blocks are the prompt itself, not attachments)."""
     described: list[dict[str, Any]] = []
@@ -71,9 +87,19 @@ def describe_attachments(blocks: Sequence[AgentPromptBlock]) -> list[dict[str, A
             name = _name_of(block.uri, block.name)
             kind = mimetypes.guess_type(name)[0] or mimetypes.guess_type(unquote(urlparse(block.uri).path))[0]
             size, embedded = _file_size(block.uri), False
+        elif isinstance(block, (ImageBlock, AudioBlock)):
+            item = {
+                "name": block.name or block.type,
+                "type": block.mime_type,
+                "size": _decoded_size(block.data),
+                "embedded": True,
+                "preview": block.preview if is_preview(block.preview) else None,
+            }
+            described.append({key: value for key, value in item.items() if value is not None})
+            continue
         else:
             continue
-        item: dict[str, Any] = {
+        item = {
             "name": name,
             "type": kind,
             "size": size,
@@ -100,6 +126,7 @@ def parse_attachments(value: Any) -> tuple[PromptAttachment, ...]:
                 size=size if isinstance(size, int) and not isinstance(size, bool) and size >= 0 else None,
                 embedded=item.get("embedded") is not False,
                 uri=uri if isinstance(uri, str) else None,
+                preview=item["preview"] if is_preview(item.get("preview")) else None,
             )
         )
     return tuple(found)

@@ -10,6 +10,10 @@ Modes:
 - ``noisy``: floods stderr (2 MiB), writes non-JSON lines and a 2 MiB JSON line on stdout, then works.
 - ``grandchild``: starts a long ``sleep`` grandchild and reports its pid in the first chunk of a prompt.
 - ``crash-mid-turn``: on a prompt sends one chunk, writes to stderr and exits 1.
+- ``uses-client``: on a prompt writes ``notes.md`` through the client, reads it back, runs a command in a
+  client terminal shown in a tool call, and reports what it got in a chunk (JSON).
+- ``asks-questions``: on a prompt asks a form question, a url one (then ``elicitation/complete``), and one
+  it withdraws with ``$/cancel_request``; reports the answers in a chunk (JSON).
 - ``asks-client``: on a prompt calls ``fs/read_text_file``, ``terminal/create`` and ``_vendor/x`` on the
   client and reports the error codes it got back in a chunk.
 - ``legacy``: legacy ``modes``/``models`` only; ``session/set_config_option`` is -32601.
@@ -82,6 +86,99 @@ def ask_client(method: str, params: dict[str, Any]) -> dict[str, Any]:
     return _waiters.pop(request_id, {})
 
 
+def use_the_client(session_id: str) -> None:
+    """Write a file, read it back, and run a command in a client terminal shown in a tool call."""
+    notes = os.path.join(STATE["cwd"], "notes.md")
+    wrote = ask_client("fs/write_text_file", {"sessionId": session_id, "path": notes, "content": "- one\n"})
+    read = ask_client("fs/read_text_file", {"sessionId": session_id, "path": notes})
+    made = ask_client(
+        "terminal/create",
+        {
+            "sessionId": session_id,
+            "command": sys.executable,
+            "args": ["-c", "print('hello from a terminal')"],
+        },
+    )
+    terminal_id = (made.get("result") or {}).get("terminalId")
+    update(
+        session_id,
+        {
+            "sessionUpdate": "tool_call",
+            "toolCallId": "run-1",
+            "title": "Run a command",
+            "kind": "execute",
+            "status": "in_progress",
+            "content": [{"type": "terminal", "terminalId": terminal_id}],
+        },
+    )
+    waited = ask_client("terminal/wait_for_exit", {"sessionId": session_id, "terminalId": terminal_id})
+    output = ask_client("terminal/output", {"sessionId": session_id, "terminalId": terminal_id})
+    ask_client("terminal/release", {"sessionId": session_id, "terminalId": terminal_id})
+    update(session_id, {"sessionUpdate": "tool_call_update", "toolCallId": "run-1", "status": "completed"})
+    summary = {
+        "wrote": wrote.get("result"),
+        "read": (read.get("result") or {}).get("content"),
+        "exit": waited.get("result"),
+        "output": (output.get("result") or {}).get("output"),
+    }
+    chunk(session_id, json.dumps(summary, sort_keys=True))
+
+
+QUESTION_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "title": "Your <b>name</b>", "minLength": 1},
+        "age": {"type": "integer", "title": "Age", "minimum": 0, "maximum": 150},
+        "agree": {"type": "boolean", "title": "Go ahead?", "default": False},
+        "colour": {"type": "string", "title": "Colour", "enum": ["red", "green"]},
+        "tags": {"type": "array", "title": "Tags", "items": {"type": "string", "enum": ["a", "b", "c"]}},
+    },
+    "required": ["name", "agree"],
+}
+
+
+def ask_questions(session_id: str) -> None:
+    """A form question, then a url one (completed), then one it withdraws with $/cancel_request; the
+    answers go back in a chunk (JSON)."""
+    form = ask_client(
+        "elicitation/create",
+        {
+            "sessionId": session_id,
+            "mode": "form",
+            "message": "Before I delete files:",
+            "requestedSchema": QUESTION_SCHEMA,
+        },
+    )
+    link = ask_client(
+        "elicitation/create",
+        {
+            "sessionId": session_id,
+            "mode": "url",
+            "message": "Sign in",
+            "url": "https://example.com/x",
+            "elicitationId": "e1",
+        },
+    )
+    send({"jsonrpc": "2.0", "method": "elicitation/complete", "params": {"elicitationId": "e1"}})
+    _next_id[0] += 1
+    request_id = _next_id[0]
+    event = threading.Event()
+    _waiter_events[request_id] = event
+    ask = {
+        "sessionId": session_id,
+        "mode": "form",
+        "message": "Never mind",
+        "requestedSchema": QUESTION_SCHEMA,
+    }
+    send({"jsonrpc": "2.0", "id": request_id, "method": "elicitation/create", "params": ask})
+    time.sleep(float(os.environ.get("RAW_WITHDRAW_AFTER", "0.5")))
+    send({"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": request_id}})
+    event.wait(10)
+    withdrawn = _waiters.pop(request_id, {})
+    answers = {"form": form.get("result"), "url": link.get("result"), "withdrawn": withdrawn.get("error")}
+    chunk(session_id, json.dumps(answers, sort_keys=True))
+
+
 def config_options(mode: str = "ask") -> list[dict[str, Any]]:
     return [
         {
@@ -148,6 +245,7 @@ def handle(message: dict[str, Any]) -> None:
             },
         )
     elif method == "session/new":
+        STATE["cwd"] = params.get("cwd")
         if MODE == "no-session-id":
             reply(request_id, {})
         elif MODE == "new-fails":
@@ -219,6 +317,10 @@ def handle(message: dict[str, Any]) -> None:
             sys.stderr.write("fatal: the model backend went away\n")
             sys.stderr.flush()
             os._exit(1)
+        elif MODE == "uses-client":
+            use_the_client(session_id)
+        elif MODE == "asks-questions":
+            ask_questions(session_id)
         elif MODE == "asks-client":
             codes = []
             for asked in ("fs/read_text_file", "terminal/create", "_vendor/x"):

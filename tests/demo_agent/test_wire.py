@@ -20,8 +20,8 @@ async def test_initialize_result(tmp_path: Path) -> None:
             "agentInfo": {"name": "silo-demo", "title": "Silo demo agent", "version": "1.0"},
             "agentCapabilities": {
                 "loadSession": True,
-                "promptCapabilities": {"image": False, "audio": False, "embeddedContext": True},
-                "sessionCapabilities": {"list": {}, "resume": {}, "close": {}},
+                "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
+                "sessionCapabilities": {"list": {}, "resume": {}, "close": {}, "delete": {}},
             },
             "authMethods": [],
         }
@@ -140,7 +140,7 @@ async def test_unknown_method_and_unknown_notification(tmp_path: Path) -> None:
             "message": "Method not found",
             "data": {"method": "_vendor/frobnicate"},
         }
-        _, response = await wire.call("session/delete", {"sessionId": "x"})
+        _, response = await wire.call("session/fork", {"sessionId": "x"})
         assert response["error"]["code"] == -32601
 
 
@@ -201,7 +201,7 @@ async def test_capability_flags(tmp_path: Path) -> None:
     async with running_agent(tmp_path, *flags) as wire:
         capabilities = (await wire.initialize())["agentCapabilities"]
         assert capabilities["loadSession"] is False
-        assert capabilities["sessionCapabilities"] == {"close": {}}
+        assert capabilities["sessionCapabilities"] == {"close": {}, "delete": {}}
         assert capabilities["promptCapabilities"]["embeddedContext"] is False
         session_id, _ = await wire.new_session()
         for method in ("session/load", "session/resume", "session/list"):

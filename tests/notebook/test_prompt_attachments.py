@@ -10,10 +10,11 @@ import pandas as pd
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
+from silo_nb.notebook.image_attachments import png_of
 from silo_nb.notebook.render import transcript_html, transcript_markdown, transcript_text
 from silo_nb.notebook.transcript import MessageEntry, fold_all
 from silo_nb.sessions.models import ResourceBlock, ResourceLinkBlock, TextBlock
-from silo_nb.sessions.prompt_attachments import PromptAttachment, parse_attachments
+from silo_nb.sessions.prompt_attachments import PREVIEW_CHARS, PromptAttachment, is_preview, parse_attachments
 from silo_nb.sessions.session.prompt_blocks import prompt_line
 from tests.conftest import Workspace, demo_agent
 from tests.notebook.test_magics import final_bundle, restart, run, shell  # noqa: F401  (a fixture)
@@ -117,3 +118,53 @@ async def test_attach_shows_in_the_bubble_live_and_restored_alike(
             == shown
         )
         assert shown[0] in restored.data["text/markdown"] and shown[0] in restored.data["text/plain"]
+
+
+async def test_a_figure_is_sent_as_an_image_with_a_thumbnail_live_and_restored_alike(
+    shell: InteractiveShell,  # noqa: F811
+    workspace: Workspace,
+) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(4, 3), dpi=50)
+    fig.add_subplot().plot([1, 3, 2])
+    shell.user_ns["fig"] = fig
+    (workspace.folder / "plot.png").write_bytes(png_of(fig) or b"")
+    restart(shell, workspace)
+    await run(shell, "%silo connect demo")
+    live, result = await run(shell, "%%prompt --attach fig --file plot.png\nwhat do you see?")
+    assert result.success, result.error_in_exec
+    html = final_bundle(live).data["text/html"]
+    thumbs = re.findall(r'<img class="silo-thumbnail" src="(data:image/png;base64,[^"]+)"', html)
+    assert len(thumbs) == 2 and all(is_preview(t) for t in thumbs)
+    assert "I see 2 attachments: an image (image/png, " in html  # the agent got both images' bytes
+    handle = shell.user_ns["demo"]
+    journal = next((workspace.data / "workspaces").rglob(f"{handle.session_id}.jsonl"))
+    (prompt,) = [json.loads(x) for x in journal.read_text().splitlines() if '"user_message_chunk"' in x]
+    attached = prompt["raw"]["attachments"]
+    assert [(a["name"], a["type"]) for a in attached] == [("fig", "image/png"), ("plot.png", "image/png")]
+    assert len(json.dumps(prompt)) < 2 * PREVIEW_CHARS + 1000  # previews, never the images themselves
+    restart(shell, workspace)
+    await run(shell, "%silo connect demo")
+    again, _ = await run(shell, "%%prompt --attach fig --file plot.png\nwhat do you see?")
+    restored = again.outputs[-1]
+    assert restored.metadata["silo"]["restored"] is True
+    assert re.findall(r'<img class="silo-thumbnail" src="([^"]+)"', restored.data["text/html"]) == thumbs
+
+
+async def test_an_agent_without_images_is_told_before_anything_is_sent(
+    shell: InteractiveShell,  # noqa: F811
+    workspace: Workspace,
+) -> None:
+    from matplotlib.figure import Figure
+
+    workspace.add_profiles(demo_agent("blind", "--no-images"))
+    shell.user_ns["fig"] = Figure()
+    restart(shell, workspace)
+    await run(shell, "%silo connect blind")
+    _, result = await run(shell, "%%prompt --attach fig\nlook")
+    assert not result.success and "does not accept images" in str(result.error_in_exec)
+    assert shell.user_ns["blind"].prompts_sent == 0

@@ -53,7 +53,7 @@ def _checked_files() -> list[Path]:
 def test_the_checked_files_include_the_widgets_magics_and_turns() -> None:
     names = {p.relative_to(PACKAGE).as_posix() for p in _checked_files()}
     for expected in (
-        "notebook/turns.py",
+        "notebook/cell_turns.py",
         "notebook/render/html.py",
         "notebook/magics/silo.py",
         "notebook/widgets/agents_list.py",

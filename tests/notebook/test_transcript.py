@@ -29,6 +29,7 @@ from silo_nb.notebook.transcript import (
 )
 from silo_nb.sessions.journal import encode_line, parse_lines
 from silo_nb.sessions.journal_turns import split_turns
+from silo_nb.sessions.kinds import SILO_NB_KINDS
 from silo_nb.sessions.models import AgentContentBlock, AgentSessionUpdate
 from silo_nb.sessions.parse import METADATA_KINDS, parse_update, session_title
 from silo_nb.sessions.session.permission_desk import PermissionDesk
@@ -291,7 +292,8 @@ def test_usage_is_kept_and_a_malformed_one_ignored() -> None:
     assert state.entries == () and state.other == ()
 
 
-@pytest.mark.parametrize("kind", sorted(METADATA_KINDS - {"turn_end"}))  # turn_end sets the status
+# The agent's metadata kinds (silo_nb's own lines never come from the wire; turn_end sets the status).
+@pytest.mark.parametrize("kind", sorted(METADATA_KINDS - SILO_NB_KINDS))
 def test_metadata_makes_no_entry_and_is_not_other(kind: str) -> None:
     state = fold_all([say("a")])
     assert fold(state, wire(kind, availableCommands=[], currentModeId="x", configOptions=[])) is state

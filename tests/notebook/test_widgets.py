@@ -15,14 +15,13 @@ import silo_nb
 from silo_nb.notebook.transcript import PermissionEntry
 from silo_nb.notebook.widgets import AgentsList, PermissionRow, SessionPanel, Throttle, Ticker, TurnView
 from silo_nb.notebook.widgets.snapshot_views import option_values
+from silo_nb.sessions.agent_requests import AgentPermissionOption, AgentPermissionRequest
 from silo_nb.sessions.errors import AgentSessionError
 from silo_nb.sessions.models import (
     AgentCommand,
     AgentCommandInput,
     AgentContentBlock,
     AgentInfo,
-    AgentPermissionOption,
-    AgentPermissionRequest,
     AgentSessionConfigChoice,
     AgentSessionConfigOption,
     AgentSessionUpdate,

@@ -56,12 +56,17 @@ async def run_prompt(
     connection, handle = await session.handle(args.name)
     shell, workspace = session.shell, session.service.workspace_folder
     text = interpolate(body.rstrip("\n"), shell.user_ns)
-    embedded = handle.prompt_capabilities.embedded_context
+    embedded, images = handle.prompt_capabilities.embedded_context, handle.prompt_capabilities.image
     try:
         extra = attachment_blocks(
-            args.attach, shell.user_ns, embedded=embedded, workspace=workspace, session_id=handle.session_id
+            args.attach,
+            shell.user_ns,
+            embedded=embedded,
+            workspace=workspace,
+            session_id=handle.session_id,
+            images=images,
         )
-        extra += file_blocks(args.file, embedded=embedded, workspace=workspace)
+        extra += file_blocks(args.file, embedded=embedded, workspace=workspace, images=images)
     except ValueError as exc:
         raise UsageError(one_line(exc)) from None
     if not text.strip() and not extra:

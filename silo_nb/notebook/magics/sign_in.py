@@ -1,5 +1,7 @@
-"""``%silo login`` and ``%silo doctor``: signing in to an agent, and checking a profile without a session.
+"""``%silo login``, ``%silo logout`` and ``%silo doctor``: signing in to an agent and out, and checking a
+profile without a session.
 
+- ``%silo logout NAME`` sends ACP ``logout`` to the agent (a fresh process, no session) where it offers it.
 - ``%silo doctor PROFILE`` starts the agent, ``initialize``s it and prints what it is, what it offers
   and what is missing to sign in (``agents.sessions.doctor``); no session is created.
 - ``%silo login NAME [METHOD]``: NAME is a connection (whose profile is used) or a profile id. An
@@ -125,7 +127,7 @@ async def _terminal_login(session: NotebookSession, name: str, profile_id: str, 
 
 
 def auth_subcommands(connect: Connect) -> dict[str, Handler]:
-    """The ``login`` and ``doctor`` subcommands, reconnecting through ``connect``."""
+    """The ``login``, ``logout`` and ``doctor`` subcommands, reconnecting through ``connect``."""
 
     @magic_arguments("silo login")
     @argument("name", metavar="NAME", help="a connection, or a profile id")
@@ -142,7 +144,15 @@ def auth_subcommands(connect: Connect) -> dict[str, Handler]:
         check = await session.service.sessions.doctor(args.profile)
         print("\n".join(check.lines()))
 
-    return {"login": _login, "doctor": _doctor}
+    @magic_arguments("silo logout")
+    @argument("name", metavar="NAME", help="a connection, or a profile id")
+    async def _logout(session: NotebookSession, args: argparse.Namespace) -> None:
+        """Sign out of NAME's agent (ACP logout, where the agent offers it); its sessions stay."""
+        _, profile_id = _target(session, args.name)
+        await session.service.sessions.logout(profile_id)
+        print(f"logged out of {profile_id}")
+
+    return {"login": _login, "logout": _logout, "doctor": _doctor}
 
 
 def sign_in_action(session: NotebookSession, connection: Connection, connect: Connect) -> Callable[[], None]:

@@ -34,7 +34,7 @@ from silo_nb.notebook.magics.args import (
     usage,
 )
 from silo_nb.notebook.magics.connecting import connect
-from silo_nb.notebook.magics.connections import NotebookSession
+from silo_nb.notebook.magics.connections import Connection, NotebookSession
 from silo_nb.notebook.magics.dormant_list import dormant_sessions, resume_target
 from silo_nb.notebook.magics.export import export_command
 from silo_nb.notebook.magics.frame import frame_command
@@ -133,12 +133,8 @@ async def _connect(session: NotebookSession, args: argparse.Namespace) -> None:
     )
 
 
-@magic_arguments("silo disconnect")
-@argument("name", metavar="NAME", help="the connection")
-async def _disconnect(session: NotebookSession, args: argparse.Namespace) -> None:
-    """Disconnect and dispose of the session (its journal stays; its attachment files go)."""
-    connection = session.connection(args.name)
-    handle = connection.handle
+def _let_go(session: NotebookSession, connection: Connection) -> None:
+    """The connection's panel frozen as it stands, the connection dropped (its handle disposed)."""
     if connection.box is not None:
         # Its life ends here: leave the snapshot alone in its outputs (nothing left for a widget to load).
         if connection.panel is not None:
@@ -147,11 +143,38 @@ async def _disconnect(session: NotebookSession, args: argparse.Namespace) -> Non
     session.drop(connection)
     if not session.connections:
         session.shown.freeze_all()  # the agents lists too: nothing is left for them to follow
+
+
+@magic_arguments("silo disconnect")
+@argument("name", metavar="NAME", help="the connection")
+async def _disconnect(session: NotebookSession, args: argparse.Namespace) -> None:
+    """Disconnect and dispose of the session (its journal stays; its attachment files go)."""
+    connection = session.connection(args.name)
+    handle = connection.handle
+    _let_go(session, connection)
     if handle is not None:
         await handle.aclose()
         # Only here: a reconnect resumes the same session, whose earlier prompts may point at these files.
         discard_attachments(session.service.workspace_folder, handle.session_id)
     print(f"disconnected {args.name}")
+
+
+@magic_arguments("silo forget")
+@argument("session_id", metavar="SESSION_ID", help="a session id of this workspace (see %%silo agents)")
+@argument("--journal", action="store_true", help="remove its journal too (it is kept otherwise)")
+@argument("--profile", metavar="PROFILE", help="its agent's profile, when no journal names it")
+async def _forget(session: NotebookSession, args: argparse.Namespace) -> None:
+    """Forget a session: its agent deletes it (ACP session/delete, where the agent can), a connection of
+    this notebook on it is disconnected; its journal stays unless --journal."""
+    sessions = session.service.sessions
+    deleted = await sessions.forget(args.session_id, profile_id=args.profile, journal=args.journal)
+    for connection in list(session.connections.values()):
+        if connection.handle is not None and connection.handle.session_id == args.session_id:
+            _let_go(session, connection)
+    discard_attachments(session.service.workspace_folder, args.session_id)
+    said = "the agent deleted it" if deleted else "the agent cannot delete sessions: only silo_nb let it go"
+    kept = "its journal is removed" if args.journal else "its journal is kept (--journal removes it)"
+    print(f"forgot {args.session_id}: {said}; {kept}")
 
 
 @magic_arguments("silo cancel")
@@ -247,6 +270,7 @@ SUBCOMMANDS: dict[str, Handler] = {
     "frame": frame_command,
     "export": export_command,
     "disconnect": _disconnect,
+    "forget": _forget,
     **auth_subcommands(connect),
 }
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from silo_nb.notebook.render import styles
 from silo_nb.notebook.widgets._common import close_tree, esc, ipw, log
-from silo_nb.sessions.models import AgentPermissionOption, AgentPermissionRequest
+from silo_nb.sessions.agent_requests import AgentPermissionOption, AgentPermissionRequest
 
 __all__ = ["PermissionRow", "is_lasting"]
 

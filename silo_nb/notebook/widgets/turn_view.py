@@ -12,7 +12,8 @@
   once. Only the small badge beside Stop ticks once a second while running. Long replies are cut while
   streaming; "Show all" lifts the cut.
 - Permission requests still waiting for an answer become :class:`PermissionRow` s (buttons) under the
-  transcript; what was asked and decided reaches the transcript as updates, never from the rows.
+  transcript, questions :class:`QuestionForm` s; what was asked and decided reaches the transcript as
+  updates, never from the rows.
 - The Stop button (and its Python twin :meth:`stop`) only calls ``on_stop`` — typically
   ``handle.cancel`` — once; the turn really ends when its owner sets the transcript's status.
 - :meth:`close_all` closes every widget of the turn (the static bundle replaces it in the notebook).
@@ -30,8 +31,9 @@ from silo_nb.notebook.transcript import TranscriptState
 from silo_nb.notebook.widgets._common import close_tree, ipw, log
 from silo_nb.notebook.widgets.live_body import LiveBody
 from silo_nb.notebook.widgets.permission_row import PermissionRow
+from silo_nb.notebook.widgets.question_form import QuestionForm
 from silo_nb.notebook.widgets.throttle import Throttle, Ticker
-from silo_nb.sessions.models import AgentPermissionRequest
+from silo_nb.sessions.agent_requests import AgentElicitationRequest, AgentPermissionRequest
 
 __all__ = ["TurnView"]
 
@@ -67,6 +69,7 @@ class TurnView(ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
         # the end of a 2,000-tool-call turn), so the body keeps its last live render until the swap.
         self.replaced_at_end = False
         self._rows: list[PermissionRow] = []
+        self._forms: list[QuestionForm] = []
         self._throttle = Throttle(throttle, self._render)
         self._forced = False
         self._ticker = Ticker(1.0, self._render_header)
@@ -135,7 +138,7 @@ class TurnView(ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
         if self.running:
             self._throttle.poke()
             return
-        for row in self._rows:
+        for row in self._askers():
             row.refresh()  # requests settled by the turn ending show "cancelled"
         if self._ended is None:
             self._ended = time.monotonic()
@@ -146,6 +149,29 @@ class TurnView(ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
             self._render_header()
         else:
             self._render()
+
+    def _askers(self) -> list[PermissionRow | QuestionForm]:
+        """Every permission row and question form shown, in arrival order per kind."""
+        return [*self._rows, *self._forms]
+
+    @property
+    def forms(self) -> tuple[QuestionForm, ...]:
+        """The agent's questions shown as forms, in arrival order."""
+        return tuple(self._forms)
+
+    def add_question(self, request: AgentElicitationRequest) -> None:
+        """Show a form for a question nobody has answered yet."""
+        if self._closed or request.answered:
+            return
+        form = QuestionForm(request, on_answer=self._question_answered)
+        self._forms.append(form)
+        self.permissions.children = (*self.permissions.children, form)
+        self._render_header()
+        self._throttle.poke()
+
+    def _question_answered(self, _request: AgentElicitationRequest) -> None:
+        self._render_header()
+        self._throttle.poke()
 
     def add_permission(self, request: AgentPermissionRequest) -> None:
         """Show buttons for a permission request nobody has answered yet."""
@@ -202,7 +228,8 @@ class TurnView(ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
         status = self.transcript.status
         if status != "running":
             return _ENDED_ACTIVITY.get(status, "idle")
-        return "blocked" if any(not row.answered for row in self._rows) else "working"
+        waiting = any(not row.answered for row in self._askers())
+        return "blocked" if waiting else "working"
 
     def _badge_html(self) -> str:
         elapsed = self.elapsed if self.running else None
@@ -216,7 +243,7 @@ class TurnView(ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
     def _render(self) -> None:
         if self._closed:
             return
-        for row in self._rows:
+        for row in self._askers():
             row.refresh()
         changed = self.transcript.changes_since(self._cursor)
         self._cursor = self.transcript.change_cursor

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,7 @@ from silo_nb.sessions.errors import AgentSessionError, AgentSessionInputError
 from silo_nb.sessions.host import ConnectHost
 from silo_nb.sessions.journal import JournalFiles
 from silo_nb.sessions.journal.reconcile import has_conversation_content, last_title, reconcile_load
+from silo_nb.sessions.mcp_servers import McpServerConfig, wire_servers
 from silo_nb.sessions.models import AgentInfo, AgentSessionRestore
 from silo_nb.sessions.profiles import AgentProfile
 from silo_nb.sessions.session.core import SessionCore
@@ -80,6 +82,20 @@ class Connector:
             )
         return work_dir
 
+    def _extra_folders(self, profile: AgentProfile) -> list[Path]:
+        """The profile's ``additional_directories`` that exist, resolved (relative: to the workspace)."""
+        found: list[Path] = []
+        for entry in profile.additional_directories:
+            folder = Path(entry).expanduser()
+            folder = (folder if folder.is_absolute() else self._host.workspace_folder / folder).resolve()
+            if folder.is_dir():
+                found.append(folder)
+            else:
+                log.warning(
+                    "%s: additional directory %s is not a folder; left out", profile.display_label, entry
+                )
+        return found
+
     async def connect(
         self,
         profile_id: str,
@@ -89,14 +105,22 @@ class Connector:
         title: str | None,
         restore: AgentSessionRestore | None,
         auth_method: str | None = None,
+        mcp_servers: Sequence[McpServerConfig] = (),
     ) -> AgentSessionHandle:
         profile = self.resolve_profile(profile_id)
         workspace = workspace_id or self._host.workspace_id
         work_dir = self.work_dir(cwd)
+        folders = (work_dir, *self._extra_folders(profile))
         journals, board = self._journals, self._host.board
         journals.path(workspace, "probe")  # validates workspace_id before anything starts
         core = SessionCore(
-            registry=board, journals=journals, profile=profile, workspace_id=workspace, cwd=str(work_dir)
+            registry=board,
+            journals=journals,
+            profile=profile,
+            workspace_id=workspace,
+            cwd=str(work_dir),
+            folders=folders,
+            extra_mcp_servers=tuple(mcp_servers),
         )
         handle = AgentSessionHandle(core)
         placeholder: str | None = None
@@ -210,16 +234,33 @@ class Connector:
         core.wiring.connected(connection)
         return connection
 
+    def _setup_params(self, core: SessionCore, session_id: str | None = None) -> dict[str, Any]:
+        """What ``session/new``, ``load`` and ``resume`` carry: the folders and the MCP servers."""
+        caps = core.wiring.caps
+        servers, skipped = wire_servers(
+            (*core.profile.mcp_servers, *core.extra_mcp_servers), http=caps.mcp_http, sse=caps.mcp_sse
+        )
+        for warning in skipped:
+            log.warning("%s: %s", core.label, warning)
+        params: dict[str, Any] = {"cwd": core.cwd, "mcpServers": servers}
+        if session_id is not None:
+            params = {"sessionId": session_id, **params}
+        extra = [str(folder) for folder in core.folders[1:]]
+        if extra and caps.additional_directories:
+            params["additionalDirectories"] = extra
+        return params
+
     async def _new_session(self, core: SessionCore, connection: AgentConnection) -> dict[str, Any]:
         caps = core.wiring.caps
-        session_id, result = await new_session(connection, core.cwd, core.label, caps, core.profile.id)
+        params = self._setup_params(core)
+        session_id, result = await new_session(connection, params, core.label, caps, core.profile.id)
         core.wiring.adopt(session_id, "new")
         return result
 
     async def _try_resume_or_load(
         self, core: SessionCore, connection: AgentConnection, session_id: str
     ) -> tuple[str, dict[str, Any]] | None:
-        params = {"sessionId": session_id, "cwd": core.cwd, "mcpServers": []}
+        params = self._setup_params(core, session_id)
         caps = core.wiring.caps
         for method, advertised in (("session/resume", caps.can_resume_call), ("session/load", caps.can_load)):
             if not advertised:

@@ -67,7 +67,12 @@ async def initialize(connection: AgentConnection, profile: AgentProfile) -> Agen
             "initialize",
             {
                 "protocolVersion": PROTOCOL_VERSION,
-                "clientCapabilities": client_capabilities(),
+                "clientCapabilities": client_capabilities(
+                    fs_read=profile.fs_read,
+                    fs_write=profile.fs_write,
+                    terminal=profile.terminal,
+                    elicitation=True,
+                ),
                 "clientInfo": client_info(),
             },
         )
@@ -117,11 +122,15 @@ async def authenticate(
 
 
 async def new_session(
-    connection: AgentConnection, cwd: str, label: str, caps: AgentCapabilities, profile_id: str
+    connection: AgentConnection,
+    params: dict[str, Any],
+    label: str,
+    caps: AgentCapabilities,
+    profile_id: str,
 ) -> tuple[str, dict[str, Any]]:
-    """``session/new``: the new session id and the whole result."""
+    """``session/new`` with ``params`` (``cwd``, ``mcpServers``…): the new session id and the whole result."""
     try:
-        result = await connection.rpc.request("session/new", {"cwd": cwd, "mcpServers": []})
+        result = await connection.rpc.request("session/new", params)
     except AcpRpcError as exc:
         if is_auth_error(exc):
             raise sign_in_error(

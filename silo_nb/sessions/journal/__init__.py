@@ -14,6 +14,7 @@ from silo_nb.sessions.journal.files import JournalFiles
 from silo_nb.sessions.journal.lines import encode_line, journal_line_to_update, update_json
 from silo_nb.sessions.journal.reader import (
     BIG_JOURNAL_BYTES,
+    journal_profile,
     parse_blob,
     parse_lines,
     read_lines,
@@ -28,6 +29,7 @@ __all__ = [
     "JournalWriter",
     "encode_line",
     "journal_line_to_update",
+    "journal_profile",
     "parse_blob",
     "parse_lines",
     "read_lines",

@@ -14,6 +14,7 @@ import contextlib
 import logging
 from pathlib import Path
 
+from silo_nb.sessions.errors import AgentSessionError
 from silo_nb.sessions.journal.locks import JournalLocks
 from silo_nb.sessions.journal.reader import parse_lines, read_lines, read_updates
 from silo_nb.sessions.journal.writer import JournalWriter
@@ -105,6 +106,18 @@ class JournalFiles:
             live.abandon()
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
+
+    def remove(self, path: Path, session_id: str) -> bool:
+        """Delete the journal of ``session_id`` (the user asked: ``forget(..., journal=True)``); raises
+        ``AgentSessionError`` while another process writes it. False when there was none."""
+        if self._live.get(path) is not None and path not in self._released:
+            raise AgentSessionError(
+                f'Session "{session_id}" is still open here — disconnect it before removing its journal.'
+            )
+        self.locks.acquire(path, session_id)  # nobody else may be writing it
+        existed = path.exists()
+        self.discard(path)  # the lock file stays: unlinking it would race another process's lock
+        return existed
 
     def close(self) -> None:
         """Flush every writer and let go of every lock: this data dir's service is done."""

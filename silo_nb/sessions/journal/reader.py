@@ -22,10 +22,11 @@ import orjson
 
 from silo_nb.acp.framing import has_long_number
 from silo_nb.sessions.journal.lines import journal_line_to_update
+from silo_nb.sessions.kinds import TURN_END_KIND
 from silo_nb.sessions.models import AgentSessionUpdate
 from silo_nb.util import gc_paused
 
-__all__ = ["BIG_JOURNAL_BYTES", "parse_blob", "parse_lines", "read_lines", "read_updates"]
+__all__ = ["BIG_JOURNAL_BYTES", "journal_profile", "parse_blob", "parse_lines", "read_lines", "read_updates"]
 
 log = logging.getLogger("silo_nb.journal")
 
@@ -91,3 +92,12 @@ def parse_blob(data: bytes) -> list[AgentSessionUpdate]:
             if update is not None:
                 updates.append(update)
     return updates
+
+
+def journal_profile(updates: Iterable[AgentSessionUpdate]) -> str | None:
+    """The profile id the journal's last turn end names (``raw.profile``), or None."""
+    found = None
+    for update in updates:
+        if update.kind == TURN_END_KIND and isinstance(update.raw.get("profile"), str):
+            found = update.raw["profile"]
+    return found

@@ -19,20 +19,25 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 import anyio
 
 from silo_nb.sessions.host import SessionRegistry
 from silo_nb.sessions.journal import JournalFiles
+from silo_nb.sessions.mcp_servers import McpServerConfig
 from silo_nb.sessions.models import AgentCommand, AgentSessionUpdate
 from silo_nb.sessions.parse import MessageIdSynthesizer
 from silo_nb.sessions.profiles import AgentProfile
+from silo_nb.sessions.session.client_files import ClientFiles
 from silo_nb.sessions.session.config_options import ConfigOptions
 from silo_nb.sessions.session.inbound import InboundTraffic
 from silo_nb.sessions.session.journal_slot import JournalSlot
 from silo_nb.sessions.session.permission_desk import PermissionDesk
+from silo_nb.sessions.session.question_desk import QuestionDesk
 from silo_nb.sessions.session.stop_control import StopControl
+from silo_nb.sessions.session.terminals import TerminalHost
 from silo_nb.sessions.session.turn_tracker import TurnTracker
 from silo_nb.sessions.session.wiring import SessionWiring
 from silo_nb.util import ListenerSet
@@ -56,11 +61,16 @@ class SessionCore:
         profile: AgentProfile,
         workspace_id: str,
         cwd: str,
+        folders: tuple[Path, ...] = (),
+        extra_mcp_servers: tuple[McpServerConfig, ...] = (),
     ) -> None:
         self.registry = registry
         self.profile = profile
         self.workspace_id = workspace_id
         self.cwd = cwd
+        # The folders the agent may read and write through the client (cwd first), resolved.
+        self.folders = folders or (Path(cwd).resolve(),)
+        self.extra_mcp_servers = extra_mcp_servers  # offered besides the profile's (the kernel tools)
         self.id = ""  # the status entry's id: "chat:" + the session id, once it is known
         self.disposed = False
         self.close_task: asyncio.Task[None] | None = None
@@ -85,7 +95,27 @@ class SessionCore:
             on_blocked=lambda: registry.blocked(self.id),
             on_answered=self._permission_answered,
         )
+        self.questions = QuestionDesk(
+            record=self.record,
+            on_blocked=lambda: registry.blocked(self.id),
+            on_answered=self._permission_answered,
+        )
         self.options = ConfigOptions(lambda: self.label)
+        self.files = ClientFiles(
+            folders=self.folders,
+            read=profile.fs_read,
+            write=profile.fs_write,
+            notebooks=profile.fs_write_notebooks,
+            max_bytes=profile.fs_max_bytes,
+            record=self.record,
+        )
+        self.terminals = TerminalHost(
+            enabled=profile.terminal,
+            folders=self.folders,
+            cwd=cwd,
+            max_terminals=profile.max_terminals,
+            record=self.record,
+        )
         self.inbound = InboundTraffic(self)
 
     @property
@@ -131,6 +161,7 @@ class SessionCore:
         return {"profile": self.profile.id, "agent": self.wiring.caps.agent_name, "config": config}
 
     def _permission_answered(self) -> None:
+        """A permission or a question was answered: the session works again."""
         if not self.disposed:
             self.registry.unblocked(self.id)
             self.turns.permission_answered()
@@ -156,11 +187,13 @@ class SessionCore:
         self.turns.closed = True
         self.turns.reset()
         self.permissions.cancel_all()
+        self.questions.cancel_all()
         self.registry.unregister(self.id)
         for listeners in (
             self.update_listeners,
             self.transcript_listeners,
             self.permissions.listeners,
+            self.questions.listeners,
             self.options.listeners,
             self.command_listeners,
         ):
@@ -170,6 +203,7 @@ class SessionCore:
         """Close the session on the agent's side (when it can), then its process group; the journal last."""
         connection = self.wiring.connection
         try:
+            await self.terminals.close_all()  # their output's last lines still reach the journal
             can_close = self.wiring.caps.can_close and self.wiring.session_id
             if connection is not None and connection.is_open and can_close:
                 with anyio.move_on_after(SESSION_CLOSE_TIMEOUT_SECONDS), contextlib.suppress(Exception):

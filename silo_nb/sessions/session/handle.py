@@ -15,12 +15,12 @@ import asyncio
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from silo_nb.acp import AcpConnectionClosed
+from silo_nb.acp import AcpConnectionClosed, AcpRpcError
+from silo_nb.sessions.agent_requests import AgentElicitationRequest, AgentPermissionRequest
 from silo_nb.sessions.errors import AgentSessionError
 from silo_nb.sessions.journal import parse_lines
 from silo_nb.sessions.models import (
     AgentCommand,
-    AgentPermissionRequest,
     AgentPromptBlock,
     AgentPromptCapabilities,
     AgentPromptResult,
@@ -33,6 +33,7 @@ from silo_nb.sessions.session.core import SessionCore
 from silo_nb.sessions.session.permission_desk import PermissionPolicy
 from silo_nb.sessions.session.prompt_blocks import prompt_line, validate_prompt_blocks
 from silo_nb.sessions.session.prompt_call import TurnEnd, list_sessions, send_prompt
+from silo_nb.sessions.session.question_desk import QuestionPolicyLike
 from silo_nb.util import Disposable
 
 __all__ = ["AgentSessionHandle"]
@@ -204,6 +205,18 @@ class AgentSessionHandle:
         """A listener (answer with ``request.respond``), or a policy that answers by rule (journaled)."""
         return self._core.permissions.add(listener, self.cwd)
 
+    def on_elicitation(
+        self, listener: Callable[[AgentElicitationRequest], None] | QuestionPolicyLike
+    ) -> Disposable:
+        """A listener for the agent's questions (answer with ``request.accept(values)``, ``decline()`` or
+        ``cancel()``), or a policy that answers by rule (journaled). With none, questions are cancelled."""
+        return self._core.questions.add(listener)
+
+    @property
+    def pending_questions(self) -> tuple[AgentElicitationRequest, ...]:
+        """Questions nobody has answered yet."""
+        return self._core.questions.pending
+
     def on_config_options_changed(self, listener: Callable[[], None]) -> Disposable:
         return self._core.options.listeners.add(listener)
 
@@ -220,8 +233,13 @@ class AgentSessionHandle:
         ``cell_id`` (the notebook cell the prompt came from) is recorded with the journaled prompt.
         """
         core = self._core
+        accepts = self.prompt_capabilities
         parsed = validate_prompt_blocks(
-            blocks, embedded_context=self.prompt_capabilities.embedded_context, label=self.label
+            blocks,
+            embedded_context=accepts.embedded_context,
+            image=accepts.image,
+            audio=accepts.audio,
+            label=self.label,
         )
         self._check_live()
         connection = core.wiring.connection
@@ -266,6 +284,7 @@ class AgentSessionHandle:
             return
         connection.rpc.notify("session/cancel", {"sessionId": self.session_id})
         core.permissions.cancel_all()
+        core.questions.cancel_all()
         core.stop.requested()
 
     @property
@@ -318,6 +337,31 @@ class AgentSessionHandle:
         assert connection is not None
         return await list_sessions(connection, self.label)
 
+    @property
+    def can_delete(self) -> bool:
+        """The agent takes ``session/delete`` (its ``sessionCapabilities.delete``)."""
+        return self._core.wiring.caps.can_delete
+
+    async def delete(self, *, journal: bool = False) -> bool:
+        """Forget this session: ``session/delete`` where the agent takes it, then the session is closed
+        (as :meth:`aclose`). The journal stays (read it, export it) unless ``journal=True``. True when
+        the agent deleted it; False when it does not take ``session/delete`` (only silo_nb let it go).
+        An agent that refuses raises ``AgentSessionError`` with its message, and nothing is closed."""
+        deleted = False
+        if self.can_delete and self.is_live:
+            try:
+                await self._request("session/delete", {"sessionId": self.session_id})
+            except AcpRpcError as exc:
+                raise AgentSessionError(
+                    f"{self.label} would not delete session {self.session_id}: {exc.agent_message()}"
+                ) from exc
+            deleted = True
+        path = self._core.journal.journals.path(self.workspace_id, self.session_id)
+        await self.aclose()
+        if journal:
+            self._core.journal.journals.remove(path, self.session_id)
+        return deleted
+
     # -- dispose ----------------------------------------------------------------------------------
 
     def dispose(self) -> None:
@@ -329,6 +373,7 @@ class AgentSessionHandle:
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
+            core.terminals.kill_now()
             if core.wiring.connection is not None:
                 core.wiring.connection.kill_now()
             core.journal.release()

@@ -14,8 +14,10 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
+from silo_nb.acp import AcpRpcError
 from silo_nb.sessions.host import SessionRegistry
 from silo_nb.sessions.kinds import SIDE_EFFECT_KINDS
 from silo_nb.sessions.models import AgentCommand, AgentSessionUpdate
@@ -27,14 +29,20 @@ from silo_nb.sessions.parse import (
     parse_session_update,
     session_title,
 )
+from silo_nb.sessions.session.client_files import ClientFiles
 from silo_nb.sessions.session.config_options import ConfigOptions
 from silo_nb.sessions.session.journal_slot import JournalSlot
 from silo_nb.sessions.session.permission_desk import PermissionDesk
+from silo_nb.sessions.session.question_desk import QuestionDesk
+from silo_nb.sessions.session.terminals import TerminalHost
 from silo_nb.sessions.session.turn_tracker import TurnTracker
 from silo_nb.sessions.session.wiring import SessionWiring
 from silo_nb.util import ListenerSet
 
 __all__ = ["InboundSession", "InboundTraffic"]
+
+INVALID_PARAMS = -32602
+Handler = Callable[[Any], Awaitable[Any]]
 
 log = logging.getLogger("silo_nb.sessions")
 
@@ -53,6 +61,9 @@ class InboundSession(Protocol):
     synth: MessageIdSynthesizer
     options: ConfigOptions
     permissions: PermissionDesk
+    questions: QuestionDesk
+    files: ClientFiles
+    terminals: TerminalHost
     transcript_listeners: ListenerSet[[AgentSessionUpdate]]
     update_listeners: ListenerSet[[AgentSessionUpdate]]
     command_listeners: ListenerSet[[]]
@@ -76,10 +87,44 @@ class InboundTraffic:
         self._updates = core.update_listeners
 
     def handlers(self) -> tuple[dict[str, Any], dict[str, Any]]:
-        """(request handlers, notification handlers) for the session's ``AgentConnection``."""
-        requests = {"session/request_permission": self.on_permission_request}
-        notifications = {"session/update": self.on_session_update}
+        """(request handlers, notification handlers) for the session's ``AgentConnection``: every request
+        an agent may make of a client, each refused when it names another session."""
+        core = self._core
+        requests = {
+            "session/request_permission": self.on_permission_request,
+            "fs/read_text_file": self._for_this_session(core.files.read),
+            "fs/write_text_file": self._for_this_session(core.files.write),
+            "terminal/create": self._for_this_session(core.terminals.create),
+            "terminal/output": self._for_this_session(core.terminals.output),
+            "terminal/wait_for_exit": self._for_this_session(core.terminals.wait_for_exit),
+            "terminal/kill": self._for_this_session(core.terminals.kill),
+            "terminal/release": self._for_this_session(core.terminals.release),
+            "elicitation/create": self._for_this_session(self.on_elicitation, request_scoped=True),
+        }
+        notifications = {
+            "session/update": self.on_session_update,
+            "elicitation/complete": core.questions.completed,
+        }
         return requests, notifications
+
+    def _for_this_session(self, handler: Handler, *, request_scoped: bool = False) -> Handler:
+        """``handler``, answering a request that names another session (or none) with an error instead
+        (``request_scoped``: one tied to a request instead of a session, ACP's ``requestId`` scope, is
+        this connection's)."""
+
+        async def checked(params: Any) -> Any:
+            sent_for = params.get("sessionId") if isinstance(params, dict) else None
+            if request_scoped and sent_for is None and isinstance(params, dict) and "requestId" in params:
+                return await handler(params)
+            session_id = self._wiring.session_id
+            if sent_for != session_id and not (self._turns.handshaking and isinstance(sent_for, str)):
+                raise AcpRpcError(
+                    INVALID_PARAMS,
+                    f"unknown session {str(sent_for)[:80]!r}: this connection's session is {session_id!r}",
+                )
+            return await handler(params)
+
+        return checked
 
     def on_session_update(self, params: Any) -> None:
         if type(params) is not dict:  # what the reader decoded: always a plain dict or not a message
@@ -140,10 +185,14 @@ class InboundTraffic:
     async def on_permission_request(self, params: Any) -> dict[str, Any]:
         return await self._core.permissions.ask(params, open_=not self._core.disposed)
 
+    async def on_elicitation(self, params: Any) -> dict[str, Any]:
+        return await self._core.questions.ask(params, open_=not self._core.disposed)
+
     def on_connection_closed(self, reason: str) -> None:
         core = self._core
         if core.disposed:
             return
         log.info("%s closed: %s", core.label, reason.splitlines()[0] if reason else "")
         core.permissions.cancel_all()
+        core.questions.cancel_all()
         core.turns.connection_lost(reason)

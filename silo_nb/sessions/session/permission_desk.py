@@ -23,9 +23,10 @@ from typing import Any, Protocol, runtime_checkable
 
 import anyio
 
+from silo_nb.sessions.agent_requests import AgentPermissionRequest
 from silo_nb.sessions.journal import parse_lines
 from silo_nb.sessions.kinds import PERMISSION_DECISION_KIND, PERMISSION_REQUEST_KIND
-from silo_nb.sessions.models import AgentPermissionRequest, AgentSessionUpdate
+from silo_nb.sessions.models import AgentSessionUpdate
 from silo_nb.sessions.parse import parse_permission_options, parse_tool_call
 from silo_nb.util import Disposable, ListenerSet
 

@@ -14,6 +14,8 @@ from silo_nb.sessions.models import (
     AgentContentBlock,
     AgentPromptBlock,
     AgentSessionUpdate,
+    AudioBlock,
+    ImageBlock,
     ResourceBlock,
     ResourceLinkBlock,
     TextBlock,
@@ -33,16 +35,20 @@ def validate_prompt_blocks(
     blocks: Iterable[AgentPromptBlock | Mapping[str, Any]],
     *,
     embedded_context: bool = True,
+    image: bool = True,
+    audio: bool = True,
     label: str = "The agent",
 ) -> list[AgentPromptBlock]:
     """Blocks or plain dicts → validated blocks (``mimeType`` accepted too). Raises ``ValueError``, also
-    for a ``resource`` block to an agent without ``embedded_context``."""
+    for a ``resource``, ``image`` or ``audio`` block to an agent whose prompt capabilities lack it."""
     if isinstance(blocks, (str, bytes, Mapping)):
         raise AgentSessionInputError(
             'prompt() takes a list of blocks, e.g. [{"type": "text", "text": "hello"}] — not a single value.'
         )
     items = [
-        b.model_dump(by_alias=False) if isinstance(b, (TextBlock, ResourceLinkBlock, ResourceBlock)) else b
+        b.model_dump(by_alias=False)
+        if isinstance(b, (TextBlock, ResourceLinkBlock, ResourceBlock, ImageBlock, AudioBlock))
+        else b
         for b in blocks
     ]
     if not items:
@@ -55,6 +61,13 @@ def validate_prompt_blocks(
             f"{label} does not accept embedded context (resource blocks) — "
             "send a resource_link block with the file's URI instead."
         )
+    for kind, accepted in ((ImageBlock, image), (AudioBlock, audio)):
+        if not accepted and any(isinstance(b, kind) for b in parsed):
+            what = "images" if kind is ImageBlock else "audio"
+            raise AgentSessionInputError(
+                f"{label} does not accept {what} in a prompt (its promptCapabilities) — "
+                "attach the file as a link (--file sends a link to such an agent) or describe it in words."
+            )
     return parsed
 
 
@@ -66,6 +79,8 @@ def wire_block(block: AgentPromptBlock) -> dict[str, Any]:
         if block.name is not None:
             wire["name"] = block.name
         return wire
+    if isinstance(block, (ImageBlock, AudioBlock)):  # name and preview are silo_nb's, not sent
+        return {"type": block.type, "mimeType": block.mime_type, "data": block.data}
     resource: dict[str, Any] = {"uri": block.uri, "text": block.text}
     if block.mime_type is not None:
         resource["mimeType"] = block.mime_type

@@ -19,6 +19,7 @@ from silo_nb.notebook.render.labels import esc
 from silo_nb.notebook.render.md_html import agent_markdown_html
 from silo_nb.notebook.render.md_inert import md_balanced, md_escape, md_quote
 from silo_nb.notebook.render.streaming import LIVE_MESSAGE_CHARS, streaming_markdown_html
+from silo_nb.sessions.prompt_attachments import is_preview
 
 __all__ = ["CARD", "message_body_html", "message_html", "message_markdown", "message_text"]
 
@@ -33,9 +34,18 @@ def _non_text_html(entry: MessageEntry) -> str:
 def _attachments_html(entry: MessageEntry) -> str:
     return "".join(
         f'<div class="silo-attachment" style="{styles.SMALL};{styles.MUTED}">'
-        f"{labels.ATTACHMENT_ICON} {esc(labels.attachment_text(item))}</div>"
+        f"{labels.ATTACHMENT_ICON} {esc(labels.attachment_text(item))}{_preview_html(item.preview)}</div>"
         for item in entry.attachments
     )
+
+
+def _preview_html(preview: str | None) -> str:
+    """A thumbnail of an attached image: only silo_nb's own small PNG data URI, checked again here."""
+    if not is_preview(preview):
+        return ""
+    size = "max-height:96px;max-width:160px;border-radius:3px"
+    image = f'<img class="silo-thumbnail" src="{esc(str(preview))}" alt="attached image" style="{size}">'
+    return f"<div>{image}</div>"
 
 
 def _user_html(entry: MessageEntry) -> str:

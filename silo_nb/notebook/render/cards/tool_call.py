@@ -17,6 +17,7 @@ from silo_nb.notebook.entries import TerminalView, ToolEntry
 from silo_nb.notebook.render import labels, styles
 from silo_nb.notebook.render.card import Card
 from silo_nb.notebook.render.code import code_block_html, lexer_for_filename, lexer_for_language
+from silo_nb.notebook.render.diff_view import diff_html, diff_markdown, diff_text
 from silo_nb.notebook.render.html_parts import muted_html, note_html, pill_html
 from silo_nb.notebook.render.labels import esc
 from silo_nb.notebook.render.md_html import markdown_to_html, too_costly
@@ -28,7 +29,6 @@ __all__ = ["CARD", "LIVE_ENTRY_CHARS", "tool_html", "tool_markdown", "tool_text"
 LIVE_ENTRY_CHARS = 24_000  # HTML characters of one tool call shown while the turn runs
 _COLLAPSE_LINES = 12  # tool text longer than this is collapsed in a <details>
 _COLLAPSE_CHARS = 1_500
-_OPEN_DIFF_LINES = 40  # diffs up to this long start expanded
 
 
 def _collapsible(body: str, text: str) -> str:
@@ -53,44 +53,9 @@ def _tool_text_html(text: str, entry: ToolEntry) -> str:
     return _collapsible(pre, text)
 
 
-def _diff_html(content: AgentToolCallContent) -> str:
-    shown = labels.diff(content.old_text, content.new_text)
-    added, removed = shown.added, shown.removed
-    new_file = " · new file" if content.old_text is None else ""
-    rows = []
-    if shown.truncated:
-        rows.append(
-            f'<div style="padding:0 6px;{styles.MUTED};font-style:italic">{esc(shown.truncated)}</div>'
-        )
-    for line in shown.shown:
-        if line.startswith("+"):
-            background = f"background:{styles.rgba(styles.GREEN, 0.18)}"
-        elif line.startswith("-"):
-            background = f"background:{styles.rgba(styles.RED, 0.18)}"
-        else:
-            background = styles.MUTED if line.startswith("@@") else ""
-        rows.append(f'<div style="white-space:pre;padding:0 6px;{background}">{esc(line) or " "}</div>')
-    if shown.total > len(shown.shown):
-        more = shown.total - len(shown.shown)
-        rows.append(f'<div style="padding:0 6px;{styles.MUTED}">… {more:,} more lines</div>')
-    if not shown.total:
-        rows.append(f'<div style="padding:0 6px;{styles.MUTED}">(no changes)</div>')
-    summary = (
-        f'<summary style="cursor:pointer;{styles.MONO}">{esc(content.path or "diff")} '
-        f'<span style="color:rgb({styles.GREEN})">+{added}</span> '
-        f'<span style="color:rgb({styles.RED})">−{removed}</span>{new_file}</summary>'
-    )
-    box = (
-        f'<div style="{styles.MONO};line-height:1.4;overflow-x:auto;margin-top:2px;padding:2px 0;'
-        f'border:1px solid {styles.rgba(styles.GREY, 0.3)};border-radius:4px">{"".join(rows)}</div>'
-    )
-    is_open = " open" if shown.total <= _OPEN_DIFF_LINES else ""
-    return f'<details class="silo-diff"{is_open} style="margin:3px 0">{summary}{box}</details>'
-
-
 def _tool_content_html(content: AgentToolCallContent, entry: ToolEntry) -> str:
     if content.type == "diff":
-        return _diff_html(content)
+        return diff_html(content.path, content.old_text, content.new_text)
     if content.type == "terminal":
         return _terminal_html(content, entry)
     if content.type == "content" and content.content is not None and content.content.type == "text":
@@ -104,12 +69,15 @@ def _terminal_of(entry: ToolEntry, terminal_id: str | None) -> TerminalView | No
 
 
 def _terminal_status(view: TerminalView | None) -> str:
-    """``running…``, ``exit 0`` or ``killed (SIGTERM)``: how the terminal stands."""
-    if view is None or not view.exited:
-        return "running…"
+    """`` · running…``, `` · exit 0`` or `` · killed (SIGTERM)``: how the terminal stands ("" when its
+    output never reached the client: a journal of an agent that ran it itself)."""
+    if view is None:
+        return ""
+    if not view.exited:
+        return " · running…"
     if view.signal:
-        return f"killed ({view.signal})"
-    return f"exit {view.exit_code}" if view.exit_code is not None else "exited"
+        return f" · killed ({view.signal})"
+    return f" · exit {view.exit_code}" if view.exit_code is not None else " · exited"
 
 
 def _tail(text: str, limit: int) -> str:
@@ -122,7 +90,7 @@ def _tail(text: str, limit: int) -> str:
 def _terminal_html(content: AgentToolCallContent, entry: ToolEntry) -> str:
     view = _terminal_of(entry, content.terminal_id)
     head = (
-        f'<div style="{styles.MONO};{styles.MUTED}">⌨ terminal {esc(content.terminal_id or "?")} · '
+        f'<div style="{styles.MONO};{styles.MUTED}">⌨ terminal {esc(content.terminal_id or "?")}'
         f"{esc(_terminal_status(view))}</div>"
     )
     if view is None or not (view.output or view.truncated):
@@ -183,18 +151,10 @@ def tool_markdown(entry: ToolEntry) -> str:
     body: list[str] = []
     for content in entry.content:
         if content.type == "diff":
-            diff = labels.diff(content.old_text, content.new_text)
-            path = content.path or "diff"
-            header = ["--- /dev/null" if content.old_text is None else f"--- {path}", f"+++ {path}"]
-            shown = list(diff.shown)
-            if diff.total > len(diff.shown):
-                shown.append(f"… {diff.total - len(diff.shown):,} more lines")
-            if diff.truncated:
-                body.append(f"- _{md_escape(diff.truncated)}_")
-            body += md_fence("\n".join(header + shown), "diff")
+            body += diff_markdown(content.path, content.old_text, content.new_text)
         elif content.type == "terminal":
             view = _terminal_of(entry, content.terminal_id)
-            body.append(f"- terminal {md_code(content.terminal_id or '?')} · {_terminal_status(view)}")
+            body.append(f"- terminal {md_code(content.terminal_id or '?')}{_terminal_status(view)}")
             if view is not None and view.output:
                 body += md_fence(_tail(view.output, labels.TOOL_TEXT_LIMIT))
         elif content.type == "content" and content.content is not None and content.content.type == "text":
@@ -216,17 +176,10 @@ def tool_text(entry: ToolEntry) -> list[str]:
         body.append("at " + ", ".join(locations))
     for content in entry.content:
         if content.type == "diff":
-            diff = labels.diff(content.old_text, content.new_text)
-            if diff.truncated:
-                body.append(diff.truncated)
-            body.append(f"--- {'/dev/null' if content.old_text is None else content.path or 'diff'}")
-            body.append(f"+++ {content.path or 'diff'}")
-            body += diff.shown
-            if diff.total > len(diff.shown):
-                body.append(f"… {diff.total - len(diff.shown):,} more lines")
+            body += diff_text(content.path, content.old_text, content.new_text)
         elif content.type == "terminal":
             view = _terminal_of(entry, content.terminal_id)
-            body.append(f"terminal {content.terminal_id or '?'} · {_terminal_status(view)}")
+            body.append(f"terminal {content.terminal_id or '?'}{_terminal_status(view)}")
             if view is not None and view.output:
                 body += _tail(view.output, labels.TEXT_TOOL_LIMIT).splitlines()
         elif content.type == "content" and content.content is not None and content.content.type == "text":

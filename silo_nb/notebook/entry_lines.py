@@ -1,0 +1,75 @@
+"""A journal line's ``raw`` as the transcript entry it shows (the reducer's pure constructors, one per
+shown kind that comes from silo_nb's own lines: permissions, questions, file writes)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from silo_nb.notebook.entries import FileEditEntry, PermissionEntry, QuestionEntry
+from silo_nb.sessions.parse import parse_permission_options
+
+__all__ = ["file_edit_entry", "permission_entry", "question_entry"]
+
+
+def permission_entry(raw: dict[str, Any], *, decided: bool) -> PermissionEntry:
+    """A ``permission_request`` (or, ``decided``, ``permission_decision``) line's entry."""
+    request_id = raw.get("requestId")
+    choice = raw.get("optionId") if decided else None
+    options = parse_permission_options(raw.get("options"))
+    return PermissionEntry(
+        tool_call_id=str(raw.get("toolCallId") or ""),
+        title=str(raw.get("title") or ""),
+        options=tuple((o.option_id, o.name, o.kind) for o in options),
+        choice=choice if isinstance(choice, str) else None,
+        answered=decided,
+        request_id=request_id if isinstance(request_id, str) else None,
+    )
+
+
+def file_edit_entry(raw: dict[str, Any]) -> FileEditEntry:
+    """A ``file_write`` line's entry."""
+    sizes = raw.get("sizes")
+    old, new = raw.get("oldText"), raw.get("newText")
+    return FileEditEntry(
+        path=str(raw.get("path") or ""),
+        old_text=old if isinstance(old, str) else None,
+        new_text=new if isinstance(new, str) else None,
+        too_large=raw.get("tooLarge") is True,
+        sizes=(int(sizes[0]), int(sizes[1]))
+        if isinstance(sizes, list) and len(sizes) == 2 and all(type(s) is int for s in sizes)
+        else None,
+    )
+
+
+def question_entry(raw: dict[str, Any], before: QuestionEntry | None) -> QuestionEntry:
+    """A question's entry from its journal line (``before``: what its request line said)."""
+    fields = raw.get("fields")
+    if before is not None and not isinstance(fields, list):
+        kept_fields, count = before.fields, before.field_count
+    else:
+        kept_fields = tuple(
+            (
+                str(f.get("name", "")),
+                str(f.get("title", "")),
+                str(f.get("type", "")),
+                f.get("required") is True,
+            )
+            for f in (fields if isinstance(fields, list) else [])
+            if isinstance(f, dict)
+        )
+        declared = raw.get("fieldCount")
+        count = declared if type(declared) is int else len(kept_fields)
+    action, content, by = raw.get("action"), raw.get("content"), raw.get("by")
+    message, url = raw.get("message"), raw.get("url")
+    return QuestionEntry(
+        request_id=str(raw.get("requestId")),
+        mode=str(raw.get("mode") or (before.mode if before else "form")),
+        message=message if isinstance(message, str) else (before.message if before else ""),
+        url=url if isinstance(url, str) else (before.url if before else None),
+        fields=kept_fields,
+        field_count=count,
+        action=action if action in ("accept", "decline", "cancel") else None,
+        content=tuple(content.items()) if isinstance(content, dict) else (),
+        by=by if isinstance(by, str) else None,
+        completed=raw.get("completed") is True,
+    )

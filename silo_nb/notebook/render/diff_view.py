@@ -1,0 +1,70 @@
+"""A diff as every format shows it (a tool call's ``diff`` content, a file the agent wrote): added and
+removed lines coloured, the counts in the summary, at most ``labels.DIFF_LINE_LIMIT`` lines."""
+
+from __future__ import annotations
+
+from silo_nb.notebook.render import labels, styles
+from silo_nb.notebook.render.labels import esc
+from silo_nb.notebook.render.md_inert import md_escape, md_fence
+
+__all__ = ["diff_html", "diff_markdown", "diff_text"]
+
+_OPEN_DIFF_LINES = 40  # diffs up to this long start expanded
+
+
+def diff_html(path: str | None, old: str | None, new: str | None) -> str:
+    """A collapsible diff of ``old`` → ``new`` (``old`` None: a new file), expanded when short."""
+    shown = labels.diff(old, new)
+    added, removed = shown.added, shown.removed
+    new_file = " · new file" if old is None else ""
+    rows = []
+    if shown.truncated:
+        rows.append(
+            f'<div style="padding:0 6px;{styles.MUTED};font-style:italic">{esc(shown.truncated)}</div>'
+        )
+    for line in shown.shown:
+        if line.startswith("+"):
+            background = f"background:{styles.rgba(styles.GREEN, 0.18)}"
+        elif line.startswith("-"):
+            background = f"background:{styles.rgba(styles.RED, 0.18)}"
+        else:
+            background = styles.MUTED if line.startswith("@@") else ""
+        rows.append(f'<div style="white-space:pre;padding:0 6px;{background}">{esc(line) or " "}</div>')
+    if shown.total > len(shown.shown):
+        more = shown.total - len(shown.shown)
+        rows.append(f'<div style="padding:0 6px;{styles.MUTED}">… {more:,} more lines</div>')
+    if not shown.total:
+        rows.append(f'<div style="padding:0 6px;{styles.MUTED}">(no changes)</div>')
+    summary = (
+        f'<summary style="cursor:pointer;{styles.MONO}">{esc(path or "diff")} '
+        f'<span style="color:rgb({styles.GREEN})">+{added}</span> '
+        f'<span style="color:rgb({styles.RED})">−{removed}</span>{new_file}</summary>'
+    )
+    box = (
+        f'<div style="{styles.MONO};line-height:1.4;overflow-x:auto;margin-top:2px;padding:2px 0;'
+        f'border:1px solid {styles.rgba(styles.GREY, 0.3)};border-radius:4px">{"".join(rows)}</div>'
+    )
+    is_open = " open" if shown.total <= _OPEN_DIFF_LINES else ""
+    return f'<details class="silo-diff"{is_open} style="margin:3px 0">{summary}{box}</details>'
+
+
+def diff_markdown(path: str | None, old: str | None, new: str | None) -> list[str]:
+    """The diff as a fenced ``diff`` block (lines of Markdown)."""
+    diff = labels.diff(old, new)
+    name = path or "diff"
+    header = ["--- /dev/null" if old is None else f"--- {name}", f"+++ {name}"]
+    shown = list(diff.shown)
+    if diff.total > len(diff.shown):
+        shown.append(f"… {diff.total - len(diff.shown):,} more lines")
+    note = [f"- _{md_escape(diff.truncated)}_"] if diff.truncated else []
+    return [*note, *md_fence("\n".join(header + shown), "diff")]
+
+
+def diff_text(path: str | None, old: str | None, new: str | None) -> list[str]:
+    """The diff as plain lines (``---``/``+++`` header, hunks)."""
+    diff = labels.diff(old, new)
+    lines = [diff.truncated] if diff.truncated else []
+    lines += [f"--- {'/dev/null' if old is None else path or 'diff'}", f"+++ {path or 'diff'}", *diff.shown]
+    if diff.total > len(diff.shown):
+        lines.append(f"… {diff.total - len(diff.shown):,} more lines")
+    return lines

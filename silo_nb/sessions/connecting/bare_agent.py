@@ -1,0 +1,58 @@
+"""A profile's agent started and ``initialize``d without a session: what ``doctor``, ``forget`` (a
+dormant session's ``session/delete``) and ``logout`` talk to.
+
+- :func:`bare_agent` spawns the agent (or asks the service's transport factory), initializes it within
+  the profile's ``connect_timeout`` and yields the connection with the agent's capabilities; on the way
+  out the agent is shut down in the background (no process outlives it: ``acp/process.py``).
+- :func:`agent_request` is one request whose agent-side error becomes ``AgentSessionError`` saying what
+  was refused and the agent's own message.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anyio
+
+from silo_nb.acp import AcpConnectionClosed, AcpRpcError, AgentConnection, SubprocessTransport, Transport
+from silo_nb.sessions.capabilities import AgentCapabilities
+from silo_nb.sessions.connecting.handshake import initialize
+from silo_nb.sessions.errors import AgentSessionError
+from silo_nb.sessions.host import TransportFactory
+from silo_nb.sessions.profiles import AgentProfile
+
+__all__ = ["agent_request", "bare_agent"]
+
+
+@contextlib.asynccontextmanager
+async def bare_agent(
+    profile: AgentProfile, cwd: str, factory: TransportFactory | None, reason: str
+) -> AsyncIterator[tuple[AgentConnection, AgentCapabilities]]:
+    """The initialized agent of ``profile`` (raises ``AgentSpawnError``, ``AgentSessionError`` or
+    ``TimeoutError`` when it cannot be started or does not answer ``initialize`` in time)."""
+    transport: Transport = (
+        await SubprocessTransport.spawn(profile.command, profile.args, env=profile.spawn_env, cwd=cwd)
+        if factory is None
+        else await factory(profile, cwd)
+    )
+    connection = AgentConnection.open(transport)
+    try:
+        with anyio.fail_after(profile.connect_timeout):
+            caps = await initialize(connection, profile)
+        yield connection, caps
+    finally:
+        connection.close_in_background(reason)
+
+
+async def agent_request(
+    connection: AgentConnection, method: str, params: dict[str, Any], refused: str
+) -> Any:
+    """``method`` on ``connection``; an error is ``AgentSessionError("<refused>: <the agent's message>")``."""
+    try:
+        return await connection.rpc.request(method, params)
+    except AcpRpcError as exc:
+        raise AgentSessionError(f"{refused}: {exc.agent_message()}") from exc
+    except AcpConnectionClosed as exc:
+        raise AgentSessionError(f"{refused}: {exc}") from exc
