@@ -8,6 +8,8 @@ is shown. Scenarios (issue 10, issue 8):
 
 - ``chunks 100000``; ``mixed 20000`` (text, tool calls, updates with diffs); ``tools 20000`` (20,000
   distinct tool calls); ``markdown 1000000`` (1 MB of pathological Markdown);
+- ``terminal 10000000``: the agent runs a command in a client terminal (``terminal/create``) that prints
+  10 MB, shown inside its tool call (issue 18);
 - ``next 100000``: a turn of 100,000 chunks first (not timed), then the figure is the next ``%%prompt``
   of a new cell (its restore check reads the journal) and its short turn.
 
@@ -95,7 +97,7 @@ async def prompt_round(kernel: KernelHarness, text: str, cell: str) -> list[floa
 
 async def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("scenario", choices=["chunks", "mixed", "tools", "markdown", "next"])
+    parser.add_argument("scenario", choices=["chunks", "mixed", "tools", "markdown", "terminal", "next"])
     parser.add_argument("size", type=int)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--silo-path", default=str(HERE.parent))
@@ -170,6 +172,7 @@ async def main() -> None:
         "mixed": f"a turn of {args.size:,} mixed updates (text, tool calls, updates with diffs)",
         "tools": f"a turn of {args.size:,} distinct tool calls (each then completed)",
         "markdown": f"a turn of {args.size / 1e6:g} MB of pathological Markdown",
+        "terminal": f"a client terminal streaming {args.size / 1e6:g} MB of output inside a tool call",
     }[args.scenario]
     tuned = "" if args.tuning is None else f"; tuning {args.tuning}"
     lines = [

@@ -19,8 +19,13 @@ from silo_nb.sessions import (
     AgentSignInError,
     AgentsService,
 )
-from silo_nb.sessions.agent_requests import AgentPermissionOption, AgentPermissionRequest
+from silo_nb.sessions.agent_requests import (
+    AgentElicitationRequest,
+    AgentPermissionOption,
+    AgentPermissionRequest,
+)
 from silo_nb.sessions.default_service import default_agents
+from silo_nb.sessions.mcp_servers import McpServerConfig
 from silo_nb.sessions.models import (
     AgentCommand,
     AgentCommandInput,
@@ -41,6 +46,8 @@ from silo_nb.sessions.models import (
     AgentToolCall,
     AgentToolCallContent,
     AgentToolCallLocation,
+    AudioBlock,
+    ImageBlock,
     ResourceBlock,
     ResourceLinkBlock,
     TextBlock,
@@ -49,7 +56,7 @@ from silo_nb.util import Disposable
 
 if TYPE_CHECKING:
     from silo_nb._grid_entry import run_grid
-    from silo_nb.experiments import PermissionPolicy, Rule, frame
+    from silo_nb.experiments import PermissionPolicy, QuestionPolicy, Rule, frame
 
     agents: AgentsService
 
@@ -57,6 +64,7 @@ if TYPE_CHECKING:
 _LAZY = {
     "frame": "silo_nb.experiments",
     "PermissionPolicy": "silo_nb.experiments",
+    "QuestionPolicy": "silo_nb.experiments",
     "Rule": "silo_nb.experiments",
     "run_grid": "silo_nb._grid_entry",
 }
@@ -65,6 +73,7 @@ __all__ = [
     "AgentCommand",
     "AgentCommandInput",
     "AgentContentBlock",
+    "AgentElicitationRequest",
     "AgentInfo",
     "AgentPermissionOption",
     "AgentPermissionRequest",
@@ -90,8 +99,12 @@ __all__ = [
     "AgentToolCallContent",
     "AgentToolCallLocation",
     "AgentsService",
+    "AudioBlock",
     "Disposable",
+    "ImageBlock",
+    "McpServerConfig",
     "PermissionPolicy",
+    "QuestionPolicy",
     "ResourceBlock",
     "ResourceLinkBlock",
     "Rule",

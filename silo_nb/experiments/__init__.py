@@ -1,7 +1,8 @@
 """Experiments at scale: turns as data, unattended permission policies, and grids of sessions.
 
 - ``frame`` (``table.py``, rows from ``rows.py``): journals → a pandas DataFrame, one row per turn.
-- ``PermissionPolicy`` / ``Rule`` (``policy.py``): answer permission requests by rule, journaled.
+- ``PermissionPolicy`` / ``Rule`` (``policy.py``): answer permission requests by rule, journaled;
+  ``QuestionPolicy`` (``question_policy.py``): answer the agent's questions by field name, else decline.
 - ``run_grid`` (``grid.py``): prompts × profiles × configs × repeats, each cell a fresh session in its
   own working copy (``grid_cell.py``), resumable from its folder (``run_folder.py``), here, on Dask
   workers or by an executor of one's own (``executors.py``: ``CellExecutor``, which runs ``run_cell`` /
@@ -18,6 +19,7 @@ from silo_nb.experiments.grid import expand_grid, run_grid
 from silo_nb.experiments.grid_cell import CellResult, CellSpec, run_cell, run_cell_blocking
 from silo_nb.experiments.policy import PermissionPolicy, Rule
 from silo_nb.experiments.progress import GridCounts, GridProgress, TextProgress
+from silo_nb.experiments.question_policy import QuestionPolicy
 from silo_nb.experiments.table import frame, journal_rows, rows_to_frame
 
 __all__ = [
@@ -29,6 +31,7 @@ __all__ = [
     "GridProgress",
     "LocalExecutor",
     "PermissionPolicy",
+    "QuestionPolicy",
     "Rule",
     "TextProgress",
     "expand_grid",

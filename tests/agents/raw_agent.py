@@ -14,6 +14,8 @@ Modes:
   client terminal shown in a tool call, and reports what it got in a chunk (JSON).
 - ``asks-questions``: on a prompt asks a form question, a url one (then ``elicitation/complete``), and one
   it withdraws with ``$/cancel_request``; reports the answers in a chunk (JSON).
+- ``withdraws-wait``: on a prompt runs ``sleep 30`` in a client terminal, withdraws its
+  ``terminal/wait_for_exit`` with ``$/cancel_request``, kills and releases it; reports the codes (JSON).
 - ``asks-client``: on a prompt calls ``fs/read_text_file``, ``terminal/create`` and ``_vendor/x`` on the
   client and reports the error codes it got back in a chunk.
 - ``legacy``: legacy ``modes``/``models`` only; ``session/set_config_option`` is -32601.
@@ -124,6 +126,35 @@ def use_the_client(session_id: str) -> None:
     chunk(session_id, json.dumps(summary, sort_keys=True))
 
 
+def withdraw(method: str, params: dict[str, Any], after: float) -> dict[str, Any]:
+    """Send ``method``, withdraw it with ``$/cancel_request`` after ``after`` s, and return the answer."""
+    _next_id[0] += 1
+    request_id = _next_id[0]
+    event = threading.Event()
+    _waiter_events[request_id] = event
+    send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+    time.sleep(after)
+    send({"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": request_id}})
+    event.wait(10)
+    return _waiters.pop(request_id, {})
+
+
+def withdraw_a_wait(session_id: str) -> None:
+    """A terminal running ``sleep 30``, its ``wait_for_exit`` withdrawn; then kill and release."""
+    made = ask_client("terminal/create", {"sessionId": session_id, "command": "sleep", "args": ["30"]})
+    ids = {"sessionId": session_id, "terminalId": (made.get("result") or {}).get("terminalId")}
+    waited = withdraw("terminal/wait_for_exit", ids, 0.3)
+    killed = ask_client("terminal/kill", ids)
+    status = ask_client("terminal/output", ids)
+    ask_client("terminal/release", ids)
+    report = {
+        "waited": waited.get("error", {}).get("code"),
+        "killed": "result" in killed,
+        "exit": (status.get("result") or {}).get("exitStatus"),
+    }
+    chunk(session_id, json.dumps(report, sort_keys=True))
+
+
 QUESTION_SCHEMA = {
     "type": "object",
     "properties": {
@@ -160,21 +191,13 @@ def ask_questions(session_id: str) -> None:
         },
     )
     send({"jsonrpc": "2.0", "method": "elicitation/complete", "params": {"elicitationId": "e1"}})
-    _next_id[0] += 1
-    request_id = _next_id[0]
-    event = threading.Event()
-    _waiter_events[request_id] = event
     ask = {
         "sessionId": session_id,
         "mode": "form",
         "message": "Never mind",
         "requestedSchema": QUESTION_SCHEMA,
     }
-    send({"jsonrpc": "2.0", "id": request_id, "method": "elicitation/create", "params": ask})
-    time.sleep(float(os.environ.get("RAW_WITHDRAW_AFTER", "0.5")))
-    send({"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": request_id}})
-    event.wait(10)
-    withdrawn = _waiters.pop(request_id, {})
+    withdrawn = withdraw("elicitation/create", ask, float(os.environ.get("RAW_WITHDRAW_AFTER", "0.5")))
     answers = {"form": form.get("result"), "url": link.get("result"), "withdrawn": withdrawn.get("error")}
     chunk(session_id, json.dumps(answers, sort_keys=True))
 
@@ -319,6 +342,8 @@ def handle(message: dict[str, Any]) -> None:
             os._exit(1)
         elif MODE == "uses-client":
             use_the_client(session_id)
+        elif MODE == "withdraws-wait":
+            withdraw_a_wait(session_id)
         elif MODE == "asks-questions":
             ask_questions(session_id)
         elif MODE == "asks-client":

@@ -7,9 +7,10 @@ permission is stopped with its Stop button; the session is disconnected. Then th
 its kernel shut down, and it is reopened with no kernel: every output must read as a transcript or a
 snapshot — no "Loading widget…", no widget error, no ``VBox(children=…`` repr.
 
-The quickstart's listener that answers permissions (so that it also runs unattended) is left out: here
-the browser clicks. Needs ``bash .ci/setup`` (the ``browser`` extra and ``/usr/bin/chromium``); it fails,
-never skips, when they are missing. Screenshots go to pytest's ``tmp_path``; with
+The quickstart's listeners that answer permissions and questions (so that it also runs unattended) are
+left out: here the browser clicks, and fills the demo agent's question form (a checkbox, a text field,
+Submit) while its cell runs. Needs ``bash .ci/setup`` (the ``browser`` extra and ``/usr/bin/chromium``);
+it fails, never skips, when they are missing. Screenshots go to pytest's ``tmp_path``; with
 ``SILO_NB_KEEP_SCREENSHOTS=1`` they are also copied to ``tests/e2e/artifacts/``.
 """
 
@@ -58,7 +59,16 @@ def write_notebook(folder: Path) -> tuple[Path, list[str]]:
         for cell in nb.cells
         if not (
             cell.cell_type == "code"
-            and any(mark in cell.source for mark in ("on_permission(", "auto_allow", "allow.dispose()"))
+            and any(
+                mark in cell.source
+                for mark in (
+                    "on_permission(",
+                    "auto_allow",
+                    "allow.dispose()",
+                    "on_elicitation(",
+                    "answer.dispose()",
+                )
+            )
         )
     ]
     for cell in nb.cells:
@@ -168,6 +178,7 @@ def test_quickstart_in_a_real_browser(tmp_path: Path) -> None:
     notebook, sources = write_notebook(root)
     connect_at = code_index(sources, lambda s: s.startswith("%silo connect"))
     edit_at = code_index(sources, lambda s: s.startswith("%%prompt") and "edit notes.md" in s.lower())
+    risky_at = code_index(sources, lambda s: s.startswith("%%prompt") and "risky" in s.lower())
     stop_at = sources.index(STOP_PROMPT)
     env = {
         "SILO_NB_DATA_DIR": str(tmp_path / "silo-data"),
@@ -204,6 +215,18 @@ def test_quickstart_in_a_real_browser(tmp_path: Path) -> None:
             expect(edit.locator(".jp-Cell-outputArea")).to_contain_text("Edited notes.md.")
             expect(edit.locator(".jp-Cell-outputArea .jupyter-widgets")).to_have_count(0)  # static now
             shoot_cell(page, screens, edit, "2-finished-transcript.png")
+
+            # The agent asks before a risky step: a form inside the running turn.
+            risky = cells.nth(risky_at)
+            submit = risky.get_by_role("button", name="Submit", exact=True)
+            submit.wait_for(state="visible", timeout=WAIT_MS)
+            expect(risky.locator(".jp-InputPrompt")).to_have_text("[*]:")
+            risky.get_by_role("checkbox").first.check()
+            risky.get_by_role("textbox").first.fill("from the browser")
+            shoot_cell(page, screens, risky, "2b-question-while-running.png")
+            submit.click()
+            wait_done(risky)
+            expect(risky.locator(".jp-Cell-outputArea")).to_contain_text("You said yes (from the browser)")
 
             # The last turn waits for a permission too: its Stop button cancels it.
             stopped = cells.nth(stop_at)

@@ -188,10 +188,21 @@ async def ts_example_turn(state_dir: Path) -> list[Line]:
 
 
 SCENARIOS: dict[str, Scenario] = {**DEMO_SCENARIOS, "ts-example-turn": ts_example_turn}
+CLIENT_FIXTURES = ("silo-client-files", "silo-client-terminal", "silo-client-question", "silo-client-logout")
 
 
 async def record_all(names: list[str]) -> None:
-    for name in names or list(SCENARIOS):
+    if not names or set(names) & set(CLIENT_FIXTURES):
+        from tests.golden.client_wire import record_client
+
+        with tempfile.TemporaryDirectory() as root:
+            for name, lines in (await record_client(Path(root))).items():
+                path = HERE / f"{name}.jsonl"
+                path.write_text(dump(lines), encoding="utf-8")
+                print(
+                    f"{path.relative_to(HERE.parent.parent)}: {len(lines)} lines, {path.stat().st_size} bytes"
+                )
+    for name in [n for n in names if n in SCENARIOS] or ([] if names else list(SCENARIOS)):
         with tempfile.TemporaryDirectory() as state_dir:
             lines = await SCENARIOS[name](Path(state_dir))
         path = HERE / f"{name}.jsonl"
@@ -200,7 +211,7 @@ async def record_all(names: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    unknown = set(sys.argv[1:]) - set(SCENARIOS)
+    unknown = set(sys.argv[1:]) - set(SCENARIOS) - set(CLIENT_FIXTURES)
     if unknown:
         sys.exit(f"unknown fixture(s): {', '.join(sorted(unknown))}; known: {', '.join(SCENARIOS)}")
     asyncio.run(record_all(sys.argv[1:]))

@@ -19,7 +19,8 @@ import pytest
 from acp import schema
 from pydantic import TypeAdapter, ValidationError
 
-from tests.golden.record import DEMO_SCENARIOS, HERE, Line, dump, load
+from tests.golden.client_wire import record_client
+from tests.golden.record import CLIENT_FIXTURES, DEMO_SCENARIOS, HERE, Line, dump, load
 
 FIXTURES = sorted(HERE.glob("*.jsonl"))
 
@@ -38,12 +39,29 @@ CLIENT_REQUESTS: dict[str, tuple[Any, Any]] = {
         schema.SetSessionConfigOptionSelectRequest | schema.SetSessionConfigOptionBooleanRequest,
         schema.SetSessionConfigOptionResponse,
     ),
+    "session/delete": (schema.DeleteSessionRequest, schema.DeleteSessionResponse),
+    "logout": (schema.LogoutRequest, schema.LogoutResponse),
 }
 AGENT_REQUESTS: dict[str, tuple[Any, Any]] = {
     "session/request_permission": (schema.RequestPermissionRequest, schema.RequestPermissionResponse),
+    "fs/read_text_file": (schema.ReadTextFileRequest, schema.ReadTextFileResponse),
+    "fs/write_text_file": (schema.WriteTextFileRequest, schema.WriteTextFileResponse),
+    "terminal/create": (schema.CreateTerminalRequest, schema.CreateTerminalResponse),
+    "terminal/output": (schema.TerminalOutputRequest, schema.TerminalOutputResponse),
+    "terminal/wait_for_exit": (schema.WaitForTerminalExitRequest, schema.WaitForTerminalExitResponse),
+    "terminal/kill": (schema.KillTerminalRequest, schema.KillTerminalResponse),
+    "terminal/release": (schema.ReleaseTerminalRequest, schema.ReleaseTerminalResponse),
+    "elicitation/create": (schema.CreateElicitationRequest, schema.CreateElicitationResponse),
 }
-CLIENT_NOTIFICATIONS: dict[str, Any] = {"session/cancel": schema.CancelNotification}
-AGENT_NOTIFICATIONS: dict[str, Any] = {"session/update": schema.SessionNotification}
+CLIENT_NOTIFICATIONS: dict[str, Any] = {
+    "session/cancel": schema.CancelNotification,
+    "$/cancel_request": schema.CancelRequestNotification,
+}
+AGENT_NOTIFICATIONS: dict[str, Any] = {
+    "session/update": schema.SessionNotification,
+    "elicitation/complete": schema.CompleteElicitationNotification,
+    "$/cancel_request": schema.CancelRequestNotification,
+}
 
 
 class Drift(AssertionError):
@@ -146,6 +164,19 @@ async def test_the_live_demo_agent_still_says_what_was_recorded(name: str, tmp_p
         f"the demo agent's {name} conversation changed; if on purpose, re-record: "
         "PYTHONPATH=. python -m tests.golden.record " + name
     )
+
+
+async def test_every_message_silo_nb_sends_and_answers_matches_the_official_schema(tmp_path: Path) -> None:
+    """silo_nb's own client, recorded now (files, terminal, question, image, config, cancel, delete,
+    close, logout): each message validates strictly, and every client-side method ACP v1 has is there."""
+    conversations = await record_client(tmp_path)
+    assert set(conversations) == set(CLIENT_FIXTURES) <= {path.stem for path in FIXTURES}
+    seen: set[str] = set()
+    for lines in conversations.values():
+        assert check_conversation(lines) == len(lines)
+        seen |= {line["message"]["method"] for line in lines if "method" in line["message"]}
+    answered = set(AGENT_REQUESTS) - {"terminal/kill"}  # kill: tests/sessions/test_terminals.py
+    assert answered | {"session/delete", "logout", "session/cancel", "session/close"} <= seen
 
 
 def test_the_sdk_still_drops_custom_categories() -> None:

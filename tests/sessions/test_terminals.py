@@ -149,6 +149,19 @@ async def test_through_a_real_agent_the_file_the_terminal_and_the_transcript(wor
         assert journal.entries == state.entries  # the journal repaints what the live view showed
 
 
+async def test_the_agent_withdraws_a_wait_and_the_terminal_is_still_its_to_kill(workspace: Workspace) -> None:
+    workspace.add_profiles(raw_agent("withdraws-wait"))
+    svc = workspace.service()
+    async with await svc.sessions.connect("raw-withdraws-wait") as handle:
+        updates: list[silo_nb.AgentSessionUpdate] = []
+        handle.on_update(updates.append)
+        with anyio.fail_after(20):  # not the 30 s of the sleep: the wait ended when it was withdrawn
+            await handle.prompt([{"type": "text", "text": "go"}])
+        report = json.loads(next(u.text for u in updates if u.text))
+        assert report["waited"] == -32800 and report["killed"] is True  # answered "request cancelled"
+        assert report["exit"] is not None and report["exit"]["signal"] in ("SIGKILL", "SIGTERM")
+
+
 async def test_a_disposed_session_leaves_no_terminal(workspace: Workspace, tmp_path: Path) -> None:
     svc = workspace.service()
     handle = await svc.sessions.connect("demo")
