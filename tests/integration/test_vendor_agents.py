@@ -111,6 +111,7 @@ def test_doctor_reads_every_sign_in_shape(tour: tuple[dict[str, Tour], Any]) -> 
     assert shapes["codex"] == [  # _meta["api-key"].provider: the provider's variable, then authenticate
         ("api-key", "agent", "openai", ("OPENAI_API_KEY",), ()),
         ("chat-gpt", "agent", None, (), ()),
+        ("chat-gpt-device-code", "agent", None, (), ()),  # offered to a client with a terminal
     ]
     assert doctors["codex"].will_authenticate == "api-key"  # type: ignore[union-attr]
     assert shapes["gemini"][1] == ("gemini-api-key", "agent", "google", ("GEMINI_API_KEY",), ())
@@ -136,7 +137,7 @@ ADVICE = {
     "codex": (
         "connect",
         "sign in: set OPENAI_API_KEY (api-key) in the profile's env; "
-        "or run %silo login codex-nokey chat-gpt (ChatGPT).",
+        "or run %silo login codex-nokey chat-gpt (ChatGPT); ",
     ),
     "gemini": (
         "connect",
