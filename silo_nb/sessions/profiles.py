@@ -16,6 +16,7 @@ A broken file or entry is skipped with a warning and remembered, so "no profile 
 
 from __future__ import annotations
 
+import difflib
 import json
 import logging
 import os
@@ -144,18 +145,39 @@ def _anchored(profile: AgentProfile, folder: Path) -> AgentProfile:
 
 
 def _first_error(exc: ValidationError) -> str:
+    """The first problem in the profile's own words: an unknown key says so, with the closest known one."""
     error = exc.errors()[0]
     where = ".".join(str(part) for part in error.get("loc", ()))
+    if error.get("type") == "extra_forbidden" and len(error.get("loc", ())) == 1:
+        close = difflib.get_close_matches(where, list(AgentProfile.model_fields), n=1, cutoff=0.6)
+        hint = f' — did you mean "{close[0]}"?' if close else " — see the README's profile keys"
+        return f'unknown key "{where}"{hint}'
     return f"{where}: {error.get('msg', 'invalid')}" if where else str(error.get("msg", "invalid"))
+
+
+class ProfileProblems(list[str]):
+    """One line per problem found in the profile files, and (``by_id``) the line of each profile id
+    skipped, so "no profile named X" cites X's own problem, not another's."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.by_id: dict[str, str] = {}
+
+    def about(self, profile_id: str) -> str | None:
+        """The problem that skipped ``profile_id``; else a file that could not be read at all, if any."""
+        if profile_id in self.by_id:
+            return self.by_id[profile_id]
+        return next((p for p in self if ": profile " not in p), None)
 
 
 def load_profiles(
     files: Iterable[Path], *, warned: set[Warned] | None = None
-) -> tuple[dict[str, AgentProfile], list[str]]:
+) -> tuple[dict[str, AgentProfile], ProfileProblems]:
     """Profiles by id (built-in demo first, later files win), and one line per problem found; each
     problem is logged once per state of the files it notes in ``warned`` (every time without one)."""
     profiles: dict[str, AgentProfile] = {DEMO_PROFILE_ID: demo_profile()}
-    problems: list[str] = []
+    problems = ProfileProblems()
+    skipped = problems.by_id
     files = list(files)
     files_state = _files_state(files)
     for path in files:
@@ -173,6 +195,8 @@ def load_profiles(
             except ValidationError as exc:
                 ident = entry.get("id") if isinstance(entry, dict) else None
                 problems.append(f"{path}: profile {ident or f'#{index + 1}'}: {_first_error(exc)}")
+                if isinstance(ident, str):
+                    skipped[ident] = problems[-1]
                 continue
             # Re-insert so dict order follows precedence: the default then comes from the most specific file.
             profiles.pop(profile.id, None)
@@ -211,7 +235,7 @@ class AgentProfilesService:
 
     def __init__(self, config_dirs: Iterable[str | os.PathLike[str]] | None = None) -> None:
         self._config_dirs = list(config_dirs) if config_dirs is not None else None
-        self.problems: list[str] = []
+        self.problems = ProfileProblems()
         self._warned: set[Warned] = set()  # the problems logged already (see load_profiles)
 
     def _load(self) -> dict[str, AgentProfile]:

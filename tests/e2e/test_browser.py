@@ -179,6 +179,8 @@ def test_quickstart_in_a_real_browser(tmp_path: Path) -> None:
     connect_at = code_index(sources, lambda s: s.startswith("%silo connect"))
     edit_at = code_index(sources, lambda s: s.startswith("%%prompt") and "edit notes.md" in s.lower())
     risky_at = code_index(sources, lambda s: s.startswith("%%prompt") and "risky" in s.lower())
+    tests_at = code_index(sources, lambda s: s.startswith("%%prompt") and "run the tests" in s.lower())
+    figure_at = code_index(sources, lambda s: s.startswith("%%prompt --attach fig"))
     stop_at = sources.index(STOP_PROMPT)
     env = {
         "SILO_NB_DATA_DIR": str(tmp_path / "silo-data"),
@@ -221,8 +223,11 @@ def test_quickstart_in_a_real_browser(tmp_path: Path) -> None:
             submit = risky.get_by_role("button", name="Submit", exact=True)
             submit.wait_for(state="visible", timeout=WAIT_MS)
             expect(risky.locator(".jp-InputPrompt")).to_have_text("[*]:")
-            risky.get_by_role("checkbox").first.check()
-            risky.get_by_role("textbox").first.fill("from the browser")
+            expect(risky.locator(".jp-Cell-outputArea")).to_contain_text("waiting for your answer")
+            form = risky.locator(".jp-Cell-outputArea")  # not the cell's editor, also a textbox
+            form.get_by_role("checkbox").first.check()
+            form.get_by_role("textbox").first.fill("from the browser")
+            form.get_by_role("textbox").first.press("Tab")  # the text widget syncs its value
             shoot_cell(page, screens, risky, "2b-question-while-running.png")
             submit.click()
             wait_done(risky)
@@ -269,6 +274,11 @@ def test_quickstart_in_a_real_browser(tmp_path: Path) -> None:
             for marker in UNREADABLE:
                 assert marker not in notebook_text, marker
             shoot_cell(page, screens, reopened.nth(edit_at), "3-reopened-without-kernel.png")
+            terminal = reopened.nth(tests_at).locator(".silo-transcript")
+            expect(terminal).to_contain_text("3 passed in 0.01s")  # the terminal's output, in its tool call
+            shoot_cell(page, screens, reopened.nth(tests_at), "3b-reopened-terminal-output.png")
+            expect(reopened.nth(figure_at).locator("img.silo-thumbnail")).to_have_count(1)
+            shoot_cell(page, screens, reopened.nth(figure_at), "3c-reopened-figure-thumbnail.png")
             shoot_cell(page, screens, reopened.nth(connect_at), "4-reopened-session-panel.png")
             assert server.api("GET", "kernels") == []
         except BaseException:

@@ -97,6 +97,14 @@ async def test_line_magics_expand_dollar_and_braces_like_ipython(
             'UsageError: No connection named "dmeo" — did you mean "demo"? (connected: demo).',
         ),
         ("%silo cancle", "UsageError: %silo: unknown subcommand 'cancle' — did you mean \"cancel\"?"),
+        (
+            "%silo connect demo --ass x",
+            'UsageError: %silo connect: unrecognized arguments: --ass x — did you mean "--as"?',
+        ),
+        (
+            "%%prompt --atach df\nhi",
+            'UsageError: %%prompt: unrecognized arguments: --atach — did you mean "--attach"?',
+        ),
     ],
 )
 async def test_errors_list_the_valid_names_and_suggest_the_close_one(

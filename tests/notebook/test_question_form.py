@@ -100,3 +100,14 @@ async def test_a_waiting_question_makes_the_turn_blocked_until_answered(comms: l
     assert "working" in view.badge.value
     await done(state)
     view.close_all()
+
+
+async def test_an_answer_after_the_turn_ended_sends_nothing_and_says_so(comms: list[Sent]) -> None:
+    request, state = await asked()
+    form = QuestionForm(request)
+    request.cancel()  # the turn ended (a Stop): the desk answered the question for it
+    assert await done(state) == {"action": "cancel"}
+    form.submit({"name": "Ada", "agree": True})  # too late: the first answer stands, nothing raises
+    assert request.action == "cancel" and form.submit_button.disabled
+    frontend_click(form.submit_button)  # a click on the stale form's button is as harmless
+    assert request.action == "cancel"

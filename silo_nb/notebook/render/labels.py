@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from silo_nb.memo import LruCache
-from silo_nb.notebook.entries import Entry, PermissionEntry, ToolEntry, TranscriptState
+from silo_nb.notebook.entries import Entry, PermissionEntry, QuestionEntry, ToolEntry, TranscriptState
 from silo_nb.notebook.render import styles
 from silo_nb.sessions.models import AgentContentBlock, AgentSessionUsage, AgentToolCallContent
 from silo_nb.sessions.prompt_attachments import PromptAttachment
@@ -59,6 +59,7 @@ TURN_STATUS = {
     "restored": ("↺ restored", styles.GREY),
 }
 _BLOCKED = ("● waiting for permission", styles.AMBER)
+_ASKING = ("● waiting for your answer", styles.AMBER)
 PLAN_GLYPHS = {"pending": "☐", "in_progress": "◐", "completed": "☑"}
 PLAN_TEXT_GLYPHS = {"pending": "[ ]", "in_progress": "[~]", "completed": "[x]"}
 _FENCE_LINE = re.compile(r"^ {0,3}(`{3,}|~{3,})([^`\n]*)$")
@@ -86,11 +87,12 @@ def turn_status(state: TranscriptState) -> tuple[str, str]:
 
 def header_status(state: TranscriptState) -> tuple[str, str]:
     """(label, rgb) for the header row: like :func:`turn_status`, but a running turn that waits for a
-    permission answer says so."""
-    if state.status == "running" and any(
-        isinstance(entry, PermissionEntry) and not entry.answered for entry in state.entries
-    ):
-        return _BLOCKED
+    permission answer or for the answer to a question says so."""
+    if state.status == "running":
+        asking = (PermissionEntry, QuestionEntry)
+        waiting = [e for e in state.entries if isinstance(e, asking) and not e.answered]
+        if waiting:
+            return _BLOCKED if isinstance(waiting[-1], PermissionEntry) else _ASKING
     return turn_status(state)
 
 

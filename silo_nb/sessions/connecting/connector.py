@@ -58,8 +58,9 @@ class Connector:
         if profile is None:
             known = ", ".join(p.id for p in profiles.list())
             hint = f" Known profiles: {known}." if known else ""
-            if profiles.problems:
-                hint += f" (Skipped: {profiles.problems[0]})"
+            problem = profiles.problems.about(profile_id) if isinstance(profile_id, str) else None
+            if problem is not None:
+                hint += f" (Skipped: {problem})"
             raise AgentSessionError(f'No agent profile with id "{profile_id}".{hint}')
         if profile.interface != "chat":
             raise AgentSessionError(

@@ -38,7 +38,10 @@ def _outcome(entry: QuestionEntry) -> str:
 
 
 def _rows(entry: QuestionEntry) -> list[tuple[str, str | None]]:
-    """(field title, the value given or None) of the fields shown, and a line for the rest."""
+    """(field title, the value given or None) of the fields shown, and a line for the rest; none while
+    the question waits (its form below the transcript shows the fields then, once)."""
+    if not entry.answered:
+        return []
     given = dict(entry.content)
     rows: list[tuple[str, str | None]] = [
         (title + (" *" if required else ""), _value(given[name]) if name in given else None)
