@@ -184,9 +184,13 @@ AgentPromptBlock = Annotated[
 
 
 class AgentPromptResult(FrozenModel):
-    """How a turn ended: ``end_turn``, ``max_tokens``, ``max_turn_requests``, ``refusal``, ``cancelled``…"""
+    """How a turn ended: ``end_turn``, ``max_tokens``, ``max_turn_requests``, ``refusal``, ``cancelled``…
+
+    ``raw`` is the agent's answer as it sent it (its own ``stopReason``, ``usage``, ``_meta``): after a
+    Stop, ``stop_reason`` is ``cancelled`` even when the agent answered ``end_turn``, which ``raw`` keeps."""
 
     stop_reason: str
+    raw: dict[str, Any] = Field(default_factory=dict)
 
 
 # -- streamed content --------------------------------------------------------------------------------

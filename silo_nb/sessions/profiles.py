@@ -58,8 +58,8 @@ class AgentProfile(BaseModel):
     connect_timeout: float = Field(default=60.0, gt=0)
     # How long a Stop waits for the agent to answer ``session/cancel`` before saying it did not stop.
     cancel_timeout: float = Field(default=3.0, gt=0)
-    # An ``authMethods`` id to authenticate with before every session (else: an env_var method whose
-    # variables are set in ``env`` or the kernel's environment, if any).
+    # An ``authMethods`` id to authenticate with before every session (else: an env_var or api-key
+    # method whose variables are set in ``env`` or the kernel's environment, if any).
     auth_method: str | None = None
     accepts_prompt: bool = False
     # What the agent may ask of the client (ACP's fs/*, terminal/*): see session/client_files.py and

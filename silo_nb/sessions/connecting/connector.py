@@ -353,6 +353,7 @@ class Connector:
         profile = core.profile
         old = core.wiring.connection
         core.turns.handshaking = True
+        core.turns.opening = False  # what the load replays is delivered live, not kept as an opening
         try:
             connection = await self._open(core)
             try:

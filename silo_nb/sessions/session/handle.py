@@ -184,13 +184,20 @@ class AgentSessionHandle:
     # -- listeners --------------------------------------------------------------------------------
 
     def on_update(self, listener: Callable[[AgentSessionUpdate], None]) -> Disposable:
-        return self._core.update_listeners.add(listener)
+        """Every update the agent sends, in and outside turns. Added before the first prompt, the listener
+        is first handed what the session got so far (pi's banner comes before anyone could listen)."""
+        disposable = self._core.update_listeners.add(listener)
+        self._core.replay_opening(listener)
+        return disposable
 
     def on_transcript(self, listener: Callable[[AgentSessionUpdate], None]) -> Disposable:
         """Every update as it is journaled: the wire updates plus silo_nb's synthesized lines (the user
         prompt, permission requests and decisions). A transcript view fed from here shows exactly what a
-        view repainted from the journal shows (improvement: Silo's UI appends its prompt locally)."""
-        return self._core.transcript_listeners.add(listener)
+        view repainted from the journal shows (improvement: Silo's UI appends its prompt locally). Added
+        before the first prompt, it is first handed the session's opening, as :meth:`on_update` is."""
+        disposable = self._core.transcript_listeners.add(listener)
+        self._core.replay_opening(listener)
+        return disposable
 
     def on_permission(
         self, listener: Callable[[AgentPermissionRequest], None] | PermissionPolicy
