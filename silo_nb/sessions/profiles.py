@@ -164,9 +164,14 @@ class ProfileProblems(list[str]):
         self.by_id: dict[str, str] = {}
 
     def about(self, profile_id: str) -> str | None:
-        """The problem that skipped ``profile_id``; else a file that could not be read at all, if any."""
+        """The problem that skipped ``profile_id`` (or a skipped id close to it: "Bad Id" for "bad-id"); else
+        a file that could not be read at all, if any."""
         if profile_id in self.by_id:
             return self.by_id[profile_id]
+        folded = {ident.lower().replace(" ", "-").replace("_", "-"): ident for ident in self.by_id}
+        close = difflib.get_close_matches(profile_id.lower(), list(folded), n=1, cutoff=0.75)
+        if close:
+            return self.by_id[folded[close[0]]]
         return next((p for p in self if ": profile " not in p), None)
 
 

@@ -86,7 +86,10 @@ def parse(handler: Callable[..., Any], argv: list[str]) -> argparse.Namespace:
         known = _options(handler)
         flags = [a.split("=")[0] for a in argv if a.startswith("-")]
         wrong = next((flag for flag in flags if flag not in known), None)
-        hint = did_you_mean(wrong, known) if wrong is not None else ""
+        # Matched without the dashes, which would make every option look alike ("--bogus" ~ "--bg").
+        bare = {option.lstrip("-"): option for option in known}
+        close = difflib.get_close_matches(wrong.lstrip("-"), list(bare), n=1, cutoff=0.6) if wrong else []
+        hint = f' — did you mean "{bare[close[0]]}"?' if close else ""
         raise UsageError(f"{command(handler)}: {exc}{hint}") from None
 
 
