@@ -38,6 +38,7 @@ from silo_nb.notebook.magics.connections import Connection, NotebookSession
 from silo_nb.notebook.magics.dormant_list import dormant_sessions, resume_target
 from silo_nb.notebook.magics.export import export_command
 from silo_nb.notebook.magics.frame import frame_command
+from silo_nb.notebook.magics.profile_warnings import held_profile_warnings, let_through
 from silo_nb.notebook.magics.prompt import run_prompt
 from silo_nb.notebook.magics.sign_in import auth_subcommands
 from silo_nb.sessions.dormant_sessions import DormantSession
@@ -110,16 +111,20 @@ async def _connect(session: NotebookSession, args: argparse.Namespace) -> None:
     name = args.name or args.profile.replace("-", "_")  # profile ids may hold "-"; variables may not
     if not name.isidentifier():
         raise UsageError(f"%silo connect: --as {name!r} must be a Python identifier (it becomes a variable).")
-    known = [profile.id for profile in session.service.profiles.list()]
+    with held_profile_warnings() as warnings:
+        known = [profile.id for profile in session.service.profiles.list()]
     if args.profile not in known:
         # The service would say so too, but only we can point at the close one and list the rest.
         hint = did_you_mean(args.profile, known) or "."
-        problems = session.service.profiles.problems
-        skipped = f" Skipped: {problems[0]}" if problems else ""
-        raise UsageError(
+        problem = session.service.profiles.problems.about(args.profile)
+        skipped = f" Skipped: {problem}" if problem else ""
+        message = (
             f'No agent profile with id "{args.profile}"{hint} Profiles: {", ".join(known) or "none"} '
             f"(see %silo profiles).{skipped}"
         )
+        let_through(warnings, cited=message)  # the problem this error cites is said once, here
+        raise UsageError(message)
+    let_through(warnings)
     await connect(
         session,
         name,
