@@ -31,7 +31,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from silo_nb.sessions.mcp_servers import McpServerConfig
 from silo_nb.sessions.models import AgentProfileSummary
 
-__all__ = ["DEMO_PROFILE_ID", "AgentProfile", "AgentProfilesService", "load_profiles", "profile_files"]
+__all__ = [
+    "DEMO_PROFILE_ID",
+    "AgentProfile",
+    "AgentProfilesService",
+    "load_profiles",
+    "profile_error",
+    "profile_files",
+]
 
 log = logging.getLogger("silo_nb.profiles")
 
@@ -144,7 +151,7 @@ def _anchored(profile: AgentProfile, folder: Path) -> AgentProfile:
     return profile if command == profile.command else profile.model_copy(update={"command": command})
 
 
-def _first_error(exc: ValidationError) -> str:
+def profile_error(exc: ValidationError) -> str:
     """The first problem in the profile's own words: an unknown key says so, with the closest known one."""
     error = exc.errors()[0]
     where = ".".join(str(part) for part in error.get("loc", ()))
@@ -199,7 +206,7 @@ def load_profiles(
                 profile = _anchored(AgentProfile.model_validate(entry), path.parent)
             except ValidationError as exc:
                 ident = entry.get("id") if isinstance(entry, dict) else None
-                problems.append(f"{path}: profile {ident or f'#{index + 1}'}: {_first_error(exc)}")
+                problems.append(f"{path}: profile {ident or f'#{index + 1}'}: {profile_error(exc)}")
                 if isinstance(ident, str):
                     skipped[ident] = problems[-1]
                 continue
@@ -252,6 +259,17 @@ class AgentProfilesService:
         profiles = self._load()
         default_id = next((p.id for p in reversed(list(profiles.values())) if p.default), None)
         return tuple(p.summary(is_default=p.id == default_id) for p in profiles.values())
+
+    def user_file(self) -> Path:
+        """The user's own profiles file (``silo/profiles.toml`` in the most specific config folder), where
+        ``%silo add-profile`` writes; it need not exist yet."""
+        if self._config_dirs is None:
+            from jupyter_core.paths import jupyter_config_dir
+
+            return Path(jupyter_config_dir()) / "silo" / "profiles.toml"
+        if not self._config_dirs:
+            raise ValueError("no config folder to write profiles to (this service was given none)")
+        return Path(self._config_dirs[0]) / "silo" / "profiles.toml"
 
     def get(self, profile_id: str) -> AgentProfile | None:
         """The full profile, for the sessions service only (host-internal)."""

@@ -33,6 +33,7 @@ from silo_nb.notebook.magics.args import (
     summary,
     usage,
 )
+from silo_nb.notebook.magics.authoring import authoring_subcommands
 from silo_nb.notebook.magics.connecting import connect
 from silo_nb.notebook.magics.connections import Connection, NotebookSession
 from silo_nb.notebook.magics.dormant_list import dormant_sessions, resume_target
@@ -277,6 +278,7 @@ SUBCOMMANDS: dict[str, Handler] = {
     "disconnect": _disconnect,
     "forget": _forget,
     **auth_subcommands(connect),
+    **authoring_subcommands(),
 }
 
 
