@@ -85,7 +85,10 @@ def _attention(info: AgentInfo) -> str:
 
 def dormant_state(dormant: DormantSession) -> str:
     """``dormant · idle since 2026-05-01 14:03 · 3 turns`` (local time), or why it is stale."""
-    parts = ["stale — the agent can neither resume nor load it" if dormant.stale else "dormant"]
+    if dormant.open_in is not None:
+        parts = [f"open in another kernel (pid {dormant.open_in})"]
+    else:
+        parts = ["stale — the agent can neither resume nor load it" if dormant.stale else "dormant"]
     since = parse_iso(dormant.idle_since)
     if since is not None:
         parts.append(f"idle since {since.astimezone().strftime('%Y-%m-%d %H:%M')}")
