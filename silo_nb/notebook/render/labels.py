@@ -93,7 +93,10 @@ def header_status(state: TranscriptState) -> tuple[str, str]:
         waiting = [e for e in state.entries if isinstance(e, asking) and not e.answered]
         if waiting:
             return _BLOCKED if isinstance(waiting[-1], PermissionEntry) else _ASKING
-    return turn_status(state)
+    text, rgb = turn_status(state)
+    if state.restored and state.status != "restored":  # "■ cancelled · ↺ restored": how it ended, and whence
+        text += f" · {TURN_STATUS['restored'][0]}"
+    return text, rgb
 
 
 def number(value: float) -> str:
