@@ -72,6 +72,7 @@ def demo_env(out_dir: Path, notebook: Path) -> dict[str, str]:
         **os.environ,
         "SILO_NB_DATA_DIR": str(state / "data"),
         "SILO_NB_DEMO_STATE_DIR": str(state / "demo-agent"),
+        "SILO_NB_REPLAY_STATE_DIR": str(state / "replay-agent"),
         "JPY_SESSION_NAME": str(notebook.resolve()),
         "PYDEVD_DISABLE_FILE_VALIDATION": "1",  # the debugger's warning on stderr says nothing to a user
     }
@@ -115,11 +116,14 @@ def journal_prompts(data_dir: Path) -> list[str]:
 
 
 def agent_prompts(state_dir: Path) -> list[str]:
-    """Every prompt the demo agent itself recorded in its session files (its own state, not ours)."""
+    """Every prompt the demo agent itself recorded in its session files (its own state, not ours), then
+    those the replay agent kept beside it (``replay-agent``: its sessions' progress)."""
     texts: list[str] = []
     for path in sorted(state_dir.glob("*.json")):
         history = json.loads(path.read_text(encoding="utf-8")).get("history", [])
         texts += _user_texts(history, "sessionUpdate", "user_message_chunk")
+    for path in sorted(state_dir.with_name("replay-agent").glob("*.json")):
+        texts += [str(p) for p in json.loads(path.read_text(encoding="utf-8")).get("prompts", [])]
     return texts
 
 
@@ -341,7 +345,7 @@ def main(argv: list[str] | None = None, out: Any = None) -> int:
         print(f"error: run 2 sent the agent {resent} prompt(s) again; restore did not work", file=out)
         return 1
     print(
-        f"\nRun 2 sent the agent nothing: {len(first.agent_prompts)} prompts in the demo agent's own "
+        f"\nRun 2 sent the agent nothing: {len(first.agent_prompts)} prompts in the agents' own "
         f"sessions and {len(first.journal_prompts)} in silo_nb's journal, before and after.",
         file=out,
     )

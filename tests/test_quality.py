@@ -118,6 +118,7 @@ ALLOWED = {
     "notebook": {"acp", "sessions", "experiments"},
     "experiments": {"acp", "sessions"},
     "demo_agent": set(),
+    "replay_agent": {"acp", "sessions"},
 }
 MAX_MODULE_LINES = 400
 # Scripted content, not logic (the demo agent's turns); the reducer, one job with a handler per kind of

@@ -20,13 +20,14 @@ import difflib
 import json
 import logging
 import os
+import re
 import sys
 import tomllib
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from silo_nb.sessions.mcp_servers import McpServerConfig
 from silo_nb.sessions.models import AgentProfileSummary
@@ -38,6 +39,8 @@ __all__ = [
     "load_profiles",
     "profile_error",
     "profile_files",
+    "replay_args",
+    "replay_profile",
 ]
 
 log = logging.getLogger("silo_nb.profiles")
@@ -80,6 +83,18 @@ class AgentProfile(BaseModel):
     terminal: bool = True
     max_terminals: int = Field(default=16, gt=0)  # terminals alive at once per session
     mcp_servers: tuple[McpServerConfig, ...] = ()
+    # A journal played back by the replay agent (``silo_nb.replay_agent``): the command and args are
+    # then the replay agent's, at ``replay_speed`` times the recorded pace (0: no pauses).
+    replay: str | None = None
+    replay_speed: float = Field(default=1.0, ge=0)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _replay_command(cls, data: Any) -> Any:
+        if isinstance(data, dict) and isinstance(data.get("replay"), str) and "command" not in data:
+            speed = data.get("replay_speed", 1.0)
+            return {**data, "command": sys.executable, "args": replay_args(data["replay"], speed)}
+        return data
 
     @property
     def spawn_env(self) -> dict[str, str | None]:
@@ -99,6 +114,18 @@ class AgentProfile(BaseModel):
             interface=self.interface,
             agent_id=self.agent_id,
         )
+
+
+def replay_args(journal: str, speed: Any = 1.0) -> tuple[str, ...]:
+    """The replay agent's arguments for ``journal`` at ``speed``."""
+    return ("-m", "silo_nb.replay_agent", journal, "--speed", str(speed))
+
+
+def replay_profile(journal: Path, speed: float = 1.0) -> AgentProfile:
+    """A profile playing ``journal`` back (``%silo connect --replay``): id ``replay-`` + the file's stem."""
+    stem = re.sub(r"[^a-z0-9-]+", "-", journal.stem.lower()).strip("-") or "journal"
+    entry = {"id": f"replay-{stem}", "label": f"Replay of {journal.name}", "replay": str(journal)}
+    return AgentProfile.model_validate({**entry, "replay_speed": speed})
 
 
 def demo_profile() -> AgentProfile:
@@ -144,6 +171,12 @@ def _anchored(profile: AgentProfile, folder: Path) -> AgentProfile:
     """``profile`` with a relative command path made absolute against its file's ``folder``."""
     command = os.path.expanduser(profile.command)
     has_slash = os.sep in command or (os.altsep is not None and os.altsep in command)
+    if profile.replay is not None and not os.path.isabs(os.path.expanduser(profile.replay)):
+        journal = os.path.normpath(os.path.join(os.path.abspath(folder), os.path.expanduser(profile.replay)))
+        update: dict[str, Any] = {"replay": journal}
+        if profile.args[:2] == ("-m", "silo_nb.replay_agent"):
+            update["args"] = replay_args(journal, profile.replay_speed)
+        profile = profile.model_copy(update=update)
     if not has_slash:
         return profile  # a bare name: PATH, when the agent starts
     if not os.path.isabs(command):
@@ -249,10 +282,18 @@ class AgentProfilesService:
         self._config_dirs = list(config_dirs) if config_dirs is not None else None
         self.problems = ProfileProblems()
         self._warned: set[Warned] = set()  # the problems logged already (see load_profiles)
+        self._replays: dict[str, AgentProfile] = {}  # %silo connect --replay's, for this service's life
+
+    def add_replay(self, journal: Path, speed: float = 1.0) -> str:
+        """Make a profile that plays ``journal`` back (the replay agent: silo_nb's own, no command of the
+        notebook's) and return its id; the same journal gets the same id, so a restart reconnects it."""
+        profile = replay_profile(journal, speed)
+        self._replays[profile.id] = profile
+        return profile.id
 
     def _load(self) -> dict[str, AgentProfile]:
         profiles, self.problems = load_profiles(profile_files(self._config_dirs), warned=self._warned)
-        return profiles
+        return {**profiles, **{k: v for k, v in self._replays.items() if k not in profiles}}
 
     def list(self) -> tuple[AgentProfileSummary, ...]:
         """Profiles in file order (``demo`` first); ``is_default`` on at most one."""

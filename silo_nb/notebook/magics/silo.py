@@ -41,6 +41,7 @@ from silo_nb.notebook.magics.export import export_command
 from silo_nb.notebook.magics.frame import frame_command
 from silo_nb.notebook.magics.profile_warnings import held_profile_warnings, let_through
 from silo_nb.notebook.magics.prompt import run_prompt
+from silo_nb.notebook.magics.replaying import replay_profile_id
 from silo_nb.notebook.magics.sign_in import auth_subcommands
 from silo_nb.sessions.dormant_sessions import DormantSession
 from silo_nb.sessions.errors import AgentSessionError
@@ -96,8 +97,12 @@ async def _profiles(session: NotebookSession, args: argparse.Namespace) -> None:
 
 
 @magic_arguments("silo connect")
-@argument("profile", metavar="PROFILE", help="a profile id (see %%silo profiles)")
+@argument("profile", nargs="?", metavar="PROFILE", help="a profile id (see %%silo profiles)")
 @argument("--as", dest="name", metavar="NAME", help="the variable the handle is bound to (default: PROFILE)")
+@argument(
+    "--replay", metavar="SESSION_ID", help="play a recorded session (or a journal file) back as the agent"
+)
+@argument("--speed", type=float, default=1.0, help="with --replay: times faster than recorded (0: no pauses)")
 @argument("--cwd", metavar="DIR", help="the agent's working directory")
 @argument("--new", action="store_true", help="start a new session instead of resuming the last one")
 @argument("--resume", dest="resume_id", metavar="SESSION_ID", help="resume this session")
@@ -109,6 +114,10 @@ async def _connect(session: NotebookSession, args: argparse.Namespace) -> None:
 
     Without --new or --resume it resumes the session this notebook last used under NAME, if there is one.
     """
+    if args.replay is not None:
+        args.profile = replay_profile_id(session, args.replay, args.speed)
+    elif args.profile is None:
+        raise UsageError("%silo connect: name a PROFILE (see %silo profiles), or --replay SESSION_ID.")
     name = args.name or args.profile.replace("-", "_")  # profile ids may hold "-"; variables may not
     if not name.isidentifier():
         raise UsageError(f"%silo connect: --as {name!r} must be a Python identifier (it becomes a variable).")
