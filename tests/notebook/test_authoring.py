@@ -70,7 +70,7 @@ async def test_prompt_error_attaches_the_last_traceback(
     assert result.success, captured.stderr
     markdown = final_bundle(captured).data["text/markdown"]
     assert "I see 1 attachment: silo:variable/last_error" in markdown
-    assert "⎘ last\\_error · text/plain" in markdown
+    assert "attached: last\\_error · text/plain" in markdown
     journal = shell.user_ns["demo"].journal_updates()
     prompt = next(u for u in reversed(journal) if u.kind == "user_message_chunk")
     assert [a["name"] for a in prompt.raw["attachments"]] == ["last_error"]

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from silo_nb.notebook.render import status_badge_html, styles
+from silo_nb.notebook.render.labels import title_html
 from silo_nb.notebook.widgets._common import close_tree, esc, ipw, local_clock, seconds_since, set_children
 from silo_nb.notebook.widgets.snapshot import SnapshotMixin
 from silo_nb.notebook.widgets.snapshot_views import agents_snapshot, dormant_state
@@ -39,6 +40,9 @@ __all__ = ["AgentRow", "AgentsList", "DormantRow", "Resume"]
 # on_resume(dormant, show): reconnect it; ``show`` gets bundles (connecting…, an error) and the panel.
 Resume = Callable[[DormantSession, Callable[[Any], None]], Awaitable[None]]
 _ROW = {"align_items": "center", "flex_flow": "row wrap"}
+# ipywidgets gives an HTML widget a fixed inline width (300px), which clipped a title with no "…": each
+# part is as wide as its text, and a title is cut by ``labels.short_title`` with the whole in a tooltip.
+_FIT = {"width": "auto", "max_width": "100%"}
 
 _TICKING = frozenset({"working", "blocked"})
 EMPTY_TEXT = "No agent sessions."
@@ -189,7 +193,7 @@ class AgentsList(SnapshotMixin, ipw.VBox):  # type: ignore[misc]  # ipywidgets i
             layout=ipw.Layout(width="auto"),
         )
         button.on_click(lambda _button: self.acknowledge(session_id))
-        title, agent, badge, attention = (ipw.HTML(value="") for _ in range(4))
+        title, agent, badge, attention = (ipw.HTML(value="", layout=_FIT) for _ in range(4))
         box = ipw.HBox(
             children=[title, agent, badge, attention],
             layout=ipw.Layout(align_items="center", flex_flow="row wrap"),
@@ -197,7 +201,7 @@ class AgentsList(SnapshotMixin, ipw.VBox):  # type: ignore[misc]  # ipywidgets i
         return AgentRow(session_id, box, title, agent, badge, attention, button)
 
     def _new_dormant_row(self, dormant: DormantSession) -> DormantRow:
-        title = ipw.HTML(value=f"<b>{esc(dormant.title)}</b>&nbsp;")
+        title = ipw.HTML(value=f"{title_html(dormant.title)}&nbsp;", layout=_FIT)
         agent = ipw.HTML(
             value=f'<span style="{styles.FAINT_TEXT}">{esc(dormant.agent_name or "")}</span>&nbsp;'
         )
@@ -231,7 +235,7 @@ class AgentsList(SnapshotMixin, ipw.VBox):  # type: ignore[misc]  # ipywidgets i
         return [row for sid, row in self.dormant_rows.items() if sid not in live and sid not in self._gone]
 
     def _paint(self, row: AgentRow, info: AgentInfo) -> None:
-        row.title.value = f"<b>{esc(info.title)}</b>&nbsp;"
+        row.title.value = f"{title_html(info.title)}&nbsp;"
         row.agent.value = f'<span style="{styles.FAINT_TEXT}">{esc(info.agent_name or "")}</span>&nbsp;'
         elapsed = seconds_since(info.working_since) if info.activity in _TICKING else None
         row.badge.value = status_badge_html(info.activity, elapsed=elapsed)
