@@ -143,9 +143,14 @@ AgentPromptBlock = Annotated[TextBlock | ResourceLinkBlock | ResourceBlock, Fiel
 
 
 class AgentPromptResult(_Model):
-    """How a turn ended: ``end_turn``, ``max_tokens``, ``max_turn_requests``, ``refusal``, ``cancelled``…"""
+    """How a turn ended: ``end_turn``, ``max_tokens``, ``max_turn_requests``, ``refusal``, ``cancelled``…
+
+    ``usage`` is the response's token usage when the agent sent one (ACP's unstable ``usage``:
+    ``totalTokens``, ``inputTokens``, ``outputTokens``… for the session so far), as sent; else None.
+    """
 
     stop_reason: str
+    usage: dict[str, Any] | None = None
 
 
 # -- streamed content --------------------------------------------------------------------------------

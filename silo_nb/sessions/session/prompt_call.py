@@ -68,7 +68,8 @@ async def send_prompt(
     stop_reason = result.get("stopReason") if isinstance(result, Mapping) else None
     if not isinstance(stop_reason, str) or not stop_reason:
         stop_reason = "end_turn"
-    return AgentPromptResult(stop_reason=stop_reason)
+    usage = result.get("usage") if isinstance(result, Mapping) else None
+    return AgentPromptResult(stop_reason=stop_reason, usage=dict(usage) if isinstance(usage, Mapping) else None)
 
 
 class TurnEnd:
