@@ -11,14 +11,17 @@
   else, or takes longer than its timeout gives no value (NaN in the DataFrame) and an entry in
   ``score_error``; the cell and its row are kept, and the next scorer runs. Nothing a scorer does reaches
   the caller: not ``SystemExit``, not ``KeyboardInterrupt`` (only a cancellation of the grid itself).
-- A plain function runs in a worker thread, so a slow one never blocks the kernel's loop; one that hangs
-  is abandoned at its timeout (Python cannot stop a thread: it keeps its thread until it returns, so give
-  anything that may hang to ``command_scorer``, whose process is killed). An ``async def`` runs on the
-  loop and is cancelled at its timeout.
+- A plain function runs in a thread of its own, so a slow one never blocks the kernel's loop; one that
+  hangs is abandoned at its timeout (Python cannot stop a thread: it keeps its thread, a daemon one that
+  never holds up the interpreter's exit, until it returns; give anything that may hang to
+  ``command_scorer``, whose process is killed). An ``async def`` runs on the loop and is cancelled at
+  its timeout.
 """
 
 from __future__ import annotations
 
+import _thread
+import asyncio
 import contextlib
 import inspect
 import math
@@ -34,7 +37,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
-import anyio.to_thread
 
 from silo_nb.experiments.grid_run import GridRun
 
@@ -274,10 +276,42 @@ async def _call(scorer: Callable[[GridRun], Any], run: GridRun, timeout: float) 
         ):
             value = await scorer(run)
         else:
-            value = await anyio.to_thread.run_sync(scorer, run, abandon_on_cancel=True)
+            value = await _in_daemon_thread(scorer, run)
         if inspect.isawaitable(value):
             value = await value
     return value
+
+
+async def _in_daemon_thread(function: Callable[[GridRun], Any], run: GridRun) -> Any:
+    """``function(run)`` in a thread of its own, awaited here; abandoned if this wait is cancelled.
+
+    A daemon thread (``_thread``, not ``threading``): a scorer that never returns must not keep the
+    interpreter from exiting (Python joins ``threading``'s and ``concurrent.futures``' threads at exit,
+    anyio's too). Nothing of silo_nb's own I/O runs in a thread; only the user's plain function does.
+    """
+    loop = asyncio.get_running_loop()
+    answer: asyncio.Future[Any] = loop.create_future()
+
+    def settle(value: Any, failed: bool) -> None:
+        if answer.done():
+            return
+        if failed:
+            answer.set_exception(value)
+        else:
+            answer.set_result(value)
+
+    def work() -> None:
+        try:
+            value: Any = function(run)
+        except BaseException as exc:  # handed to the awaiting task, which decides
+            outcome: tuple[Any, bool] = (exc, True)
+        else:
+            outcome = (value, False)
+        with contextlib.suppress(RuntimeError):  # the loop is gone: nobody is waiting any more
+            loop.call_soon_threadsafe(settle, *outcome)
+
+    _thread.start_new_thread(work, ())
+    return await answer
 
 
 def _flatten(name: str, value: Any) -> dict[str, bool | float | None]:

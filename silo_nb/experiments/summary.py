@@ -22,7 +22,7 @@ from typing import Any
 from silo_nb.experiments._pandas import require_pandas
 from silo_nb.experiments.run_rows import SCORE_PREFIX
 
-__all__ = ["Z_95", "pass_at_k", "summarize", "wilson_interval"]
+__all__ = ["Z_95", "cells_frame", "pass_at_k", "summarize", "wilson_interval"]
 
 Z_95 = 1.959963984540054  # the normal quantile of 0.975
 
@@ -47,7 +47,7 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     return 1.0 - math.comb(n - c, k) / math.comb(n, k)
 
 
-def _cells(df: Any, pd: Any) -> Any:
+def cells_frame(df: Any) -> Any:
     """One row per cell: grid and cell columns from its first turn, the turns' counts added up."""
     key = "cell" if "cell" in df.columns else "session"
     table = df.copy()
@@ -79,7 +79,7 @@ def summarize(df: Any, by: Sequence[str] | str | None = None, *, k: int | Iterab
         raise ValueError(f"summarize(by=) names no column {missing[0]!r} — columns: {', '.join(df.columns)}.")
     if not groups:
         raise ValueError("summarize needs by= — the columns to group on, e.g. by=['profile', 'model'].")
-    cells = _cells(df, pd)
+    cells = cells_frame(df)
     not_run = cells[cells["cell_status"] == "not_run"] if "cell_status" in cells.columns else cells[:0]
     cells = cells.drop(not_run.index)
     score_columns = [c for c in cells.columns if c.startswith(SCORE_PREFIX)]

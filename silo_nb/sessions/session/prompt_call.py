@@ -69,7 +69,9 @@ async def send_prompt(
     if not isinstance(stop_reason, str) or not stop_reason:
         stop_reason = "end_turn"
     usage = result.get("usage") if isinstance(result, Mapping) else None
-    return AgentPromptResult(stop_reason=stop_reason, usage=dict(usage) if isinstance(usage, Mapping) else None)
+    return AgentPromptResult(
+        stop_reason=stop_reason, usage=dict(usage) if isinstance(usage, Mapping) else None
+    )
 
 
 class TurnEnd:
