@@ -39,7 +39,10 @@ def frame(source: Any, *, workspace_id: str | None = None) -> Any:
     """A DataFrame with one row per turn of every journal ``source`` names (see the module docstring)."""
     pd = require_pandas()
     rows = journal_rows(source, workspace_id=workspace_id)
-    return rows_to_frame(rows, pd)
+    table = rows_to_frame(rows, pd)
+    if isinstance(source, str | os.PathLike) and (Path(source).expanduser() / RUN_MARKER).is_file():
+        table.attrs["run_folder"] = str(Path(source).expanduser().resolve())  # as run_grid's frame says
+    return table
 
 
 def journal_rows(source: Any, *, workspace_id: str | None = None) -> list[dict[str, Any]]:

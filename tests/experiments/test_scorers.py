@@ -81,10 +81,10 @@ def test_the_stats_grid_scores_and_diffs_match_an_independent_recount(
         assert diff_counts(diff) == {k: row[k] for k in ("files_changed", "lines_added", "lines_removed")}, (
             cell
         )
-        # Recount the score: the template, the saved diff applied by patch(1), the task's own check.
+        # Recount the score: the template, the saved diff applied by git apply, the task's own check.
         copy = tmp_path / "recount" / cell
         shutil.copytree(TASK, copy)
-        subprocess.run(["patch", "-s", "-p1"], input=diff.encode(), cwd=copy, check=True)
+        subprocess.run(["git", "apply", "-p1", "-"], input=diff.encode(), cwd=copy, check=True)
         argv = check_argv(SimpleNamespace(prompt_index=row["prompt_index"]))
         passed = subprocess.run(argv, cwd=copy, capture_output=True, check=False).returncode == 0
         assert bool(row["score.tests"]) is passed, cell
