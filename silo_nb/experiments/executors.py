@@ -9,8 +9,8 @@
   with a synchronous ``Client`` the future's done-callback (a Dask thread) fetches the result and hands it
   to the loop with ``call_soon_threadsafe``; an ``asynchronous=True`` client's futures are simply awaited.
 - A worker that dies mid-cell: the scheduler gives the task to another worker (Dask's own rule), and
-  the task counts its attempts in a ``distributed.Variable`` named for the cell. The second attempt
-  runs; a third one does not run the cell again but reports it failed ("its worker died twice"). When
+  the task counts its attempts on the scheduler (``distributed.Event`` s named for the cell). The second
+  attempt runs; a third one does not run the cell again but reports it failed ("its worker died twice"). When
   the scheduler gives up first (``KilledWorker``: its ``allowed-failures`` is below 2), the cell is
   submitted once more by hand under the same count. Only a finished task's result is written, so a
   cell is never lost nor counted twice: one record, one row, its ``attempts`` column says how many.
@@ -124,27 +124,27 @@ class DaskExecutor:
 
 
 def run_cell_counted(spec: CellSpec, counter: str) -> CellResult:
-    """The Dask task: :func:`run_cell_blocking`, counting its attempts in the Variable ``counter``.
+    """The Dask task: :func:`run_cell_blocking`, counting its attempts on the scheduler under ``counter``.
 
     The first two attempts run the cell (the second after the first one's worker died); a third reports
-    the cell failed without running it. The count goes when the cell ends.
+    the cell failed without running it. The count is two ``distributed.Event`` s, one set per attempt
+    (asking one never fails on the scheduler's side); both are cleared, and so gone, when the cell ends.
     """
     import distributed  # on a Dask worker, where distributed is installed
 
-    make: Any = distributed.Variable  # distributed is not fully typed
-    variable: Any = make(counter)
+    make: Any = distributed.Event  # distributed is not fully typed
+    marks = [make(f"{counter}-{number}") for number in range(1, MAX_ATTEMPTS + 1)]
+    attempt = next((number for number, mark in enumerate(marks, 1) if not mark.is_set()), MAX_ATTEMPTS + 1)
     try:
-        earlier = int(variable.get(timeout=0))
-    except (TimeoutError, ValueError, TypeError):
-        earlier = 0
-    variable.set(earlier + 1)
-    if earlier >= MAX_ATTEMPTS:
-        variable.delete()
-        return CellResult(spec.cell, error=WORKER_DIED_TWICE, attempts=earlier + 1)
-    result = run_cell_blocking(spec)
-    result.attempts = earlier + 1
-    variable.delete()
-    return result
+        if attempt > MAX_ATTEMPTS:
+            return CellResult(spec.cell, error=WORKER_DIED_TWICE, attempts=attempt)
+        marks[attempt - 1].set()
+        result = run_cell_blocking(spec)
+        result.attempts = attempt
+        return result
+    finally:  # a worker killed mid-cell runs no finally: its mark stays, for the next attempt to see
+        for mark in marks:
+            mark.clear()
 
 
 def _awaitable(future: Any) -> asyncio.Future[CellResult]:

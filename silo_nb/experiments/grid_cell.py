@@ -93,6 +93,7 @@ class CellResult:
     scores: dict[str, Any] | None = None  # ScoreSheet.record()
     attempts: int = 1
     workdir: str | None = None  # where the working copy was kept
+    timings: dict[str, float] = field(default_factory=dict)  # seconds of the diff and of the scorers
 
     def record(self) -> dict[str, Any]:
         """The done record written under the run's folder (the lines, diff and contents go elsewhere)."""
@@ -112,10 +113,14 @@ async def run_cell(spec: CellSpec) -> CellResult:
         service = AgentsService(workspace_dir=work, data_dir=data, config_dirs=spec.config_dirs)
         journal = await _drive(service, spec, work, result)
         result.seconds = round(time.monotonic() - start, 3)
+        mark = time.monotonic()
         changes: Changes = await anyio.to_thread.run_sync(base.changes, work)
         result.diff, result.diff_text, result.contents = changes.summary(), changes.diff, changes.contents
+        result.timings["diff_s"] = round(time.monotonic() - mark, 4)
         if spec.scorers:
+            mark = time.monotonic()
             await _score(spec, result, work, journal)
+            result.timings["score_s"] = round(time.monotonic() - mark, 4)
         if spec.keep_to:
             result.workdir = await anyio.to_thread.run_sync(_keep, work, spec.keep_to)
     finally:

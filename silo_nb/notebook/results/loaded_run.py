@@ -68,6 +68,15 @@ class LoadedRun:
     def name(self) -> str:
         return self.run.name
 
+    @property
+    def shown_path(self) -> str:
+        """The run's folder as a page names it: relative to the working directory when inside it."""
+        path = self.run.path
+        try:
+            return str(path.relative_to(Path.cwd().resolve()))
+        except ValueError:
+            return str(path)
+
     def cell_ids(self) -> list[str]:
         return [str(cell) for cell in self.cells["cell"]] if len(self.cells) else []
 

@@ -80,7 +80,7 @@ def report_html(loaded: LoadedRun, *, title: str | None = None) -> str:
     count = len(cells) if cells is not None else 0
     done = sum(1 for c in loaded.run.cells if loaded.run.record(c["cell"]) is not None)
     stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    meta = f"{done} of {len(loaded.run.cells)} cells done · {loaded.run.path} · written {stamp}"
+    meta = f"{done} of {len(loaded.run.cells)} cells done · {loaded.shown_path} · written {stamp}"
     plots = "".join(f"<div>{svg}</div>" for svg in summary_svgs(loaded.summary))
     sections = []
     for row in cells.to_dict("records") if count else []:

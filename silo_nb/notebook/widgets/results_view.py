@@ -33,7 +33,7 @@ def static_html(loaded: LoadedRun, chosen: str | None = None) -> str:
     """The run without widgets: its summary, its cells, and the chosen cell's page."""
     head = (
         f'<div style="font-weight:600;font-size:1.1em">Run {esc(loaded.name)}</div>'
-        f'<div style="{styles.SMALL};{styles.MUTED}">{esc(str(loaded.run.path))}</div>'
+        f'<div style="{styles.SMALL};{styles.MUTED}">{esc(loaded.shown_path)}</div>'
     )
     detail = f'<div style="margin-top:.6em">{cell_html(loaded, chosen)}</div>' if chosen else ""
     return (
