@@ -40,9 +40,10 @@ _HEADINGS = {
 
 
 def _table(css_class: str, head: str, body: str) -> str:
+    """A table that scrolls sideways when it is wider than the page (a notebook's output area)."""
     return (
-        f'<table class="{css_class}" style="{_TABLE}"><thead><tr>{head}</tr></thead>'
-        f"<tbody>{body}</tbody></table>"
+        f'<div style="overflow-x:auto"><table class="{css_class}" style="{_TABLE}"><thead><tr>{head}</tr>'
+        f"</thead><tbody>{body}</tbody></table></div>"
     )
 
 
@@ -50,6 +51,9 @@ def _heading(column: str) -> str:
     if column.startswith(SCORE_PREFIX):
         return column[len(SCORE_PREFIX) :]
     return _HEADINGS.get(column, column)
+
+
+_WRAPPED = ("error", "score_error")  # the long texts of a cells table; the rest stays on one line
 
 
 def _missing(value: Any) -> bool:
@@ -104,7 +108,9 @@ def summary_table_html(summary: Any) -> str:
     columns = _summary_columns(summary)
     head = "".join(f'<th style="{_TH}">{esc(heading)}</th>' for heading, _ in columns)
     body = "".join(
-        "<tr>" + "".join(f'<td style="{_TD}">{esc(show(row))}</td>' for _, show in columns) + "</tr>"
+        "<tr>"
+        + "".join(f'<td style="{_TD};white-space:nowrap">{esc(show(row))}</td>' for _, show in columns)
+        + "</tr>"
         for _, row in summary.iterrows()
     )
     return _table("silo-summary", head, body)
@@ -146,7 +152,8 @@ def cells_table_html(cells: Any, *, limit: int | None = None, link: bool = False
             text = _cell_value(column, value)
             if column == "cell" and link:
                 text = f'<a href="#cell-{esc(value)}" style="color:inherit">{text}</a>'
-            cells_html.append(f'<td style="{_TD}">{text}</td>')
+            wrap = "" if column in _WRAPPED else ";white-space:nowrap"
+            cells_html.append(f'<td style="{_TD}{wrap}">{text}</td>')
         rows.append(f'<tr data-cell="{esc(record["cell"])}">{"".join(cells_html)}</tr>')
     more = ""
     if limit is not None and len(cells) > limit:
