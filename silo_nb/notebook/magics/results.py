@@ -52,7 +52,7 @@ async def runs_command(session: NotebookSession, args: argparse.Namespace) -> No
 
         display({"text/html": static_html(loaded), "text/plain": f"Run {loaded.name}"}, raw=True)
         return
-    session.shown.show(view)  # its snapshot is kept current with the notebook's other widgets
+    view.display_id = session.shown.show(view)  # its snapshot is kept current with the other widgets
 
 
 @magic_arguments("silo diff")

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import os
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -51,7 +52,8 @@ def show(run: Any, *, folder: str | os.PathLike[str] | None = None, cell: str | 
         return None
     if cell is not None:
         view.choose(cell)
-    display(view)
+    view.display_id = f"silo-results-{uuid.uuid4().hex}"
+    display(view, display_id=view.display_id)
     return view
 
 

@@ -6,8 +6,8 @@
   run's summary per group.
 - :meth:`choose` is the Python twin of a click on a row (it selects the row in the browser too).
 - The display bundle carries a static snapshot (``SnapshotMixin``): the summary, the table of cells and
-  the chosen cell's page, so nbconvert and GitHub read it; :meth:`snapshot` is what :meth:`freeze`
-  leaves behind (no widget left to load in a saved notebook).
+  the chosen cell's page, so nbconvert and GitHub read it. Shown under a ``display_id``, the output is
+  re-sent when another cell is chosen, so the saved notebook's snapshot shows that cell.
 - Needs the ``view`` extra (itables); without it ``silo_nb.show`` displays the static page alone.
 """
 
@@ -15,12 +15,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from silo_nb.notebook._display import update_display
 from silo_nb.notebook.render import styles
 from silo_nb.notebook.render.labels import esc
 from silo_nb.notebook.results.cell_page import cell_html
 from silo_nb.notebook.results.loaded_run import LoadedRun
 from silo_nb.notebook.results.run_tables import cells_table_html, summary_table_html, summary_text
-from silo_nb.notebook.widgets._common import close_tree, ipw
+from silo_nb.notebook.widgets._common import close_tree, ipw, log
 from silo_nb.notebook.widgets.snapshot import SnapshotMixin
 
 __all__ = ["SNAPSHOT_CELLS", "ResultsView", "static_html"]
@@ -62,6 +63,7 @@ class ResultsView(SnapshotMixin, ipw.VBox):  # type: ignore[misc]
         self.loaded = loaded
         self.ids = loaded.cell_ids()
         self.chosen: str | None = None
+        self.display_id: str | None = None  # set by whoever displays it, to keep its saved snapshot current
         self.heading = ipw.HTML(
             f'<div style="font-weight:600">Run {esc(loaded.name)}</div>{summary_table_html(loaded.summary)}'
         )
@@ -85,6 +87,11 @@ class ResultsView(SnapshotMixin, ipw.VBox):  # type: ignore[misc]
         if cell != self.chosen:
             self.chosen = cell
             self.detail.value = cell_html(self.loaded, cell)
+            if self.display_id is not None:  # the saved notebook's snapshot shows the chosen cell too
+                try:
+                    update_display(self, display_id=self.display_id)
+                except Exception:
+                    log.exception("could not refresh the results view's snapshot")
 
     def choose(self, cell: str) -> None:
         """Show ``cell``'s page, as a click on its row does."""
