@@ -86,6 +86,7 @@ def plot_cost_vs_pass(summary: Any, score: str | None = None, *, ax: Any = None)
     axes.errorbar(costs, rates, xerr=spread, yerr=[below, above], fmt="o", capsize=4, color="#e45756")
     for label, x, y in zip(group_labels(summary), costs, rates, strict=True):
         axes.annotate(label, (x, y), textcoords="offset points", xytext=(6, 6))
+    axes.margins(x=0.3)  # room for the labels beside the points
     axes.set_xlabel("mean cost per cell")
     axes.set_ylabel(f"{name}: pass rate")
     axes.set_ylim(0, 1.1)

@@ -335,7 +335,7 @@ def test_the_results_view_and_the_report_in_a_real_browser(tmp_path: Path) -> No
             page.goto((root / "report.html").as_uri(), timeout=WAIT_MS)
             sections = page.locator("details.silo-cell")
             expect(sections).to_have_count(4)
-            sections.first.locator("summary").click()
+            sections.first.locator(":scope > summary").click()
             expect(sections.first.locator(".silo-transcript")).to_be_visible()
             page.locator("#silo-filter").fill("smart")
             expect(page.locator("table.silo-cells tbody tr:visible")).to_have_count(2)

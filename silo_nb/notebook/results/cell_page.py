@@ -134,8 +134,9 @@ def cell_html(loaded: LoadedRun, cell: str) -> str:
         _scores(loaded.scores(cell)),
     ]
     changes = record.get("diff") or {}
+    files = int(changes.get("files_changed") or 0)
     counts = (
-        f" — {changes.get('files_changed', 0)} files, +{changes.get('lines_added', 0)} "
+        f" — {files} file{'s' if files != 1 else ''}, +{changes.get('lines_added', 0)} "
         f"−{changes.get('lines_removed', 0)}"
         if changes
         else ""

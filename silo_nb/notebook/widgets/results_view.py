@@ -27,6 +27,8 @@ from silo_nb.notebook.widgets.snapshot import SnapshotMixin
 __all__ = ["SNAPSHOT_CELLS", "ResultsView", "static_html"]
 
 SNAPSHOT_CELLS = 200  # rows of the cells table a saved snapshot keeps (the report has them all)
+# The search box always (itables drops it, with the other controls, for a table that fits in one page).
+_LAYOUT = {"topStart": "info", "topEnd": "search", "bottomStart": "pageLength", "bottomEnd": "paging"}
 _HINT = "Choose a row to see that cell's scores, diff and transcript."
 
 
@@ -72,8 +74,10 @@ class ResultsView(SnapshotMixin, ipw.VBox):  # type: ignore[misc]
             select={"style": "single"},
             maxBytes=0,
             pageLength=15,
+            lengthMenu=[15, 50, 200, 1000],
             showIndex=False,
-            classes="display compact",
+            classes="display compact nowrap",
+            layout=_LAYOUT,
         )
         self.detail = ipw.HTML(f'<div style="{styles.MUTED}">{_HINT}</div>')
         self.table.observe(self._selected, names="selected_rows")
