@@ -58,8 +58,8 @@ def plot_pass_rates(summary: Any, score: str | None = None, *, ax: Any = None) -
     above = (summary[f"{name}_high"] - rates).clip(lower=0)
     labels = group_labels(summary)
     positions = list(range(len(summary)))
-    axes.bar(positions, rates, color="#4c78a8", alpha=0.85)
-    axes.errorbar(positions, rates, yerr=[below, above], fmt="none", ecolor="#333333", capsize=5)
+    axes.bar(positions, rates, color="C0", alpha=0.85)
+    axes.errorbar(positions, rates, yerr=[below, above], fmt="none", ecolor="C7", capsize=5)
     tops = summary[f"{name}_high"].astype(float).fillna(rates)
     for x, rate, top, n in zip(positions, rates, tops, summary[f"{name}_n"], strict=True):
         passed = round(rate * n) if n else 0
@@ -83,7 +83,7 @@ def plot_cost_vs_pass(summary: Any, score: str | None = None, *, ax: Any = None)
     above = (summary[f"{name}_high"] - rates).clip(lower=0)
     costs = summary["cost_mean"].astype(float)
     spread = summary["cost_std"].astype(float).fillna(0.0)
-    axes.errorbar(costs, rates, xerr=spread, yerr=[below, above], fmt="o", capsize=4, color="#e45756")
+    axes.errorbar(costs, rates, xerr=spread, yerr=[below, above], fmt="o", capsize=4, color="C3")
     for label, x, y in zip(group_labels(summary), costs, rates, strict=True):
         axes.annotate(label, (x, y), textcoords="offset points", xytext=(6, 6))
     axes.margins(x=0.3)  # room for the labels beside the points

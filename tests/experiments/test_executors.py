@@ -281,7 +281,13 @@ def test_a_dask_worker_killed_mid_cell_is_retried_once_then_reported(
             async with anyio.create_task_group() as group:
                 group.start_soon(kill_the_worker_of, killed_cell, demo_state, times, killed)
                 df = await run_grid(
-                    prompts, folder=tmp_path, name=name, executor=client, progress=False, timeout=60
+                    prompts,
+                    folder=tmp_path,
+                    name=name,
+                    executor=client,
+                    progress=False,
+                    timeout=60,
+                    scorers={"pid": lambda run: os.getpid()},  # where the scorer ran
                 )
                 group.cancel_scope.cancel()
             return df
@@ -308,6 +314,9 @@ def test_a_dask_worker_killed_mid_cell_is_retried_once_then_reported(
     record = json.loads((tmp_path / "killed-once" / "cells" / f"{killed_cell}.json").read_text())
     assert record["attempts"] == 2 and record["pid"] != once[0] and record["status"] == "finished"
     assert df.iloc[0]["attempts"] == 2 and df.iloc[0]["stop_reason"] == "end_turn"
+    for row in df.to_dict("records"):  # scored on the worker that ran the cell, not here
+        ran_on = json.loads((tmp_path / "killed-once" / "cells" / f"{row['cell']}.json").read_text())["pid"]
+        assert row["score.pid"] == ran_on != os.getpid()
     assert "Counting slowly: 1" in df.iloc[0]["text"]
     # Killed on both attempts: reported failed, not run a third time.
     row = failed[failed["cell"] == killed_cell].iloc[0]
