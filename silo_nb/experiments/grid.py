@@ -171,6 +171,7 @@ async def _one_cell(runner: CellExecutor, spec: CellSpec, attempt: _Attempt) -> 
         if spend.reached() is not None:  # the grid's budget is spent: this cell does not start
             attempt.not_run.append(spec.cell)
             tracker.done += 1
+            tracker.not_run += 1
             tracker.changed()
             return
         tracker.running += 1
@@ -212,7 +213,7 @@ class _Tracker:
 
     def __init__(self, name: str, total: int, skipped: int, sink: GridProgress | None, executor: str) -> None:
         self.name, self.total, self.skipped, self.sink, self.executor = name, total, skipped, sink, executor
-        self.done, self.running, self.failed = skipped, 0, 0
+        self.done, self.running, self.failed, self.not_run = skipped, 0, 0, 0
         self.start_time = time.monotonic()
 
     def counts(self) -> GridCounts:
@@ -225,6 +226,7 @@ class _Tracker:
             skipped=self.skipped,
             elapsed=time.monotonic() - self.start_time,
             executor=self.executor,
+            not_run=self.not_run,
         )
 
     def _tell(self, what: str) -> None:

@@ -13,8 +13,9 @@ import pytest
 import silo_nb
 from silo_nb.experiments import run_grid
 from silo_nb.experiments.budgets import BudgetWatch, CellBudget, GridSpend, check_grid_budget
+from silo_nb.experiments.progress import format_counts
 from silo_nb.sessions.models import AgentSessionCost, AgentSessionUpdate, AgentSessionUsage
-from tests.experiments.grid_checks import TASK, agents_with, demo_env
+from tests.experiments.grid_checks import TASK, Recorder, agents_with, demo_env
 
 ALLOW = silo_nb.PermissionPolicy("allow *")
 
@@ -145,6 +146,8 @@ def test_the_grids_budget_stops_new_cells_and_a_later_call_runs_them(
 ) -> None:
     state = demo_env(monkeypatch, tmp_path / "demo-state")
 
+    recorder = Recorder()
+
     def grid(budget: dict[str, float]) -> Any:
         return anyio.run(
             lambda: run_grid(
@@ -155,11 +158,14 @@ def test_the_grids_budget_stops_new_cells_and_a_later_call_runs_them(
                 folder=tmp_path,
                 name="spend",
                 config_dirs=[],
-                progress=False,
+                progress=recorder,
             )
         )
 
     df = grid({"cost": 0.03})  # each cell costs about 0.019
+    assert recorder.seen[-1].not_run == 2 and format_counts(recorder.seen[-1]).count(
+        "2 not run (budget spent)"
+    )
     assert list(df["cell_status"]) == ["finished", "finished", "not_run", "not_run"]
     reason = df.iloc[2]["error"]
     assert reason.startswith("the grid's budget is spent: cost 0.0373") and reason.endswith("of 0.03")
