@@ -383,7 +383,10 @@ class DemoAgent:
                     stop_reason = "cancelled"
                 finally:
                     self._touch(session)
-                return {"stopReason": stop_reason}
+                answer: JsonObject = {"stopReason": stop_reason}
+                if script.response_usage is not None and stop_reason != "cancelled":
+                    answer["usage"] = script.response_usage  # ACP's (unstable) usage of the session
+                return answer
         finally:
             if turn is not None:
                 turn.done()

@@ -1,9 +1,10 @@
 """The scripted turns of the demo agent: what one ``session/prompt`` streams back.
 
 - Turns are scripts driven by keywords in the prompt text (matched case-insensitively at the start of a
-  word): ``edit``/``tool``, ``plan``, ``slow``, ``fail``, ``refuse``, ``mode``, plus the slash commands
-  ``/title``, ``/explain``, ``/plan`` and ``/clear`` (methods ``command_<name>``); with a client that offers
-  them, ``run the tests``/``terminal`` (a client terminal) and ``risky`` (a question), client_scripts.py.
+  word): ``edit``/``tool``, ``fix`` (fixes.py), ``plan``, ``slow``, ``fail``, ``refuse``, ``mode``, plus the
+  slash commands ``/title``, ``/explain``, ``/plan`` and ``/clear`` (methods ``command_<name>``); with a
+  client that offers them, ``run the tests``/``terminal`` (a client terminal) and ``risky`` (a question),
+  client_scripts.py.
 - ``edit`` goes through the client's ``fs/*`` when offered, else reads and writes ``notes.md`` itself.
 - Each step first pauses (``--delay``) and checks for cancellation, so ``session/cancel`` stops a turn at its
   next step (``TurnCancelled``) and the prompt answers ``{"stopReason": "cancelled"}``.
@@ -24,6 +25,7 @@ from typing import Any, Final
 
 from silo_nb.demo_agent.client_scripts import risky_step, run_command
 from silo_nb.demo_agent.client_tools import ClientTools, Peer
+from silo_nb.demo_agent.fixes import SMART_MODEL, apply_fix, fix_tokens, plan_fix
 from silo_nb.demo_agent.notes import NotesEdit, apply_edit, edit_from, plan_edit
 from silo_nb.demo_agent.rpc_endpoint import INTERNAL_ERROR, JsonObject, RpcError
 from silo_nb.demo_agent.session_store import MODELS, MODES, Session, Turn
@@ -109,6 +111,7 @@ class TurnScript:
                 self.attachments.append(f"an {block['type']} ({block.get('mimeType')}, {size:,} bytes)")
         self.lowered = self.text.lower()
         self.first_prompt = session.title is None
+        self.response_usage: JsonObject | None = None  # a fix turn's usage, sent in the prompt's answer
 
     # -- steps
 
@@ -159,8 +162,13 @@ class TurnScript:
             one_line = " ".join(self.text.split()) or "Attachments"
             self.session.title = one_line[:40]
             await self.emit({"sessionUpdate": "session_info_update", "title": self.session.title})
-        self.session.used = min(CONTEXT_WINDOW, self.session.used + 1200 + 4 * len(self.text))
-        self.session.cost = round(self.session.cost + (1200 + 4 * len(self.text)) * 15e-6, 6)
+        await self.spend(1200 + 4 * len(self.text))
+        return "end_turn"
+
+    async def spend(self, tokens: int) -> None:
+        """Count ``tokens`` into the context and the cost, and say so (a ``usage_update``)."""
+        self.session.used = min(CONTEXT_WINDOW, self.session.used + tokens)
+        self.session.cost = round(self.session.cost + tokens * 15e-6, 6)
         await self.emit(
             {
                 "sessionUpdate": "usage_update",
@@ -169,7 +177,6 @@ class TurnScript:
                 "cost": {"amount": self.session.cost, "currency": "USD"},
             }
         )
-        return "end_turn"
 
     # -- the script
 
@@ -197,6 +204,8 @@ class TurnScript:
         if has_keyword(self.lowered, "refuse"):
             await self.say("I won't do that one: the prompt asked me to refuse.")
             return "refusal"
+        if has_keyword(self.lowered, "fix"):
+            return await self.fix_code()
         if has_keyword(self.lowered, "plan"):
             await self.plan()
         await self.say(self.reply_markdown(), parts=8)
@@ -303,6 +312,58 @@ class TurnScript:
             return
         await self.emit({"sessionUpdate": "tool_call_update", "toolCallId": edit_id, "status": "completed"})
         await self.say("Edited notes.md.")
+
+    async def fix_code(self) -> str:
+        """The ``fix`` turn (fixes.py): read the file, ask to edit it, write the model's version."""
+        model = str(self.session.config.get("model"))
+        if model == SMART_MODEL:  # considered at length
+            thought = "Reading the whole file first, then the edge cases: empty, even, ties, n - 1."
+            await self.stream("agent_thought_chunk", self.session.next_id("think"), thought, 3)
+        plan = plan_fix(self.session.cwd, self.text, model)
+        read_id = self.session.next_id("call")
+        name = plan.path.rsplit("/", 1)[-1]
+        read = {"toolCallId": read_id, "title": f"Read {name}", "kind": "read", "status": "pending"}
+        await self.emit({"sessionUpdate": "tool_call", **read, "locations": [{"path": plan.path}]})
+        if plan.problem is not None or plan.old_text is None:
+            await self.emit(self._tool_end(read_id, "failed", plan.problem or "unreadable"))
+            await self.say(f"I could not fix it: {plan.problem}.")
+            return await self.finish()
+        await self.emit(self._tool_end(read_id, "completed", plan.old_text))
+        await self.spend(fix_tokens(model, "read"))
+        edit_id = self.session.next_id("call")
+        diff: JsonObject = {
+            "type": "diff",
+            "path": plan.path,
+            "oldText": plan.old_text,
+            "newText": plan.new_text,
+        }
+        tool_call: JsonObject = {
+            "toolCallId": edit_id,
+            "title": f"Fix {plan.function} in {name}",
+            "kind": "edit",
+            "status": "pending",
+            "content": [diff],
+        }
+        await self.emit({"sessionUpdate": "tool_call", **tool_call})
+        if not await self.permission(tool_call):
+            await self.emit({"sessionUpdate": "tool_call_update", "toolCallId": edit_id, "status": "failed"})
+            await self.say(f"Left {name} unchanged.")
+            return await self.finish()
+        failure = apply_fix(plan)
+        status = "failed" if failure else "completed"
+        await self.emit({"sessionUpdate": "tool_call_update", "toolCallId": edit_id, "status": status})
+        await self.spend(fix_tokens(model, "edit"))
+        await self.say(
+            f"Left {name} unchanged: {failure}." if failure else f"Rewrote `{plan.function}`: done."
+        )
+        stop_reason = await self.finish()
+        used = int(self.session.used)
+        self.response_usage = {
+            "totalTokens": used,
+            "inputTokens": used * 3 // 4,
+            "outputTokens": used - used * 3 // 4,
+        }
+        return stop_reason
 
     @staticmethod
     def _tool_end(call_id: str, status: str, text: str) -> JsonObject:

@@ -39,6 +39,7 @@ from silo_nb.notebook.magics.dormant_list import dormant_sessions, resume_target
 from silo_nb.notebook.magics.export import export_command
 from silo_nb.notebook.magics.frame import frame_command
 from silo_nb.notebook.magics.prompt import run_prompt
+from silo_nb.notebook.magics.results import diff_command, runs_command
 from silo_nb.notebook.magics.sign_in import auth_subcommands
 from silo_nb.sessions.dormant_sessions import DormantSession
 from silo_nb.sessions.errors import AgentSessionError
@@ -268,6 +269,8 @@ SUBCOMMANDS: dict[str, Handler] = {
     "agents": _agents,
     "journal": _journal,
     "frame": frame_command,
+    "runs": runs_command,
+    "diff": diff_command,
     "export": export_command,
     "disconnect": _disconnect,
     "forget": _forget,
