@@ -19,14 +19,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import re
 from typing import Any, Final
 
-from silo_nb.demo_agent.client_scripts import risky_step, run_command
+from silo_nb.demo_agent.client_scripts import apply_notes_edit, plan_notes_edit, risky_step, run_command
 from silo_nb.demo_agent.client_tools import ClientTools, Peer
 from silo_nb.demo_agent.fixes import SMART_MODEL, apply_fix, fix_tokens, plan_fix
-from silo_nb.demo_agent.notes import NotesEdit, apply_edit, edit_from, plan_edit
+from silo_nb.demo_agent.prompt_blocks_text import read_prompt
 from silo_nb.demo_agent.rpc_endpoint import INTERNAL_ERROR, JsonObject, RpcError
 from silo_nb.demo_agent.session_store import MODELS, MODES, Session, Turn
 
@@ -98,17 +97,7 @@ class TurnScript:
         self.turn = turn
         self.delay = delay
         self.client = client or ClientTools()
-        blocks = [b for b in prompt if isinstance(b, dict)]
-        self.text = "\n".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
-        self.attachments: list[str] = []
-        for block in blocks:
-            if block.get("type") == "resource_link" and isinstance(block.get("uri"), str):
-                self.attachments.append(block["uri"])
-            elif block.get("type") == "resource" and isinstance(block.get("resource"), dict):
-                self.attachments.append(str(block["resource"].get("uri", "")))
-            elif block.get("type") in ("image", "audio") and isinstance(block.get("data"), str):
-                size = len(block["data"]) * 3 // 4
-                self.attachments.append(f"an {block['type']} ({block.get('mimeType')}, {size:,} bytes)")
+        self.text, self.attachments = read_prompt(prompt)
         self.lowered = self.text.lower()
         self.first_prompt = session.title is None
         self.response_usage: JsonObject | None = None  # a fix turn's usage, sent in the prompt's answer
@@ -255,21 +244,8 @@ class TurnScript:
             ]
             await self.emit({"sessionUpdate": "plan", "entries": entries})
 
-    async def _plan_edit(self) -> NotesEdit:
-        """The edit to propose: ``notes.md`` read through the client when it offers that, else directly."""
-        if not self.client.fs_read:
-            return plan_edit(self.session.cwd, self.text)
-        path = os.path.join(self.session.cwd, "notes.md")
-        text, problem = await self.client.read(self.peer, self.session.session_id, path)
-        return edit_from(path, text, self.text, problem)
-
-    async def _apply_edit(self, edit: NotesEdit) -> str | None:
-        if not self.client.fs_write:
-            return apply_edit(edit)
-        return await self.client.write(self.peer, self.session.session_id, edit.path, edit.new_text)
-
     async def edit_notes(self) -> None:
-        edit = await self._plan_edit()
+        edit = await plan_notes_edit(self)
         read_id = self.session.next_id("call")
         await self.emit(
             {
@@ -305,7 +281,7 @@ class TurnScript:
             await self.emit({"sessionUpdate": "tool_call_update", "toolCallId": edit_id, "status": "failed"})
             await self.say("Left notes.md unchanged.")
             return
-        failure = await self._apply_edit(edit)  # only now, once allowed: the permission has an effect
+        failure = await apply_notes_edit(self, edit)  # only now, once allowed: the permission has an effect
         if failure is not None:
             await self.emit(self._tool_end(edit_id, "failed", failure))
             await self.say(f"Left notes.md unchanged: {failure}.")
