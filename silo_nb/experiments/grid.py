@@ -13,7 +13,8 @@
 - The DataFrame is rebuilt from the run's folder alone (``silo_nb.frame(folder)`` gives the same one);
   its ``attrs["run_folder"]`` says where that is.
 - Cancelling the call (the stop button) cancels every running cell; each closes its session (the agent's
-  process group is killed) before the cancellation goes on. Nothing is approved without ``policy=``.
+  process group is killed) before the cancellation goes on. Nothing is approved without ``policy=``, and
+  the agent's questions are declined unless ``answers=`` covers them.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from silo_nb.experiments.executors import CellExecutor, executor_for
 from silo_nb.experiments.grid_cell import CellResult, CellSpec, template_folder
 from silo_nb.experiments.policy import PermissionPolicy
 from silo_nb.experiments.progress import GridCounts, GridProgress, TextProgress
+from silo_nb.experiments.question_policy import QuestionPolicy
 from silo_nb.experiments.run_folder import RunFolder
 from silo_nb.experiments.run_rows import run_rows
 from silo_nb.experiments.scorers import check_scorers
@@ -58,6 +60,7 @@ async def run_grid(
     repeats: int = 1,
     concurrency: int = 4,
     policy: PermissionPolicy | None = None,
+    answers: Mapping[str, Any] | QuestionPolicy | None = None,
     timeout: float = 300.0,
     name: str | None = None,
     folder: str | os.PathLike[str] | None = None,
@@ -78,6 +81,8 @@ async def run_grid(
 
     ``prompts``: each item a prompt, or a list of prompts sent one after the other in the same session.
     ``configs``: config option values set on each new session (e.g. ``{"model": "demo-smart"}``).
+    ``answers``: the agent's questions answered by field name (``{"confirm": True}``, or a
+    :class:`~silo_nb.experiments.QuestionPolicy`); a question they do not cover is declined.
     ``executor``: where cells run — ``None`` (this loop), a ``dask.distributed.Client`` (its workers),
     or any :class:`~silo_nb.experiments.CellExecutor` (an ``async def run(spec)`` and a ``label``; the
     label is in the progress line and the ``executor`` column).
@@ -96,6 +101,7 @@ async def run_grid(
         raise ValueError(f"score_timeout={score_timeout!r} — give the seconds one scorer may take.")
     if policy is not None and not isinstance(policy, PermissionPolicy):
         raise TypeError(f"policy= takes a silo_nb PermissionPolicy — not {type(policy).__name__}.")
+    question_policy = answers if isinstance(answers, QuestionPolicy) else QuestionPolicy(answers or {})
     chosen_scorers = check_scorers(scorers)
     cell_budget = CellBudget(max_tokens=max_tokens, max_cost=max_cost, max_seconds=max_seconds)
     spend = GridSpend(check_grid_budget(budget))
@@ -134,6 +140,7 @@ async def run_grid(
                     prompts=tuple(cell["prompts"]),
                     timeout=timeout,
                     policy=policy,
+                    answers=question_policy,
                     template=seed,
                     config_dirs=dirs,
                     variant=cell["variant"],

@@ -42,6 +42,7 @@ from silo_nb.experiments.budgets import BudgetWatch, CellBudget
 from silo_nb.experiments.diffs import ChangeBase, Changes
 from silo_nb.experiments.grid_run import GridRun
 from silo_nb.experiments.policy import PermissionPolicy
+from silo_nb.experiments.question_policy import QuestionPolicy
 from silo_nb.experiments.scorers import score_run
 from silo_nb.sessions.agents import AgentsService
 from silo_nb.sessions.errors import AgentSessionError
@@ -60,6 +61,7 @@ class CellSpec:
     prompts: tuple[str, ...]
     timeout: float
     policy: PermissionPolicy | None = None
+    answers: QuestionPolicy | None = None  # the agent's questions; None: each declined
     template: str | None = None
     config_dirs: tuple[str, ...] | None = None
     variant: str = ""
@@ -185,6 +187,7 @@ async def _drive(service: AgentsService, spec: CellSpec, work: str, result: Cell
             handle.on_update(watch.on_update)
             if spec.policy is not None:
                 handle.on_permission(spec.policy)
+            handle.on_elicitation(spec.answers or QuestionPolicy())  # unattended: nobody else to ask
             for option_id, value in spec.config.items():
                 await handle.set_config_option(option_id, value)
             async with anyio.create_task_group() as clock:
