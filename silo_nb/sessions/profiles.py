@@ -72,6 +72,10 @@ class AgentProfile(BaseModel):
     terminal: bool = True
     max_terminals: int = Field(default=16, gt=0)  # terminals alive at once per session
     mcp_servers: tuple[McpServerConfig, ...] = ()
+    # The kernel tools (silo_nb/kernel_tools): a "notebook" MCP server offered to sessions connected from
+    # a kernel, and how long one run_code may run.
+    kernel_tools: bool = True
+    run_code_timeout: float = Field(default=60.0, gt=0)
 
     @property
     def spawn_env(self) -> dict[str, str | None]:
