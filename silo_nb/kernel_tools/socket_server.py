@@ -127,17 +127,23 @@ class KernelToolServer:
     def is_open(self) -> bool:
         return self._server is not None
 
-    async def aclose(self) -> None:
-        """Stop listening, drop the open connections and remove the folder. Idempotent."""
+    def close(self) -> None:
+        """Stop listening, drop the open connections and remove the folder, at once. Idempotent."""
         server, self._server = self._server, None
         for writer in list(self._writers):
             writer.close()
         if server is not None:
             server.close()
-            with contextlib.suppress(Exception):
-                await server.wait_closed()
         if self._cleanup is not None:
             self._cleanup()
+
+    async def aclose(self) -> None:
+        """:meth:`close`, then wait until the listener is gone."""
+        server = self._server
+        self.close()
+        if server is not None:
+            with contextlib.suppress(Exception):
+                await server.wait_closed()
 
     # -- serving ------------------------------------------------------------------------------------
 

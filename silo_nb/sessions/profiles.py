@@ -94,6 +94,8 @@ class AgentProfile(BaseModel):
             accepts_prompt=self.accepts_prompt,
             interface=self.interface,
             agent_id=self.agent_id,
+            kernel_tools=self.kernel_tools,
+            run_code_timeout=self.run_code_timeout,
         )
 
 
