@@ -32,7 +32,7 @@ import weakref
 from pathlib import Path
 from typing import Any, Protocol
 
-from silo_nb.kernel_tools.limits import MAX_CODE_CHARS
+from silo_nb.kernel_tools.limits import MAX_CODE_CHARS, TOOL_SECONDS
 from silo_nb.kernel_tools.namespace import KernelNamespace
 from silo_nb.kernel_tools.tools import KernelTools, ToolOutcome
 from silo_nb.kernel_tools.wire import (
@@ -86,8 +86,14 @@ def _package_root() -> str:
 class KernelToolServer:
     """The kernel tools for one session (see the module docstring)."""
 
-    def __init__(self, namespace: KernelNamespace, *, run_code_timeout: float = 60.0) -> None:
-        self.tools = KernelTools(namespace, run_code_timeout=run_code_timeout)
+    def __init__(
+        self,
+        namespace: KernelNamespace,
+        *,
+        run_code_timeout: float = 60.0,
+        tool_seconds: float = TOOL_SECONDS,
+    ) -> None:
+        self.tools = KernelTools(namespace, run_code_timeout=run_code_timeout, tool_seconds=tool_seconds)
         self.token = secrets.token_urlsafe(32)
         self.folder: str | None = None
         self.socket_path: str | None = None

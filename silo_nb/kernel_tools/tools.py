@@ -18,7 +18,7 @@ from typing import Any
 from silo_nb.kernel_tools.cells import current_figure, read_cells
 from silo_nb.kernel_tools.code_runner import run_code
 from silo_nb.kernel_tools.guard import ToolTimeout, bounded
-from silo_nb.kernel_tools.limits import TOOL_SECONDS
+from silo_nb.kernel_tools.limits import OUTPUT_CHARS, TOOL_SECONDS
 from silo_nb.kernel_tools.namespace import KernelNamespace
 from silo_nb.kernel_tools.report_text import cut
 from silo_nb.kernel_tools.variables import ToolInputError, inspect_variable, list_variables
@@ -60,15 +60,18 @@ def _arguments(arguments: Any, allowed: tuple[str, ...]) -> dict[str, Any]:
 class KernelTools:
     """The tools on one namespace (see the module docstring)."""
 
-    def __init__(self, namespace: KernelNamespace, *, run_code_timeout: float) -> None:
+    def __init__(
+        self, namespace: KernelNamespace, *, run_code_timeout: float, tool_seconds: float = TOOL_SECONDS
+    ) -> None:
         self.namespace = namespace
         self.run_code_timeout = run_code_timeout
+        self.tool_seconds = tool_seconds
 
     def read(self, tool: str, arguments: Any) -> ToolOutcome:
         """One of the reading tools; ``failed`` with one line for an unknown tool or a bad argument."""
         ns = self.namespace
         try:
-            with bounded(TOOL_SECONDS):
+            with bounded(self.tool_seconds):
                 if tool == "list_variables":
                     _arguments(arguments, ())
                     return ToolOutcome("completed", list_variables(ns))
@@ -92,7 +95,7 @@ class KernelTools:
         except ToolTimeout:
             return ToolOutcome(
                 "timed_out",
-                f"{tool} stopped after {TOOL_SECONDS:g} s (a value's repr or size took too long).",
+                f"{tool} stopped after {self.tool_seconds:g} s (a repr or a size took too long).",
             )
         except Exception as exc:
             return ToolOutcome("failed", f"{tool} failed: {type(exc).__name__}: {cut(str(exc), 500)}")
@@ -106,4 +109,4 @@ class KernelTools:
             return ToolOutcome("failed", str(exc))
         except Exception as exc:  # a bug here must not take the kernel with it
             return ToolOutcome("failed", f"run_code failed: {type(exc).__name__}: {cut(str(exc), 500)}")
-        return ToolOutcome(result.status, result.text(), result.images, result.previews)
+        return ToolOutcome(result.status, cut(result.text(), OUTPUT_CHARS), result.images, result.previews)
