@@ -143,7 +143,10 @@ def test_code_runs_only_where_a_rule_names_it(tmp_path: Path) -> None:
     only ``allow code`` allows it; ``reject *`` and ``cancel`` still apply to it."""
     cwd, code = str(tmp_path), request("code")
     assert PermissionPolicy("allow *", otherwise="allow").decide(code, cwd)[0] is None
-    assert PermissionPolicy("allow read", "allow edit").decide(code, cwd) == (None, "policy otherwise: cancel")
+    assert PermissionPolicy("allow read", "allow edit").decide(code, cwd) == (
+        None,
+        "policy otherwise: cancel",
+    )
     assert PermissionPolicy("allow *").decide(request("read"), cwd)[0] == "yes"  # other kinds as before
     assert PermissionPolicy("allow code").decide(code, cwd) == ("yes", "policy rule 1: allow code")
     assert PermissionPolicy("allow read,code").decide(code, cwd)[0] == "yes"

@@ -110,7 +110,9 @@ async def test_the_socket_is_this_user_s_alone(workspace: Workspace, other_user:
         probe = [python, "-I", "-c", INTRUDER, server.socket_path, server.token]
 
         def intrude() -> str:
-            done = subprocess.run(probe, user=other_user, cwd="/", capture_output=True, text=True, check=False)
+            done = subprocess.run(
+                probe, user=other_user, cwd="/", capture_output=True, text=True, check=False
+            )
             return done.stdout + done.stderr
 
         assert (await asyncio.to_thread(intrude)).strip() == "PermissionError"  # even with the token
