@@ -3,8 +3,8 @@ event loop, whose requests run the tools on the user's namespace for one session
 
 - :meth:`start` makes a fresh 0700 folder (under ``$XDG_RUNTIME_DIR`` when there is one, else the temp
   folder) holding one 0600 socket, and a random token; :attr:`server_config` is the stdio MCP server to
-  offer the agent (``python -m silo_nb.kernel_tools``, the socket and the token in its environment). No
-  TCP port is opened. The folder goes with :meth:`aclose` (or the kernel's exit).
+  offer the agent (``python -I .../kernel_tools/__main__.py``, the socket and the token in its
+  environment). No TCP port is opened. The folder goes with :meth:`aclose` (or the kernel's exit).
 - Every request must carry the token (compared in constant time) and come from this user (the socket's
   peer credentials, where the OS gives them); else it is refused, counted in :attr:`refused`, and the
   connection closed.
@@ -78,9 +78,7 @@ def _runtime_folder() -> str:
     return folder
 
 
-def _package_root() -> str:
-    """The folder that holds this ``silo_nb``, so the relay imports the same code as the kernel."""
-    return str(Path(__file__).resolve().parents[2])
+RELAY = Path(__file__).resolve().with_name("__main__.py")  # run by path: see that module
 
 
 class KernelToolServer:
@@ -116,14 +114,12 @@ class KernelToolServer:
 
     @property
     def server_config(self) -> McpServerConfig:
-        """The stdio MCP server the agent starts: the relay, with the socket and the token."""
+        """The stdio MCP server the agent starts: the relay (``python -I <path>``), with the socket and the
+        token in its environment (nothing else: the agent's own environment is laid under it)."""
         if self.socket_path is None:
             raise RuntimeError("start() the kernel tool server first")
-        python_path = os.pathsep.join(p for p in (_package_root(), os.environ.get("PYTHONPATH")) if p)
-        env = {SOCKET_ENV: self.socket_path, TOKEN_ENV: self.token, "PYTHONPATH": python_path}
-        return McpServerConfig(
-            name=SERVER_NAME, command=sys.executable, args=("-m", "silo_nb.kernel_tools"), env=env
-        )
+        env = {SOCKET_ENV: self.socket_path, TOKEN_ENV: self.token}
+        return McpServerConfig(name=SERVER_NAME, command=sys.executable, args=("-I", str(RELAY)), env=env)
 
     def bind(self, session: ToolSession | None) -> None:
         """Serve requests for ``session`` from now on (None: for no session)."""
