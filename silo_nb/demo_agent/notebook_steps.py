@@ -88,8 +88,12 @@ def _figures(result: Any) -> int:
 def _summary(name: str, inspected: str) -> str:
     kind = re.search(r"^\*\*\w+\*\*: (.+)$", inspected, re.MULTILINE)
     shape = re.search(r"^shape: (.+)$", inspected, re.MULTILINE)
-    described = f"`{name}` is a {kind.group(1) if kind else 'value'}"
-    return described + (f" ({shape.group(1)})" if shape else "")
+    nulls = re.search(r"^null counts: (.+)$", inspected, re.MULTILINE)
+    described = f"`{name}` is a {kind.group(1) if kind else 'value'}" + (
+        f" ({shape.group(1)})" if shape else ""
+    )
+    missing = [part for part in (nulls.group(1).split(", ") if nulls else ()) if not part.endswith(": 0")]
+    return described + (f"; what stands out: missing values ({', '.join(missing)})" if missing else "")
 
 
 async def look_into(self: Script, name: str, servers: list[JsonObject]) -> None:
