@@ -58,6 +58,7 @@ async def run_grid(
     progress: GridProgress | bool | None = True,
     retry_failed: bool = False,
     config_dirs: Iterable[str | os.PathLike[str]] | None = None,
+    kernel_tools: bool = False,
 ) -> Any:
     """Run every cell of the grid (skipping those a previous attempt finished); return the DataFrame.
 
@@ -66,12 +67,19 @@ async def run_grid(
     ``executor``: where cells run — ``None`` (this loop), a ``dask.distributed.Client`` (its workers),
     or any :class:`~silo_nb.experiments.CellExecutor` (an ``async def run(spec)`` and a ``label``; the
     label is in the progress line and the ``executor`` column).
+    ``kernel_tools``: offer each session the kernel tools on this kernel's namespace (off by default; code
+    runs only where ``policy`` says ``allow code``); cells must then run on this loop (no ``executor``).
     """
     pd = require_pandas()
     cells = expand_grid(prompts, profiles=profiles, configs=configs, repeats=repeats)
     _check_numbers(concurrency=concurrency, timeout=timeout)
     if policy is not None and not isinstance(policy, PermissionPolicy):
         raise TypeError(f"policy= takes a silo_nb PermissionPolicy — not {type(policy).__name__}.")
+    if kernel_tools and executor is not None:
+        raise ValueError(
+            "kernel_tools=True works only with the cells on this kernel's loop — drop executor= (the tools "
+            "act on this kernel's namespace, which a worker does not have)."
+        )
     runner = executor_for(executor)  # before the run's folder exists: a bad executor= leaves nothing
     run_name = name or "grid-" + hashlib.sha256(json.dumps(cells).encode()).hexdigest()[:10]
     if not _SAFE_NAME.fullmatch(run_name):
@@ -107,6 +115,7 @@ async def run_grid(
                     policy=policy,
                     template=seed,
                     config_dirs=dirs,
+                    kernel_tools=kernel_tools,
                 )
                 group.start_soon(_one_cell, runner, spec, run, limiter, tracker)
     finally:

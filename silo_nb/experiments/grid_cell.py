@@ -10,6 +10,9 @@
   turn is cancelled on the agent's side (its ``turn_end`` says so) and the cell is ``failed``.
 - A turn that fails (the agent's error) or a connect that fails makes the cell ``failed`` with that
   one-line error; a closed connection ends the cell's remaining prompts.
+- ``kernel_tools`` (``run_grid(kernel_tools=True)``): the cell's session is offered the kernel tools on
+  this process's ``__main__`` namespace (a kernel's: the user's), only where the cell runs on this loop;
+  ``run_code`` then needs the policy's ``allow code``.
 - :func:`run_cell_blocking` is the Dask task (and what a user's executor calls in a thread, a process
   or on another machine): such a thread has no event loop, so it starts one for the cell
   (``anyio.run``). That is the one place silo_nb makes a loop, and it never runs on the kernel's loop:
@@ -22,6 +25,7 @@ import contextlib
 import os
 import shutil
 import socket
+import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -31,11 +35,15 @@ from typing import Any
 import anyio
 
 from silo_nb.experiments.policy import PermissionPolicy
+from silo_nb.kernel_tools import KernelNamespace, KernelToolServer
 from silo_nb.sessions.agents import AgentsService
 from silo_nb.sessions.errors import AgentSessionError
 from silo_nb.sessions.status import now_iso
 
 __all__ = ["CellResult", "CellSpec", "run_cell", "run_cell_blocking"]
+
+# What IPython puts in a kernel's namespace (not the user's variables).
+_IPYTHON_NAMES = frozenset({"In", "Out", "get_ipython", "exit", "quit", "open"})
 
 
 @dataclass(frozen=True)
@@ -50,6 +58,7 @@ class CellSpec:
     policy: PermissionPolicy | None = None
     template: str | None = None
     config_dirs: tuple[str, ...] | None = None
+    kernel_tools: bool = False
 
 
 @dataclass
@@ -91,12 +100,27 @@ async def run_cell(spec: CellSpec) -> CellResult:
     return result
 
 
+async def _kernel_tools(service: AgentsService, spec: CellSpec) -> KernelToolServer | None:
+    """The kernel tools on ``__main__`` for a cell that asks for them (see the module docstring)."""
+    if not spec.kernel_tools:
+        return None
+    summary = next((p for p in service.profiles.list() if p.id == spec.profile), None)
+    timeout = summary.run_code_timeout if summary is not None else 60.0
+    namespace = KernelNamespace(sys.modules["__main__"].__dict__, hidden=_IPYTHON_NAMES)
+    return await KernelToolServer(namespace, run_code_timeout=timeout).start()
+
+
 async def _drive(service: AgentsService, spec: CellSpec, work: str, result: CellResult) -> None:
     handle = None
+    tools = None
     errors: list[str] = []
     try:
         with anyio.move_on_after(spec.timeout) as scope:
-            handle = await service.sessions.connect(spec.profile, cwd=work)
+            tools = await _kernel_tools(service, spec)
+            servers = [tools.server_config] if tools is not None else []
+            handle = await service.sessions.connect(spec.profile, cwd=work, mcp_servers=servers)
+            if tools is not None:
+                tools.bind(handle)
             result.session_id = handle.session_id
             if spec.policy is not None:
                 handle.on_permission(spec.policy)
@@ -114,6 +138,8 @@ async def _drive(service: AgentsService, spec: CellSpec, work: str, result: Cell
     except (AgentSessionError, ValueError, OSError) as exc:  # connect or a config option failed
         errors.append(_one_line(exc))
     finally:
+        if tools is not None:
+            tools.close()
         if handle is not None:
             with anyio.CancelScope(shield=True):
                 await handle.aclose()  # the agent's process group is gone and the journal flushed
