@@ -4,7 +4,10 @@ shell's namespace and asks to run code; the answer decides what happens to the n
 
 from __future__ import annotations
 
+import tempfile
+
 import pandas as pd
+import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
 import silo_nb
@@ -88,3 +91,18 @@ async def test_no_kernel_tools_offers_the_agent_nothing(
     captured, result = await run(shell, "%%prompt\nlook into df")
     assert result.success
     assert "no notebook tools" in final_bundle(captured).data["text/markdown"]
+
+
+async def test_a_socket_that_cannot_be_made_leaves_a_connection_without_the_tools(
+    shell: InteractiveShell,  # noqa: F811
+    workspace: Workspace,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
+    monkeypatch.setattr(tempfile, "tempdir", str(workspace.root / "no-such-folder"))
+    _, result = await run(shell, "%silo connect demo --as nosocket")
+    assert result.success, result.error_in_exec
+    assert shell._silo_nb.connections["nosocket"].kernel_tools is None
+    assert shell.user_ns["nosocket"].is_live
+    assert "kernel tools are off for this connection: their socket could not be made" in caplog.text
