@@ -115,8 +115,10 @@ PACKAGE = ROOT / "silo_nb"
 ALLOWED = {
     "acp": set(),
     "sessions": {"acp"},
-    "notebook": {"acp", "sessions", "experiments"},
-    "experiments": {"acp", "sessions"},
+    # The kernel tools act on a namespace they are lent: they never import IPython (nor the notebook).
+    "kernel_tools": {"acp", "sessions"},
+    "notebook": {"acp", "sessions", "experiments", "kernel_tools"},
+    "experiments": {"acp", "sessions", "kernel_tools"},
     "demo_agent": set(),
 }
 MAX_MODULE_LINES = 400

@@ -5,7 +5,8 @@
   slash commands ``/title``, ``/explain``, ``/plan`` and ``/clear`` (methods ``command_<name>``); with a
   client that offers them, ``run the tests``/``terminal`` (a client terminal) and ``risky`` (a question),
   client_scripts.py.
-- ``edit`` goes through the client's ``fs/*`` when offered, else reads and writes ``notes.md`` itself.
+- ``edit`` goes through the client's ``fs/*`` when offered, else reads and writes ``notes.md`` itself;
+  ``look into NAME`` uses the notebook's MCP server (notebook_steps.py).
 - Each step first pauses (``--delay``) and checks for cancellation, so ``session/cancel`` stops a turn at its
   next step (``TurnCancelled``) and the prompt answers ``{"stopReason": "cancelled"}``.
 - Every update a turn sends is appended to the session's history (which ``session/load`` replays), and the
@@ -25,6 +26,7 @@ from typing import Any, Final
 from silo_nb.demo_agent.client_scripts import apply_notes_edit, plan_notes_edit, risky_step, run_command
 from silo_nb.demo_agent.client_tools import ClientTools, Peer
 from silo_nb.demo_agent.fixes import SMART_MODEL, apply_fix, fix_tokens, plan_fix
+from silo_nb.demo_agent.notebook_steps import look_into, looked_into
 from silo_nb.demo_agent.prompt_blocks_text import read_prompt
 from silo_nb.demo_agent.rpc_endpoint import INTERNAL_ERROR, JsonObject, RpcError
 from silo_nb.demo_agent.session_store import MODELS, MODES, Session, Turn
@@ -211,6 +213,8 @@ class TurnScript:
             await risky_step(self)
         if has_keyword(self.lowered, "edit") or has_keyword(self.lowered, "tool"):
             await self.edit_notes()
+        if (name := looked_into(self.text)) is not None:
+            await look_into(self, name, self.session.mcp_servers)
         return await self.finish()
 
     def reply_markdown(self) -> str:

@@ -76,6 +76,7 @@ async def run_grid(
     max_seconds: float | None = None,
     budget: Mapping[str, float] | None = None,
     keep_workdirs: bool = False,
+    kernel_tools: bool = False,
 ) -> Any:
     """Run every cell of the grid (skipping those a previous attempt finished); return the DataFrame.
 
@@ -93,6 +94,8 @@ async def run_grid(
     (stop reason ``budget``, ``budget_exceeded`` names it). ``budget``: the grid's total, ``{"cost": 5}``
     or ``{"tokens": 1e6}``: no new cell starts once it is spent.
     ``keep_workdirs``: keep each cell's working copy under the run's folder (``workdirs/<cell>``).
+    ``kernel_tools``: offer each session the kernel tools on this kernel's namespace (off by default; code
+    runs only where ``policy`` says ``allow code``); cells must then run on this loop (no ``executor``).
     """
     pd = require_pandas()
     cells = expand_grid(prompts, profiles=profiles, configs=configs, repeats=repeats)
@@ -105,6 +108,11 @@ async def run_grid(
     chosen_scorers = check_scorers(scorers)
     cell_budget = CellBudget(max_tokens=max_tokens, max_cost=max_cost, max_seconds=max_seconds)
     spend = GridSpend(check_grid_budget(budget))
+    if kernel_tools and executor is not None:
+        raise ValueError(
+            "kernel_tools=True works only with the cells on this kernel's loop — drop executor= (the tools "
+            "act on this kernel's namespace, which a worker does not have)."
+        )
     runner = executor_for(executor)  # before the run's folder exists: a bad executor= leaves nothing
     run_name = name or "grid-" + hashlib.sha256(json.dumps(cells).encode()).hexdigest()[:10]
     if not _SAFE_NAME.fullmatch(run_name):
@@ -150,6 +158,7 @@ async def run_grid(
                     score_timeout=float(score_timeout),
                     budget=cell_budget if cell_budget.active else None,
                     keep_to=str(run.workdir_path(cell["cell"])) if keep_workdirs else None,
+                    kernel_tools=kernel_tools,
                 )
                 group.start_soon(_one_cell, runner, spec, attempt)
     finally:

@@ -15,6 +15,9 @@
 - A turn that fails (the agent's error) or a connect that fails makes the cell ``failed`` with that
   one-line error; a closed connection ends the cell's remaining prompts. A failed cell is still diffed
   and scored (a scorer says what it left behind).
+- ``kernel_tools`` (``run_grid(kernel_tools=True)``): the cell's session is offered the kernel tools on
+  this process's ``__main__`` namespace (a kernel's: the user's), only where the cell runs on this loop;
+  ``run_code`` then needs the policy's ``allow code``.
 - :func:`run_cell_blocking` is the Dask task (and what a user's executor calls in a thread, a process
   or on another machine): such a thread has no event loop, so it starts one for the cell
   (``anyio.run``). That is the one place silo_nb makes a loop, and it never runs on the kernel's loop:
@@ -29,6 +32,7 @@ import contextlib
 import os
 import shutil
 import socket
+import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -44,11 +48,15 @@ from silo_nb.experiments.grid_run import GridRun
 from silo_nb.experiments.policy import PermissionPolicy
 from silo_nb.experiments.question_policy import QuestionPolicy
 from silo_nb.experiments.scorers import score_run
+from silo_nb.kernel_tools import KernelNamespace, KernelToolServer
 from silo_nb.sessions.agents import AgentsService
 from silo_nb.sessions.errors import AgentSessionError
 from silo_nb.sessions.status import now_iso
 
 __all__ = ["CellResult", "CellSpec", "run_cell", "run_cell_blocking"]
+
+# What IPython puts in a kernel's namespace (not the user's variables).
+_IPYTHON_NAMES = frozenset({"In", "Out", "get_ipython", "exit", "quit", "open"})
 
 
 @dataclass(frozen=True)
@@ -71,6 +79,7 @@ class CellSpec:
     score_timeout: float = 120.0
     budget: CellBudget | None = None
     keep_to: str | None = None  # where the working copy is kept (keep_workdirs=True)
+    kernel_tools: bool = False
 
 
 @dataclass
@@ -170,8 +179,19 @@ async def _score(spec: CellSpec, result: CellResult, work: str, journal: Path | 
         shutil.rmtree(folder, ignore_errors=True)
 
 
+async def _kernel_tools(service: AgentsService, spec: CellSpec) -> KernelToolServer | None:
+    """The kernel tools on ``__main__`` for a cell that asks for them (see the module docstring)."""
+    if not spec.kernel_tools:
+        return None
+    summary = next((p for p in service.profiles.list() if p.id == spec.profile), None)
+    timeout = summary.run_code_timeout if summary is not None else 60.0
+    namespace = KernelNamespace(sys.modules["__main__"].__dict__, hidden=_IPYTHON_NAMES)
+    return await KernelToolServer(namespace, run_code_timeout=timeout).start()
+
+
 async def _drive(service: AgentsService, spec: CellSpec, work: str, result: CellResult) -> Path | None:
     handle = None
+    tools = None
     errors: list[str] = []
     journal: Path | None = None
 
@@ -182,7 +202,11 @@ async def _drive(service: AgentsService, spec: CellSpec, work: str, result: Cell
     watch = BudgetWatch(spec.budget, cancel_turn)
     try:
         with anyio.move_on_after(spec.timeout) as scope:
-            handle = await service.sessions.connect(spec.profile, cwd=work)
+            tools = await _kernel_tools(service, spec)
+            servers = [tools.server_config] if tools is not None else []
+            handle = await service.sessions.connect(spec.profile, cwd=work, mcp_servers=servers)
+            if tools is not None:
+                tools.bind(handle)
             result.session_id = handle.session_id
             handle.on_update(watch.on_update)
             if spec.policy is not None:
@@ -213,6 +237,8 @@ async def _drive(service: AgentsService, spec: CellSpec, work: str, result: Cell
     except (AgentSessionError, ValueError, OSError) as exc:  # connect or a config option failed
         errors.append(_one_line(exc))
     finally:
+        if tools is not None:
+            tools.close()
         if handle is not None:
             with anyio.CancelScope(shield=True):
                 await handle.aclose()  # the agent's process group is gone and the journal flushed

@@ -376,3 +376,5 @@ class AgentProfileSummary(FrozenModel):
     accepts_prompt: bool = False
     interface: Literal["chat", "terminal"] = "chat"
     agent_id: str | None = None
+    kernel_tools: bool = True  # sessions connected from a kernel get the "notebook" MCP server
+    run_code_timeout: float = 60.0  # seconds one kernel tools' run_code may run

@@ -73,6 +73,10 @@ class AgentProfile(BaseModel):
     terminal: bool = True
     max_terminals: int = Field(default=16, gt=0)  # terminals alive at once per session
     mcp_servers: tuple[McpServerConfig, ...] = ()
+    # The kernel tools (silo_nb/kernel_tools): a "notebook" MCP server offered to sessions connected from
+    # a kernel, and how long one run_code may run.
+    kernel_tools: bool = True
+    run_code_timeout: float = Field(default=60.0, gt=0)
 
     @property
     def spawn_env(self) -> dict[str, str | None]:
@@ -91,6 +95,8 @@ class AgentProfile(BaseModel):
             accepts_prompt=self.accepts_prompt,
             interface=self.interface,
             agent_id=self.agent_id,
+            kernel_tools=self.kernel_tools,
+            run_code_timeout=self.run_code_timeout,
         )
 
 

@@ -103,6 +103,12 @@ async def _profiles(session: NotebookSession, args: argparse.Namespace) -> None:
 @argument("--fresh", action="store_true", help="continue in a new agent session, carrying the transcript")
 @argument("--discard", action="store_true", help="continue in a new agent session, dropping the transcript")
 @argument("--bg", action="store_true", help="return at once; the connection is made in the background")
+@argument(
+    "--no-kernel-tools",
+    dest="no_kernel_tools",
+    action="store_true",
+    help="offer the agent no tools on this kernel (its variables, run_code)",
+)
 async def _connect(session: NotebookSession, args: argparse.Namespace) -> None:
     """Connect to an agent and show the session panel; the handle is bound to NAME in your namespace.
 
@@ -131,6 +137,7 @@ async def _connect(session: NotebookSession, args: argparse.Namespace) -> None:
         fresh=args.fresh,
         discard=args.discard,
         background=args.bg,
+        kernel_tools=False if args.no_kernel_tools else None,
     )
 
 
