@@ -123,8 +123,13 @@ ALLOWED = {
 }
 MAX_MODULE_LINES = 400
 # Scripted content, not logic (the demo agent's turns); the reducer, one job with a handler per kind of
-# the kinds table (splitting its builder across files would split that one job).
-LONGER_ALLOWED = {"demo_agent/scripted_turns.py": 420, "notebook/transcript.py": 440}
+# the kinds table (splitting its builder across files would split that one job); the session handle, the
+# public face of the contract: one short property or method per name of spec/python-api.md.
+LONGER_ALLOWED = {
+    "demo_agent/scripted_turns.py": 430,
+    "notebook/transcript.py": 440,
+    "sessions/session/handle.py": 410,
+}
 
 
 def _module_name(path: Path) -> str:

@@ -5,14 +5,14 @@
   slash commands ``/title``, ``/explain``, ``/plan`` and ``/clear`` (methods ``command_<name>``); with a
   client that offers them, ``run the tests``/``terminal`` (a client terminal) and ``risky`` (a question),
   client_scripts.py.
-- ``edit`` goes through the client's ``fs/*`` when offered, else reads and writes ``notes.md`` itself;
-  ``look into NAME`` uses the notebook's MCP server (notebook_steps.py).
+- ``edit`` goes through the client's ``fs/*`` when offered, else really appends to ``notes.md`` in the
+  session's cwd itself, once allowed (notes.py); ``look into NAME`` uses the notebook's MCP server
+  (notebook_steps.py).
 - Each step first pauses (``--delay``) and checks for cancellation, so ``session/cancel`` stops a turn at its
   next step (``TurnCancelled``) and the prompt answers ``{"stopReason": "cancelled"}``.
 - Every update a turn sends is appended to the session's history (which ``session/load`` replays), and the
   user's prompt is recorded there as a ``user_message_chunk``.
 - A script talks to the client only through a ``Peer`` (notify, request), so it knows nothing of the wire.
-- The ``edit`` script reads and, once allowed, really appends to ``notes.md`` in the session's cwd (notes.py).
 - Scripted content makes this module longer than the others; the logic is the small part.
 """
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from silo_nb.kernel_tools import figures
+from silo_nb.kernel_tools import plot_capture as figures
 from silo_nb.kernel_tools.limits import CELL_CHARS, MAX_CELLS, OUTPUT_CHARS
 from silo_nb.kernel_tools.namespace import KernelNamespace
 from silo_nb.kernel_tools.report_text import capped_repr, cut

@@ -23,7 +23,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from silo_nb.kernel_tools import figures
+from silo_nb.kernel_tools import plot_capture as figures
 from silo_nb.kernel_tools.guard import ToolTimeout, bounded
 from silo_nb.kernel_tools.limits import MAX_CODE_CHARS, MAX_FIGURES, TOOL_SECONDS, VALUE_CHARS
 from silo_nb.kernel_tools.namespace import KernelNamespace
