@@ -1,5 +1,5 @@
-"""The caps of the kernel tools: what one call may cost the kernel and send the agent (README, "The kernel
-as the agent's workbench", lists them). Every tool reads them from here."""
+"""The caps of the kernel tools: what one call may cost the kernel and send the agent (docs/kernel-tools.md
+lists them). Every tool reads them from here."""
 
 from __future__ import annotations
 

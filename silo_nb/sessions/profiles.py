@@ -156,7 +156,8 @@ def _first_error(exc: ValidationError) -> str:
     where = ".".join(str(part) for part in error.get("loc", ()))
     if error.get("type") == "extra_forbidden" and len(error.get("loc", ())) == 1:
         close = difflib.get_close_matches(where, list(AgentProfile.model_fields), n=1, cutoff=0.6)
-        hint = f' — did you mean "{close[0]}"?' if close else " — see the README's profile keys"
+        keys = " — see the profile keys (docs/profiles-and-agents.md)"
+        hint = f' — did you mean "{close[0]}"?' if close else keys
         return f'unknown key "{where}"{hint}'
     return f"{where}: {error.get('msg', 'invalid')}" if where else str(error.get("msg", "invalid"))
 
