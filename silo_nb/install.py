@@ -23,7 +23,8 @@ __all__ = ["KERNEL_NAME", "example_profiles", "install", "main"]
 
 KERNEL_NAME = "silo-python"
 _STARTER_HEADER = (
-    "# Agent profiles for silo_nb: uncomment one, or add your own (see the README's profile keys),\n"
+    "# Agent profiles for silo_nb: uncomment one, or add your own\n"
+    "# (every profile key: docs/profiles-and-agents.md in silo_nb's repository),\n"
     "# then `%silo doctor ID` checks it. The built-in `demo` profile needs nothing here.\n\n"
 )
 

@@ -83,6 +83,10 @@ class AgentProfile(BaseModel):
     terminal: bool = True
     max_terminals: int = Field(default=16, gt=0)  # terminals alive at once per session
     mcp_servers: tuple[McpServerConfig, ...] = ()
+    # The kernel tools (silo_nb/kernel_tools): a "notebook" MCP server offered to sessions connected from
+    # a kernel, and how long one run_code may run.
+    kernel_tools: bool = True
+    run_code_timeout: float = Field(default=60.0, gt=0)
     # A journal played back by the replay agent (``silo_nb.replay_agent``): the command and args are
     # then the replay agent's, at ``replay_speed`` times the recorded pace (0: no pauses).
     replay: str | None = None
@@ -113,6 +117,8 @@ class AgentProfile(BaseModel):
             accepts_prompt=self.accepts_prompt,
             interface=self.interface,
             agent_id=self.agent_id,
+            kernel_tools=self.kernel_tools,
+            run_code_timeout=self.run_code_timeout,
         )
 
 
@@ -190,7 +196,8 @@ def profile_error(exc: ValidationError) -> str:
     where = ".".join(str(part) for part in error.get("loc", ()))
     if error.get("type") == "extra_forbidden" and len(error.get("loc", ())) == 1:
         close = difflib.get_close_matches(where, list(AgentProfile.model_fields), n=1, cutoff=0.6)
-        hint = f' — did you mean "{close[0]}"?' if close else " — see the README's profile keys"
+        keys = " — see the profile keys (docs/profiles-and-agents.md)"
+        hint = f' — did you mean "{close[0]}"?' if close else keys
         return f'unknown key "{where}"{hint}'
     return f"{where}: {error.get('msg', 'invalid')}" if where else str(error.get("msg", "invalid"))
 

@@ -57,7 +57,7 @@ async def test_prompt_error_attaches_the_last_traceback(
     workspace: Workspace,
 ) -> None:
     await run(shell, "%silo connect demo")
-    captured, _ = await run(shell, "%%prompt --error\nfix this")
+    captured, _ = await run(shell, "%%prompt --error\nwhat went wrong here?")
     if last_traceback() is None:  # a fresh interpreter: nothing failed yet
         assert "no error in this kernel yet" in error_line(captured)
     _, failed = await run(shell, "def half(x):\n    return x / 0\nhalf(3)")
@@ -66,7 +66,7 @@ async def test_prompt_error_attaches_the_last_traceback(
     assert text is not None and text.startswith("Traceback (most recent call last):")
     assert "return x / 0" in text and text.endswith("ZeroDivisionError: division by zero")
     assert "interactiveshell.py" not in text  # the kernel's own frames are left out
-    captured, result = await run(shell, "%%prompt --error\nfix this")
+    captured, result = await run(shell, "%%prompt --error\nwhat went wrong here?")
     assert result.success, captured.stderr
     markdown = final_bundle(captured).data["text/markdown"]
     assert "I see 1 attachment: silo:variable/last_error" in markdown

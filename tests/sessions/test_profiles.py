@@ -322,7 +322,8 @@ def test_a_misspelt_key_is_named_with_the_closest_one_and_cited_for_its_own_prof
     service = AgentProfilesService(config_dirs=[user_dir])
     assert [s.id for s in service.list()] == ["demo"]
     assert service.problems[1].endswith('profile second: unknown key "lable" — did you mean "label"?')
-    assert service.problems[0].endswith('profile first: unknown key "shell" — see the README\'s profile keys')
+    keys = "see the profile keys (docs/profiles-and-agents.md)"
+    assert service.problems[0].endswith(f'profile first: unknown key "shell" — {keys}')
     assert service.problems.about("second") == service.problems[1]
     assert service.problems.about("third") is None  # a profile that was never there cites no one else's
 

@@ -42,6 +42,7 @@ from silo_nb.notebook.magics.frame import frame_command
 from silo_nb.notebook.magics.profile_warnings import held_profile_warnings, let_through
 from silo_nb.notebook.magics.prompt import run_prompt
 from silo_nb.notebook.magics.replaying import replay_profile_id
+from silo_nb.notebook.magics.results import diff_command, runs_command
 from silo_nb.notebook.magics.sign_in import auth_subcommands
 from silo_nb.sessions.dormant_sessions import DormantSession
 from silo_nb.sessions.errors import AgentSessionError
@@ -109,6 +110,12 @@ async def _profiles(session: NotebookSession, args: argparse.Namespace) -> None:
 @argument("--fresh", action="store_true", help="continue in a new agent session, carrying the transcript")
 @argument("--discard", action="store_true", help="continue in a new agent session, dropping the transcript")
 @argument("--bg", action="store_true", help="return at once; the connection is made in the background")
+@argument(
+    "--no-kernel-tools",
+    dest="no_kernel_tools",
+    action="store_true",
+    help="offer the agent no tools on this kernel (its variables, run_code)",
+)
 async def _connect(session: NotebookSession, args: argparse.Namespace) -> None:
     """Connect to an agent and show the session panel; the handle is bound to NAME in your namespace.
 
@@ -145,6 +152,7 @@ async def _connect(session: NotebookSession, args: argparse.Namespace) -> None:
         fresh=args.fresh,
         discard=args.discard,
         background=args.bg,
+        kernel_tools=False if args.no_kernel_tools else None,
     )
 
 
@@ -283,6 +291,8 @@ SUBCOMMANDS: dict[str, Handler] = {
     "agents": _agents,
     "journal": _journal,
     "frame": frame_command,
+    "runs": runs_command,
+    "diff": diff_command,
     "export": export_command,
     "disconnect": _disconnect,
     "forget": _forget,

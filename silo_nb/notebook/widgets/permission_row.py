@@ -11,6 +11,8 @@
   :meth:`refresh` notices, disables the buttons and shows "cancelled" (or the other choice).
 - ``on_answer(request)`` is called exactly once, when the row first sees the request answered, so the
   owner (the turn view) can record the decision in the transcript.
+- A request to run code (a tool call of kind ``code``: the kernel tools' ``run_code``) shows the code,
+  highlighted, above its buttons (:attr:`PermissionRow.code_html`): what is allowed is what is seen.
 """
 
 from __future__ import annotations
@@ -19,10 +21,11 @@ from collections.abc import Callable
 from typing import Any
 
 from silo_nb.notebook.render import styles
+from silo_nb.notebook.render.code import code_block_html, lexer_for_language
 from silo_nb.notebook.widgets._common import close_tree, esc, ipw, log
 from silo_nb.sessions.agent_requests import AgentPermissionOption, AgentPermissionRequest
 
-__all__ = ["PermissionRow", "is_lasting"]
+__all__ = ["PermissionRow", "code_of", "is_lasting"]
 
 LASTING_MARKER = " (always)"
 LASTING_ALLOW_TOOLTIP = "Grants a lasting permission"
@@ -53,6 +56,15 @@ def _tooltip(option: AgentPermissionOption) -> str:
     if not is_lasting(option):
         return option.name
     return LASTING_ALLOW_TOOLTIP if option.kind.startswith("allow") else LASTING_REJECT_TOOLTIP
+
+
+def code_of(request: AgentPermissionRequest) -> str | None:
+    """The code a ``code`` request would run (None for any other request)."""
+    call = request.tool_call
+    if call is None or call.kind != "code" or not isinstance(call.raw_input, dict):
+        return None
+    code = call.raw_input.get("code")
+    return code if isinstance(code, str) else None
 
 
 def _chosen_html(option: AgentPermissionOption | None) -> str:
@@ -86,8 +98,17 @@ class PermissionRow(ipw.HBox):  # type: ignore[misc]  # ipywidgets is untyped
             button.on_click(lambda _button, option_id=option.option_id: self._clicked(option_id))
             self.buttons[option.option_id] = button
         self.status_html: Any = ipw.HTML(value="")
+        code = code_of(request)
+        self.code_html: Any = (
+            ipw.HTML(
+                value=code_block_html(code, lexer_for_language("python")), layout=ipw.Layout(width="100%")
+            )
+            if code is not None
+            else None
+        )
+        shown = [self.code_html] if self.code_html is not None else []
         super().__init__(
-            children=[self.title_html, *self.buttons.values(), self.status_html],
+            children=[self.title_html, *shown, *self.buttons.values(), self.status_html],
             layout=ipw.Layout(flex_flow="row wrap", align_items="center"),
         )
         if request.answered:

@@ -4,7 +4,8 @@
   agent connection, its capabilities, the session id) and a :class:`~.journal_slot.JournalSlot`; the parts
   each own one job: ``inbound`` (what the agent sends, in arrival order), ``turns`` (turn tracking and the
   quiet-period timer), ``permissions`` (pending permissions), ``options`` (config options), ``stop`` (a Stop
-  and its bound). They reach each other only through this object's public attributes.
+  and its bound), ``client_tools`` (tools silo_nb runs for the agent). They reach each other only
+  through this object's public attributes.
 - :meth:`SessionCore.record` is the one way into the transcript: the journal, then ``on_transcript``.
 - Everything the session reports to its service goes to ``registry`` (``host.SessionRegistry``).
 - :attr:`SessionCore.opening`: what the agent sent a new session before its first prompt (pi's banner
@@ -31,6 +32,7 @@ from silo_nb.sessions.models import AgentCommand, AgentSessionUpdate
 from silo_nb.sessions.parse import MessageIdSynthesizer
 from silo_nb.sessions.profiles import AgentProfile
 from silo_nb.sessions.session.client_files import ClientFiles
+from silo_nb.sessions.session.client_tool_calls import ClientToolCalls
 from silo_nb.sessions.session.config_options import ConfigOptions
 from silo_nb.sessions.session.inbound import InboundTraffic
 from silo_nb.sessions.session.journal_slot import JournalSlot
@@ -115,6 +117,13 @@ class SessionCore:
             cwd=cwd,
             max_terminals=profile.max_terminals,
             record=self.record,
+        )
+        # Tools silo_nb runs for the agent (the kernel tools): journaled, asking through the same desk.
+        self.client_tools = ClientToolCalls(
+            record=self.record,
+            desk=self.permissions,
+            turn_running=lambda: self.turns.prompts_in_flight > 0,
+            is_open=lambda: self.journal_in_use,
         )
         self.inbound = InboundTraffic(self)
 

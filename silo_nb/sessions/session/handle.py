@@ -29,6 +29,7 @@ from silo_nb.sessions.models import (
     AgentSessionUpdate,
     ResumeOutcome,
 )
+from silo_nb.sessions.session.client_tool_calls import ClientToolCalls
 from silo_nb.sessions.session.core import SessionCore
 from silo_nb.sessions.session.permission_desk import PermissionPolicy
 from silo_nb.sessions.session.prompt_blocks import prompt_line, validate_prompt_blocks
@@ -211,6 +212,12 @@ class AgentSessionHandle:
         """A listener for the agent's questions (answer with ``request.accept(values)``, ``decline()`` or
         ``cancel()``), or a policy that answers by rule (journaled). With none, questions are cancelled."""
         return self._core.questions.add(listener)
+
+    @property
+    def client_tool_calls(self) -> ClientToolCalls:
+        """The tools silo_nb runs for the agent in this session's turns (the kernel tools' MCP server):
+        each call journaled as ``kernel_tool`` lines and asking through :meth:`on_permission`'s flow."""
+        return self._core.client_tools
 
     @property
     def pending_questions(self) -> tuple[AgentElicitationRequest, ...]:

@@ -13,11 +13,14 @@
   ``silo_nb.experiments.PermissionPolicy``) can stand in for a listener: it answers at once, and its
   decision line also carries ``decidedBy`` (the rule that chose), so unattended answers are auditable
   beside human ones. Nothing is approved unless a listener or a policy says so.
+- silo_nb can ask for itself (:meth:`PermissionDesk.ask_for_client`: a kernel tool's ``run_code``): the
+  same request, listeners, policies, buttons and journal lines as an agent's request; ``raw.origin`` is
+  ``silo_nb``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -151,6 +154,17 @@ class PermissionDesk:
         if pending.choice is None:
             return {"outcome": {"outcome": "cancelled"}}
         return {"outcome": {"outcome": "selected", "optionId": pending.choice}}
+
+    async def ask_for_client(
+        self, tool_call: Mapping[str, Any], options: Sequence[Mapping[str, Any]], *, open_: bool
+    ) -> str | None:
+        """A permission silo_nb asks for itself, before a tool call of its own (``tool_call`` and
+        ``options`` in ACP's shape): served exactly like an agent's request. The chosen option id, or
+        None (cancelled, or nobody to ask)."""
+        params = {"toolCall": dict(tool_call), "options": [dict(o) for o in options], "origin": "silo_nb"}
+        outcome = (await self.ask(params, open_=open_))["outcome"]
+        choice = outcome.get("optionId") if outcome.get("outcome") == "selected" else None
+        return choice if isinstance(choice, str) else None
 
 
 def _line(

@@ -71,7 +71,10 @@ async def send_prompt(
         stop_reason = "end_turn"
     if stop.asked:  # answered after a Stop: stopped, whatever the agent calls it (it is kept in raw)
         stop_reason = "cancelled"
-    return AgentPromptResult(stop_reason=stop_reason, raw=raw)
+    usage = raw.get("usage")
+    return AgentPromptResult(
+        stop_reason=stop_reason, raw=raw, usage=dict(usage) if isinstance(usage, Mapping) else None
+    )
 
 
 class TurnEnd:
