@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -134,3 +135,19 @@ def test_the_agents_list_titles_are_as_wide_as_their_text(tmp_path: Path) -> Non
         assert f'<b title="{TITLE}">' in view._repr_mimebundle_()["text/html"]
     finally:
         view.close_all()
+
+
+def test_no_saved_notebook_shows_a_reject_with_a_green_bar() -> None:
+    """The saved outputs are what a reader sees first (03 showed its Reject green, from older code)."""
+    found = []
+    for notebook in sorted((Path(__file__).parents[2] / "notebooks").glob("*.ipynb")):
+        for cell in json.loads(notebook.read_text(encoding="utf-8"))["cells"]:
+            for output in cell.get("outputs", []):
+                html = output.get("data", {}).get("text/html", "")
+                html = "".join(html) if isinstance(html, list) else html
+                for card in re.findall(r'<div class="silo-permission".*?</div>', html):
+                    found.append((notebook.name, card))
+    rejected = [(name, card) for name, card in found if "<b>Reject</b>" in card]
+    assert rejected, "the notebooks show a rejected permission"
+    for name, card in rejected:
+        assert _bar(card) == styles.rgba(styles.RED, 0.7), name
