@@ -120,6 +120,7 @@ ALLOWED = {
     "notebook": {"acp", "sessions", "experiments", "kernel_tools"},
     "experiments": {"acp", "sessions", "kernel_tools"},
     "demo_agent": set(),
+    "replay_agent": {"acp", "sessions"},
 }
 MAX_MODULE_LINES = 400
 # Scripted content, not logic (the demo agent's turns); the reducer, one job with a handler per kind of

@@ -6,10 +6,14 @@
   the pass rate (y, with its interval): what a better score costs.
 - Both read only ``summarize``'s table (the same numbers as the table shows) and return the matplotlib
   ``Figure``; pass ``ax=`` to draw into axes of your own.
+- Readable as drawn: a group label longer than :data:`LABEL_CHARS` wraps at its " · " (and spaces), so
+  neighbouring labels never overlap; a point's label beside it turns to its left side when it would run
+  past the axes; the layout is made after the labels, so none is clipped at the figure's edge.
 """
 
 from __future__ import annotations
 
+import textwrap
 from typing import Any
 
 __all__ = ["plot_cost_vs_pass", "plot_pass_rates"]
@@ -36,10 +40,24 @@ def _score(summary: Any, score: str | None) -> str:
     return score
 
 
+LABEL_CHARS = 14  # a tick label's line: longer group labels wrap
+
+
 def group_labels(summary: Any) -> list[str]:
     """One label per summary row: its ``by`` values joined."""
     by = list(summary.attrs.get("by") or [])
     return [" · ".join(str(row[name]) for name in by) for _, row in summary.iterrows()]
+
+
+def _wrapped(label: str) -> str:
+    """A tick label on lines of at most :data:`LABEL_CHARS` (a word longer than that keeps its line)."""
+    parts = label.split(" · ")
+    lines = [
+        line
+        for part in parts
+        for line in textwrap.wrap(part, LABEL_CHARS, break_long_words=False, break_on_hyphens=False)
+    ]
+    return "\n".join(lines) or label
 
 
 def _axes(ax: Any, size: tuple[float, float]) -> tuple[Any, Any]:
@@ -64,7 +82,7 @@ def plot_pass_rates(summary: Any, score: str | None = None, *, ax: Any = None) -
     for x, rate, top, n in zip(positions, rates, tops, summary[f"{name}_n"], strict=True):
         passed = round(rate * n) if n else 0
         axes.annotate(f"{passed}/{n}", (x, top), textcoords="offset points", xytext=(0, 4), ha="center")
-    axes.set_xticks(positions, labels)
+    axes.set_xticks(positions, [_wrapped(label) for label in labels])
     axes.set_ylim(0, 1.12)
     axes.set_ylabel(f"{name}: pass rate")
     axes.set_title(f"{name}: pass rate with 95 % Wilson intervals")
@@ -84,9 +102,17 @@ def plot_cost_vs_pass(summary: Any, score: str | None = None, *, ax: Any = None)
     costs = summary["cost_mean"].astype(float)
     spread = summary["cost_std"].astype(float).fillna(0.0)
     axes.errorbar(costs, rates, xerr=spread, yerr=[below, above], fmt="o", capsize=4, color="C3")
-    for label, x, y in zip(group_labels(summary), costs, rates, strict=True):
-        axes.annotate(label, (x, y), textcoords="offset points", xytext=(6, 6))
     axes.margins(x=0.3)  # room for the labels beside the points
+    middle = (float(costs.min()) + float(costs.max())) / 2 if len(costs) else 0.0
+    for label, x, y in zip(group_labels(summary), costs, rates, strict=True):
+        left = len(costs) > 1 and x > middle  # the right-hand points' labels go on their left
+        axes.annotate(
+            label,
+            (x, y),
+            textcoords="offset points",
+            xytext=(-6 if left else 6, 6),
+            ha="right" if left else "left",
+        )
     axes.set_xlabel("mean cost per cell")
     axes.set_ylabel(f"{name}: pass rate")
     axes.set_ylim(0, 1.1)

@@ -241,6 +241,8 @@ class TranscriptState:
     error: str | None = None
     # Kinds we do not render: (kind, count) in order of first arrival.
     other: tuple[tuple[str, int], ...] = field(default=())
+    # Repainted from the journal (a restore): the header says so whatever the turn's outcome.
+    restored: bool = False
 
     def tool(self, tool_call_id: str) -> ToolEntry | None:
         return next(

@@ -8,7 +8,8 @@
   this process (``live_ids``). Fields as Silo's: title (the journal's last ``session_info_update`` title,
   else the profile's label, else the session id), agent name, idle since (the last ``turn_end``'s
   ``endedAt``, else the journal's last timestamp, else the record's time, else the file's mtime), and
-  ``can_resume`` as recorded at connect.
+  ``can_resume`` as recorded at connect; ``open_in``: the pid of another kernel that has it open now (the
+  journal lock's owner), which a Resume here would be refused.
 - ``stale`` differs from Silo's on purpose. Silo's flags a restored "working" duration that may be
   untrustworthy; here a dormant entry never shows a duration, and what a reader needs to know before
   pressing Resume is whether the agent can take the session back: stale means it can neither resume nor
@@ -30,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from silo_nb.sessions.journal import journal_line_to_update
+from silo_nb.sessions.journal.locks import lock_owner
 from silo_nb.sessions.kinds import TURN_END_KIND, USER_PROMPT_KIND
 from silo_nb.sessions.parse import session_title
 from silo_nb.sessions.storage import decode_session_id, journal_dir
@@ -54,6 +56,7 @@ class DormantSession:
     idle_since: str | None = None  # ISO
     can_resume: bool | None = None  # None: not recorded
     turns: int = 0
+    open_in: int | None = None  # the pid of another process (kernel) that has it open now, from its lock
 
     @property
     def stale(self) -> bool:
@@ -205,6 +208,7 @@ def find_dormant(
                 idle_since=idle,
                 can_resume=can_resume if isinstance(can_resume, bool) else None,
                 turns=summary.turns,
+                open_in=lock_owner(journals[session_id]) if session_id in journals else None,
             )
         )
     found.sort(key=lambda d: d.idle_since or "", reverse=True)

@@ -20,18 +20,28 @@ import difflib
 import json
 import logging
 import os
+import re
 import sys
 import tomllib
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from silo_nb.sessions.mcp_servers import McpServerConfig
 from silo_nb.sessions.models import AgentProfileSummary
 
-__all__ = ["DEMO_PROFILE_ID", "AgentProfile", "AgentProfilesService", "load_profiles", "profile_files"]
+__all__ = [
+    "DEMO_PROFILE_ID",
+    "AgentProfile",
+    "AgentProfilesService",
+    "load_profiles",
+    "profile_error",
+    "profile_files",
+    "replay_args",
+    "replay_profile",
+]
 
 log = logging.getLogger("silo_nb.profiles")
 
@@ -77,6 +87,18 @@ class AgentProfile(BaseModel):
     # a kernel, and how long one run_code may run.
     kernel_tools: bool = True
     run_code_timeout: float = Field(default=60.0, gt=0)
+    # A journal played back by the replay agent (``silo_nb.replay_agent``): the command and args are
+    # then the replay agent's, at ``replay_speed`` times the recorded pace (0: no pauses).
+    replay: str | None = None
+    replay_speed: float = Field(default=1.0, ge=0)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _replay_command(cls, data: Any) -> Any:
+        if isinstance(data, dict) and isinstance(data.get("replay"), str) and "command" not in data:
+            speed = data.get("replay_speed", 1.0)
+            return {**data, "command": sys.executable, "args": replay_args(data["replay"], speed)}
+        return data
 
     @property
     def spawn_env(self) -> dict[str, str | None]:
@@ -98,6 +120,18 @@ class AgentProfile(BaseModel):
             kernel_tools=self.kernel_tools,
             run_code_timeout=self.run_code_timeout,
         )
+
+
+def replay_args(journal: str, speed: Any = 1.0) -> tuple[str, ...]:
+    """The replay agent's arguments for ``journal`` at ``speed``."""
+    return ("-m", "silo_nb.replay_agent", journal, "--speed", str(speed))
+
+
+def replay_profile(journal: Path, speed: float = 1.0) -> AgentProfile:
+    """A profile playing ``journal`` back (``%silo connect --replay``): id ``replay-`` + the file's stem."""
+    stem = re.sub(r"[^a-z0-9-]+", "-", journal.stem.lower()).strip("-") or "journal"
+    entry = {"id": f"replay-{stem}", "label": f"Replay of {journal.name}", "replay": str(journal)}
+    return AgentProfile.model_validate({**entry, "replay_speed": speed})
 
 
 def demo_profile() -> AgentProfile:
@@ -143,6 +177,12 @@ def _anchored(profile: AgentProfile, folder: Path) -> AgentProfile:
     """``profile`` with a relative command path made absolute against its file's ``folder``."""
     command = os.path.expanduser(profile.command)
     has_slash = os.sep in command or (os.altsep is not None and os.altsep in command)
+    if profile.replay is not None and not os.path.isabs(os.path.expanduser(profile.replay)):
+        journal = os.path.normpath(os.path.join(os.path.abspath(folder), os.path.expanduser(profile.replay)))
+        update: dict[str, Any] = {"replay": journal}
+        if profile.args[:2] == ("-m", "silo_nb.replay_agent"):
+            update["args"] = replay_args(journal, profile.replay_speed)
+        profile = profile.model_copy(update=update)
     if not has_slash:
         return profile  # a bare name: PATH, when the agent starts
     if not os.path.isabs(command):
@@ -150,7 +190,7 @@ def _anchored(profile: AgentProfile, folder: Path) -> AgentProfile:
     return profile if command == profile.command else profile.model_copy(update={"command": command})
 
 
-def _first_error(exc: ValidationError) -> str:
+def profile_error(exc: ValidationError) -> str:
     """The first problem in the profile's own words: an unknown key says so, with the closest known one."""
     error = exc.errors()[0]
     where = ".".join(str(part) for part in error.get("loc", ()))
@@ -206,7 +246,7 @@ def load_profiles(
                 profile = _anchored(AgentProfile.model_validate(entry), path.parent)
             except ValidationError as exc:
                 ident = entry.get("id") if isinstance(entry, dict) else None
-                problems.append(f"{path}: profile {ident or f'#{index + 1}'}: {_first_error(exc)}")
+                problems.append(f"{path}: profile {ident or f'#{index + 1}'}: {profile_error(exc)}")
                 if isinstance(ident, str):
                     skipped[ident] = problems[-1]
                 continue
@@ -249,16 +289,35 @@ class AgentProfilesService:
         self._config_dirs = list(config_dirs) if config_dirs is not None else None
         self.problems = ProfileProblems()
         self._warned: set[Warned] = set()  # the problems logged already (see load_profiles)
+        self._replays: dict[str, AgentProfile] = {}  # %silo connect --replay's, for this service's life
+
+    def add_replay(self, journal: Path, speed: float = 1.0) -> str:
+        """Make a profile that plays ``journal`` back (the replay agent: silo_nb's own, no command of the
+        notebook's) and return its id; the same journal gets the same id, so a restart reconnects it."""
+        profile = replay_profile(journal, speed)
+        self._replays[profile.id] = profile
+        return profile.id
 
     def _load(self) -> dict[str, AgentProfile]:
         profiles, self.problems = load_profiles(profile_files(self._config_dirs), warned=self._warned)
-        return profiles
+        return {**profiles, **{k: v for k, v in self._replays.items() if k not in profiles}}
 
     def list(self) -> tuple[AgentProfileSummary, ...]:
         """Profiles in file order (``demo`` first); ``is_default`` on at most one."""
         profiles = self._load()
         default_id = next((p.id for p in reversed(list(profiles.values())) if p.default), None)
         return tuple(p.summary(is_default=p.id == default_id) for p in profiles.values())
+
+    def user_file(self) -> Path:
+        """The user's own profiles file (``silo/profiles.toml`` in the most specific config folder), where
+        ``%silo add-profile`` writes; it need not exist yet."""
+        if self._config_dirs is None:
+            from jupyter_core.paths import jupyter_config_dir
+
+            return Path(jupyter_config_dir()) / "silo" / "profiles.toml"
+        if not self._config_dirs:
+            raise ValueError("no config folder to write profiles to (this service was given none)")
+        return Path(self._config_dirs[0]) / "silo" / "profiles.toml"
 
     def get(self, profile_id: str) -> AgentProfile | None:
         """The full profile, for the sessions service only (host-internal)."""

@@ -149,3 +149,34 @@ def test_the_plots_show_the_summarys_own_numbers() -> None:
     assert list(line.get_ydata()) == pytest.approx(list(summary["tests_pass_rate"]))
     with pytest.raises(ValueError, match="no pass rate of 'lines'"):
         plot_pass_rates(summary, "lines")
+
+
+def _inside_and_apart(figure: Any, texts: list[Any]) -> None:
+    """Every text drawn lies inside the figure, and no two overlap."""
+    figure.canvas.draw()
+    renderer = figure.canvas.get_renderer()
+    page = figure.bbox
+    boxes = [t.get_window_extent(renderer) for t in texts if t.get_text()]
+    for box in boxes:
+        assert (
+            page.x0 - 1 <= box.x0
+            and box.x1 <= page.x1 + 1
+            and page.y0 - 1 <= box.y0
+            and box.y1 <= page.y1 + 1
+        )
+    for i, box in enumerate(boxes):
+        assert not any(box.overlaps(other) for other in boxes[i + 1 :]), [t.get_text() for t in texts]
+
+
+def test_long_group_labels_wrap_apart_and_nothing_is_clipped() -> None:
+    matplotlib.use("Agg")
+    long_names = {"fast": "claude-sonnet-4-5 · plan mode", "smart": "gpt-5-codex-high · ask mode"}
+    df = frame().assign(model=lambda d: d["model"].map(long_names))
+    summary = summarize(df, by=["model", "profile"])
+    figure = plot_pass_rates(summary)
+    labels = figure.axes[0].get_xticklabels()
+    assert labels[0].get_text().split("\n") == ["claude-sonnet-4-5", "plan mode", "demo"]
+    assert all(len(line) <= 17 for t in labels for line in t.get_text().split("\n"))
+    _inside_and_apart(figure, [*labels, *figure.axes[0].texts])
+    figure = plot_cost_vs_pass(summary)
+    _inside_and_apart(figure, figure.axes[0].texts)

@@ -90,13 +90,18 @@ async def connect(
         "text/plain": f"connecting to {profile_id}…",
         "text/html": f"<i>connecting to {html.escape(profile_id)}…</i>",
     }
+    # A connect this cell waits for fails with its UsageError, said once: the "connecting…" line then goes
+    # (not replaced by the same error). In the background, or shown elsewhere, the error takes its place.
+    raises = show is None and not background
     if show is None:
         status_id = f"silo-connect-{id(connection)}"
         display(connecting, raw=True, display_id=status_id)
         show = session.shown.in_displays([status_id])  # the connect cell's output
     else:
         show(connecting)
-    coroutine = _open(session, connection, show, previous, cwd=cwd, resume=resume, auth_method=auth_method)
+    coroutine = _open(
+        session, connection, show, previous, cwd=cwd, resume=resume, auth_method=auth_method, raises=raises
+    )
     if background:
         connection.task = asyncio.get_running_loop().create_task(coroutine)
         return
@@ -114,6 +119,7 @@ async def _open(
     cwd: str | None,
     resume: dict[str, Any] | None,
     auth_method: str | None = None,
+    raises: bool = False,
 ) -> None:
     try:
         tools = await start_kernel_tools(session, connection.profile_id, connection.kernel_tools_wanted)
@@ -132,6 +138,9 @@ async def _open(
         if not isinstance(exc, (AgentSessionError, ValueError)):
             raise
         connection.error = one_line(exc)
+        if raises:
+            show({"text/plain": ""})  # the caller raises the error: one line, not two
+            return
         show(
             {
                 "text/plain": f"error: {connection.error}",

@@ -31,9 +31,15 @@ from silo_nb.sessions.connecting.handshake import authenticate, initialize, new_
 from silo_nb.sessions.errors import AgentSessionError, AgentSessionInputError
 from silo_nb.sessions.host import ConnectHost
 from silo_nb.sessions.journal import JournalFiles
-from silo_nb.sessions.journal.reconcile import has_conversation_content, last_title, reconcile_load
+from silo_nb.sessions.journal.reconcile import (
+    has_conversation_content,
+    last_commands,
+    last_title,
+    reconcile_load,
+)
 from silo_nb.sessions.mcp_servers import McpServerConfig, wire_servers
 from silo_nb.sessions.models import AgentInfo, AgentSessionRestore
+from silo_nb.sessions.parse import parse_commands
 from silo_nb.sessions.profiles import AgentProfile
 from silo_nb.sessions.session.core import SessionCore
 from silo_nb.sessions.session.handle import AgentSessionHandle
@@ -300,6 +306,9 @@ class Connector:
         slot.attach(journals.writer(old_path, prior))
         core.wiring.adopt(restore.session_id, "new")
         outcome = await self._try_resume_or_load(core, connection, restore.session_id)
+        if not core.commands:  # what the agent offered last time, until it says so again
+            core.commands = parse_commands(last_commands(prior))
+            core.command_listeners.emit()
         if outcome is not None:
             core.wiring.adopt(restore.session_id, "resumed")
             self._after_load(core, outcome, prior)
