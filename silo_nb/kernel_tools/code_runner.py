@@ -142,7 +142,7 @@ def run_code(ns: KernelNamespace, code: Any, *, timeout: float) -> CodeResult:
         return CodeResult("error", traceback=cut("".join(traceback.format_exception_only(exc)), VALUE_CHARS))
     linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
     plt = figures.may_plot(code)
-    before = set(plt.get_fignums()) if plt is not None else set()
+    before = figures.open_figures(plt)
     out, err = _CappedText(VALUE_CHARS), _CappedText(VALUE_CHARS)
     result = CodeResult("completed")
     try:
@@ -173,11 +173,15 @@ def run_code(ns: KernelNamespace, code: Any, *, timeout: float) -> CodeResult:
     return result
 
 
-def _collect_figures(plt: Any, before: set[int], result: CodeResult) -> None:
+def _collect_figures(plt: Any, before: dict[int, Any], result: CodeResult) -> None:
+    """The figures the code made (closed once rendered) or drew on (``Series.plot`` draws on the current
+    axes of a figure that was open: rendered, and left open, the user's)."""
     if plt is None:
         return
-    made = [number for number in plt.get_fignums() if number not in before]
-    for number in made:
+    after = figures.open_figures(plt)
+    changed = [number for number, shape in after.items() if before.get(number) != shape]
+    current = plt.gcf().number if after else None
+    for number in changed:
         figure = plt.figure(number)
         if len(result.images) < MAX_FIGURES:
             try:
@@ -190,4 +194,7 @@ def _collect_figures(plt: Any, before: set[int], result: CodeResult) -> None:
                 result.previews.append(rendered.preview)
         else:
             result.figures_left_out += 1
-        plt.close(figure)
+        if number not in before:
+            plt.close(figure)
+    if current is not None and plt.fignum_exists(current) and current in before:
+        plt.figure(current)  # drawing on the user's figure left it current

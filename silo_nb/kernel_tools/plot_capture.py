@@ -22,7 +22,7 @@ from typing import Any
 
 from silo_nb.kernel_tools.limits import FIGURE_BYTES, JOURNAL_FIGURE_PIXELS
 
-__all__ = ["Rendered", "may_plot", "no_show", "pyplot", "render"]
+__all__ = ["Rendered", "may_plot", "no_show", "open_figures", "pyplot", "render"]
 
 _PLOTS = re.compile(r"matplotlib|\bplt\.|\.plot\b|\.hist\(|seaborn|\bsns\.")
 
@@ -42,6 +42,20 @@ def may_plot(code: str) -> Any:
     except ImportError:
         return None
     return plt
+
+
+def open_figures(plt: Any) -> dict[int, Any]:
+    """Each open figure's number and its shape: per axes, how many artists it holds (what drawing on it
+    changes); ``{}`` without pyplot."""
+    if plt is None or not plt.get_fignums():
+        return {}
+    current = plt.gcf()
+    shapes = {}
+    for number in plt.get_fignums():
+        figure = plt.figure(number)
+        shapes[number] = tuple((id(axes), len(axes.get_children())) for axes in figure.axes)
+    plt.figure(current.number)  # the user's current figure stays current
+    return shapes
 
 
 @contextlib.contextmanager

@@ -191,3 +191,26 @@ def test_namespace_filter_keeps_user_values_only() -> None:
     assert is_user_variable("df", pd.DataFrame(), ())
     assert not is_user_variable("os", types.ModuleType("os"), ())
     assert not is_user_variable("In", [], {"In"})
+
+
+async def test_run_code_drawing_on_a_figure_that_was_open_sends_it_and_leaves_it_open(
+    workspace: Workspace,
+) -> None:
+    """pandas' ``Series.plot`` draws on the current axes when a figure is open (a kernel whose backend keeps
+    figures, or one left by earlier code): that figure changed, so it comes back too, and stays the user's."""
+    namespace: dict[str, object] = {"s": pd.Series([1.0, 3.0, 2.0], index=["a", "b", "c"])}
+    figure, _ = plt.subplots(figsize=(4, 3), dpi=50)
+    untouched, _ = plt.subplots(figsize=(4, 3), dpi=50)
+    try:
+        plt.figure(figure.number)  # the current figure, as the user left it
+        async with tool_session(workspace, namespace) as session:
+            error, text, images = await session.call("run_code", code="ax = s.plot.bar(rot=0)")
+            assert not error, text
+            assert len(images) == 1 and base64.b64decode(images[0]).startswith(PNG)
+            error, text, images = await session.call("run_code", code="x = 1")
+            assert not error and images == []  # nothing drawn: no figure sent
+        assert plt.fignum_exists(figure.number) and plt.fignum_exists(untouched.number)
+        assert plt.gcf() is figure  # still the current one
+    finally:
+        plt.close(figure)
+        plt.close(untouched)
