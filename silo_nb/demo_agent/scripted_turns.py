@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import re
 from typing import Any, Final
 
@@ -33,7 +34,7 @@ from silo_nb.demo_agent.session_store import MODELS, MODES, Session, Turn
 
 CONTEXT_WINDOW: Final = 200_000
 SLOW_CHUNKS: Final = 40
-SLOW_PAUSE: Final = 0.1
+SLOW_PAUSE: Final = float(os.environ.get("SILO_NB_DEMO_SLOW_PAUSE") or 0.1)  # tests: a turn past a timeout
 
 AVAILABLE_COMMANDS: Final[list[JsonObject]] = [
     {"name": "explain", "description": "Explain a piece of code", "input": {"hint": "what to explain"}},
