@@ -285,10 +285,12 @@ class Connector:
             seed: list[str] = []
             old_path = journals.path(workspace, restore.session_id) if restore is not None else None
             if restore is not None and old_path is not None:
-                if restore.transcript == "discard":
-                    journals.discard(old_path)
-                else:
-                    seed = journals.read(old_path)
+                # The lock a resume takes: refused while another kernel writes that journal.
+                with journals.holding(old_path, restore.session_id):
+                    if restore.transcript == "discard":
+                        journals.discard(old_path)
+                    else:
+                        seed = journals.read(old_path)
             result = await self._new_session(core, connection)
             new_path = journals.path(workspace, core.session_id)
             slot.attach(journals.writer(new_path, seed, rewrite=bool(seed) and new_path != old_path))

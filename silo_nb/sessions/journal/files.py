@@ -4,6 +4,8 @@
   back (:meth:`JournalFiles.release_writer`) when it closes.
 - A writer holds the journal's write lock (``locks.py``; this object's :attr:`JournalFiles.locks`): a
   second process connecting to the same session is refused, so two kernels never interleave one journal.
+- Discarding, carrying (``start_fresh``) and removing a journal take the same lock first
+  (:meth:`JournalFiles.holding`): another kernel's live journal is never deleted or copied half-written.
 - :meth:`JournalFiles.close` lets go of every lock it holds (a service that is done; the tests check no
   lock is left behind).
 """
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+from collections.abc import Iterator
 from pathlib import Path
 
 from silo_nb.sessions.errors import AgentSessionError
@@ -99,6 +102,19 @@ class JournalFiles:
         if unlock:
             self.locks.release(path)
 
+    @contextlib.contextmanager
+    def holding(self, path: Path, session_id: str) -> Iterator[None]:
+        """Hold the journal's write lock while the block runs (a discard, a carry, a removal); raises
+        ``AgentSessionError`` at once while another process writes it. Let go after, unless a writer of
+        this service holds it by then."""
+        held = self.locks.holds(path)
+        self.locks.acquire(path, session_id)
+        try:
+            yield
+        finally:
+            if not held and path not in self._live:
+                self.locks.release(path)
+
     def discard(self, path: Path) -> None:
         live = self._live.get(path)
         self._forget(path)
@@ -114,9 +130,9 @@ class JournalFiles:
             raise AgentSessionError(
                 f'Session "{session_id}" is still open here — disconnect it before removing its journal.'
             )
-        self.locks.acquire(path, session_id)  # nobody else may be writing it
-        existed = path.exists()
-        self.discard(path)  # the lock file stays: unlinking it would race another process's lock
+        with self.holding(path, session_id):  # nobody else may be writing it
+            existed = path.exists()
+            self.discard(path)  # the lock file stays: unlinking it would race another process's lock
         return existed
 
     def close(self) -> None:
