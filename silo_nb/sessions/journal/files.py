@@ -6,6 +6,10 @@
   second process connecting to the same session is refused, so two kernels never interleave one journal.
 - Discarding, carrying (``start_fresh``) and removing a journal take the same lock first
   (:meth:`JournalFiles.holding`): another kernel's live journal is never deleted or copied half-written.
+- Every file is reached from the data folder without following a link (``safe_files``): a journal that
+  is a link, a FIFO or in a folder another user may change is refused (:meth:`JournalFiles.check`, one
+  line) and never read nor written through. Reads stream (``reader.py``): memory stays bounded whatever
+  the file.
 - :meth:`JournalFiles.close` lets go of every lock it holds (a service that is done; the tests check no
   lock is left behind).
 """
@@ -14,14 +18,16 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Iterator
+import os
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from silo_nb.sessions.errors import AgentSessionError
 from silo_nb.sessions.journal.locks import JournalLocks
-from silo_nb.sessions.journal.reader import parse_lines, read_lines, read_updates
+from silo_nb.sessions.journal.reader import iter_lines, parse_lines, read_lines, read_updates
 from silo_nb.sessions.journal.writer import JournalWriter
 from silo_nb.sessions.models import AgentSessionUpdate
+from silo_nb.sessions.safe_files import check_folder, open_file, remove_file
 from silo_nb.sessions.storage import decode_session_id, journal_path
 
 __all__ = ["JournalFiles"]
@@ -34,12 +40,39 @@ class JournalFiles:
 
     def __init__(self, data_dir: Path) -> None:
         self.data_dir = data_dir
-        self.locks = JournalLocks()
+        self.locks = JournalLocks(root=data_dir)
         self._live: dict[Path, JournalWriter] = {}
         self._released: set[Path] = set()  # writers the session closed that still hold unwritten lines
 
     def path(self, workspace_id: str, session_id: str) -> Path:
         return journal_path(self.data_dir, workspace_id, session_id)
+
+    def check(self, path: Path, *, folder_only: bool = False) -> int:
+        """Raise ``AgentSessionError`` (one line: what is wrong, what to do) unless the journal's folders
+        are safe and the journal, if it exists, is a regular file; its size (0 when missing)."""
+        try:
+            if folder_only:
+                check_folder(path.parent, self.data_dir)
+                return 0
+            fd = open_file(path, os.O_RDONLY, root=self.data_dir)
+        except FileNotFoundError:
+            return 0
+        except OSError as exc:
+            raise AgentSessionError(f"Cannot use the journal: {exc}") from None
+        try:
+            return os.fstat(fd).st_size
+        finally:
+            os.close(fd)
+
+    def lines(self, path: Path) -> Iterable[str]:
+        """:meth:`read`, streamed: the file's lines one at a time (bounded memory), or a live writer's
+        lines while it cannot write."""
+        live = self._live.get(path)
+        if live is not None:
+            live.flush()
+            if live.pending:
+                return live.snapshot_lines()
+        return iter_lines(path, root=self.data_dir)
 
     def read_updates(self, path: Path) -> list[AgentSessionUpdate]:
         """:meth:`read`'s lines as updates (what ``read_journal`` returns), parsed from the file's bytes."""
@@ -48,20 +81,20 @@ class JournalFiles:
             live.flush()
             if live.pending or path in self._released:
                 return parse_lines(self.read(path))
-        return read_updates(path)
+        return read_updates(path, root=self.data_dir)
 
     def read(self, path: Path) -> list[str]:
         """The file's lines, after flushing a live writer on it; while that writer cannot write, its
         lines (the file as it should be), so a full disk never hides an accepted line."""
         live = self._live.get(path)
         if live is None:
-            return read_lines(path)
+            return read_lines(path, root=self.data_dir)
         live.flush()
         if live.pending:
             return live.snapshot_lines()
         if path in self._released:
             self._forget(path)
-        return read_lines(path)
+        return read_lines(path, root=self.data_dir)
 
     def flush(self, path: Path) -> bool:  # False: its live writer cannot write now (read() has the lines)
         live = self._live.get(path)
@@ -69,18 +102,24 @@ class JournalFiles:
             live.flush()
         return live is None or not live.pending
 
-    def writer(self, path: Path, seed: list[str], *, rewrite: bool = False) -> JournalWriter:
-        """A writer on ``path`` seeded with ``seed`` (``rewrite``: the file becomes exactly ``seed``).
-        A closed writer on the same file whose lines are not on disk yet hands them over."""
+    def writer(self, path: Path, seed: list[str] | None = None, *, rewrite: bool = False) -> JournalWriter:
+        """A writer on ``path`` seeded with ``seed`` (``rewrite``: the file becomes exactly ``seed``), or
+        with the file as it is (``seed`` None: nothing read). A closed writer on the same file whose
+        lines are not on disk yet hands them over."""
         self.locks.acquire(path, decode_session_id(path.stem) or path.stem)
-        writer = JournalWriter(path, seed)
         old = self._live.get(path)
+        if seed is None and old is not None and path in self._released and old.pending:
+            seed = old.snapshot_lines()  # the file is behind that writer: its lines are the journal
+        if seed is None:
+            writer = JournalWriter(path, root=self.data_dir, existing_size=self.check(path))
+        else:
+            writer = JournalWriter(path, seed, root=self.data_dir)
         if old is not None and path in self._released and not rewrite:
             writer.take_over(old)  # only a closed one: a writer still in use keeps its lines
         self._forget(path, unlock=False)
         self._live[path] = writer
         if rewrite:
-            writer.replace_lines(seed)
+            writer.replace_lines(seed or [])
         return writer
 
     def release_writer(self, writer: JournalWriter) -> None:
@@ -121,7 +160,7 @@ class JournalFiles:
         if live is not None:
             live.abandon()
         with contextlib.suppress(FileNotFoundError):
-            path.unlink()
+            remove_file(path, root=self.data_dir)
 
     def remove(self, path: Path, session_id: str) -> bool:
         """Delete the journal of ``session_id`` (the user asked: ``forget(..., journal=True)``); raises

@@ -4,7 +4,8 @@
   would drop the other's lines), so the second connect is refused with a clear error instead.
 - ``lockf`` (a POSIX record lock: not inherited by a ``fork()``ed child, unlike ``flock``) on
   ``<journal>.lock``, which also records the holder's pid for the message. It goes away with the process,
-  even on SIGKILL.
+  even on SIGKILL. The lock file is reached like the journal (``safe_files``): a ``.lock`` that is a
+  link is refused, never truncated through.
 - A ``lockf`` lock belongs to the *process*: a second descriptor of the same process gets it too, and
   closing either drops it. So the one descriptor per journal is shared by every holder in this process
   (:class:`ProcessLocks`, the only process-wide fact here; it keeps its holders weakly, so a holder that is
@@ -29,7 +30,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from silo_nb.sessions.errors import AgentSessionError
-from silo_nb.sessions.storage import ensure_private_dir
+from silo_nb.sessions.safe_files import open_file
 
 __all__ = ["PROCESS_LOCKS", "JournalLocks", "JournalUser", "ProcessLocks"]
 
@@ -63,7 +64,7 @@ class ProcessLocks:
     def acquire(self, path: Path, session_id: str, holder: JournalLocks) -> None:
         """Lock ``path`` for ``holder``; raises ``AgentSessionError`` if another process holds it."""
         if path not in self._fds:
-            self._fds[path] = _lock(path, session_id)
+            self._fds[path] = _lock(path, session_id, holder.root)
             self._holders[path] = weakref.WeakSet()
         self._holders[path].add(holder)
 
@@ -92,9 +93,11 @@ class ProcessLocks:
         return set(self._fds)
 
 
-def _lock(path: Path, session_id: str) -> int:
-    ensure_private_dir(path.parent)
-    fd = os.open(_lock_path(path), os.O_RDWR | os.O_CREAT, 0o600)
+def _lock(path: Path, session_id: str, root: Path | None) -> int:
+    try:
+        fd = open_file(_lock_path(path), os.O_RDWR | os.O_CREAT, root=root or path.parent)
+    except OSError as exc:
+        raise AgentSessionError(f'Cannot lock the journal of session "{session_id}": {exc}') from None
     try:
         fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except (BlockingIOError, PermissionError):
@@ -123,8 +126,9 @@ def _in_use(handle: JournalUser | None) -> bool:
 class JournalLocks:
     """The journal locks and users of one ``JournalFiles``: what it holds, and which handle uses what."""
 
-    def __init__(self, process: ProcessLocks = PROCESS_LOCKS) -> None:
+    def __init__(self, process: ProcessLocks = PROCESS_LOCKS, *, root: Path | None = None) -> None:
         self._process = process
+        self.root = root  # where the lock files' folders are checked from (the data folder)
         self._held: set[Path] = set()
         self._users: dict[Path, weakref.ref[Any]] = {}  # journal path -> the handle last connected to it
         self._connecting: set[Path] = set()  # journals a connect of this holder is resuming right now

@@ -21,7 +21,6 @@ from silo_nb.sessions.host import SessionRegistry
 from silo_nb.sessions.kinds import SIDE_EFFECT_KINDS
 from silo_nb.sessions.models import AgentCommand, AgentSessionUpdate
 from silo_nb.sessions.parse import (
-    MAX_FIELD_CHARS,
     MAX_RAW_DEPTH,
     MessageIdSynthesizer,
     parse_commands,
@@ -150,7 +149,6 @@ class InboundTraffic:
                 update_raw,
                 self._synth,
                 shallow=rpc.nesting_bound <= MAX_RAW_DEPTH,
-                short=rpc.line_bytes <= MAX_FIELD_CHARS,
             )
         else:
             parsed = parse_session_update(update_raw, self._synth)

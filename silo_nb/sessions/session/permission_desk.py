@@ -17,7 +17,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -98,7 +98,7 @@ class PermissionDesk:
 
     # -- the session's side ----------------------------------------------------------------------------
 
-    def continue_after(self, lines: list[str]) -> None:
+    def continue_after(self, lines: Iterable[str]) -> None:
         """Number new requests after the highest a resumed journal already holds, so ids stay unique (only
         the lines that can hold a request are parsed)."""
         for update in parse_lines([line for line in lines if PERMISSION_REQUEST_KIND in line]):
