@@ -200,17 +200,24 @@ def parse_lines(lines: Iterable[str]) -> list[AgentSessionUpdate]:
 
 
 def read_updates(
-    path: Path, *, root: Path | None = None, counts: ReadCounts | None = None
+    path: Path,
+    *,
+    root: Path | None = None,
+    counts: ReadCounts | None = None,
+    start: int = 0,
+    stop: int | None = None,
 ) -> list[AgentSessionUpdate]:
-    """``parse_lines(read_lines(path))`` without building the lines in between. Never raises."""
+    """``parse_lines(read_lines(path))`` (of the bytes from ``start`` to ``stop``) without building the
+    lines in between. Never raises."""
     fd = open_journal(path, root)
     if fd is None:
         return []
     counts = counts if counts is not None else ReadCounts()
     updates: list[AgentSessionUpdate] = []
     try:
-        with gc_paused(promote=os.fstat(fd).st_size >= BIG_JOURNAL_BYTES):
-            for block in iter_blocks(fd, counts=counts):
+        size = (os.fstat(fd).st_size if stop is None else stop) - start
+        with gc_paused(promote=size >= BIG_JOURNAL_BYTES):
+            for block in iter_blocks(fd, start=start, stop=stop, counts=counts):
                 _parse_into(block, updates)
     except OSError as exc:
         log.warning("could not read the journal %s: %s", path, exc)
