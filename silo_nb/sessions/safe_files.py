@@ -53,8 +53,11 @@ class NotRegularFileError(UnsafeFileError):
     """A path that is a symbolic link, a FIFO, a socket, a device or a folder where a file belongs."""
 
 
-def _check(fd: int, folder: Path) -> None:
+def _check(fd: int, folder: Path, tighten: bool = False) -> None:
     info = os.fstat(fd)
+    if tighten and info.st_uid == os.geteuid() and info.st_mode & 0o077:
+        os.fchmod(fd, 0o700)  # a folder of ours left loose (an older version, a umask): made private
+        return
     if info.st_uid != os.geteuid():
         raise UnsafeFolderError(
             f"{folder} belongs to another user (uid {info.st_uid}): silo_nb keeps transcripts only in "
@@ -67,7 +70,7 @@ def _check(fd: int, folder: Path) -> None:
         )
 
 
-def _open_root(root: Path, create: bool) -> int:
+def _open_root(root: Path, create: bool, tighten: bool) -> int:
     if create and not root.exists():
         missing: list[Path] = []
         current = root
@@ -80,14 +83,14 @@ def _open_root(root: Path, create: bool) -> int:
             os.chmod(folder, 0o700)  # whatever the umask
     fd = os.open(root, _DIR_FLAGS)
     try:
-        _check(fd, root)
+        _check(fd, root, tighten)
     except BaseException:
         os.close(fd)
         raise
     return fd
 
 
-def _open_child(parent: int, name: str, where: Path, create: bool) -> int:
+def _open_child(parent: int, name: str, where: Path, create: bool, tighten: bool) -> int:
     try:
         fd = os.open(name, _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=parent)
     except FileNotFoundError:
@@ -106,7 +109,7 @@ def _open_child(parent: int, name: str, where: Path, create: bool) -> int:
             ) from None
         raise
     try:
-        _check(fd, where)
+        _check(fd, where, tighten)
     except BaseException:
         os.close(fd)
         raise
@@ -114,18 +117,19 @@ def _open_child(parent: int, name: str, where: Path, create: bool) -> int:
 
 
 @contextlib.contextmanager
-def folder_fd(folder: Path, root: Path, *, create: bool = True) -> Iterator[int]:
-    """A descriptor of ``folder`` (``root`` or a folder below it), reached as the module says."""
+def folder_fd(folder: Path, root: Path, *, create: bool = True, tighten: bool = False) -> Iterator[int]:
+    """A descriptor of ``folder`` (``root`` or a folder below it), reached as the module says; with
+    ``tighten``, a folder of this user's that others may use is made 0700 instead of refused."""
     try:
         parts = folder.relative_to(root).parts
     except ValueError:
         raise ValueError(f"{folder} is not inside {root}") from None
-    fd = _open_root(root, create)
+    fd = _open_root(root, create, tighten)
     where = root
     try:
         for name in parts:
             where = where / name
-            child = _open_child(fd, name, where, create)
+            child = _open_child(fd, name, where, create, tighten)
             os.close(fd)
             fd = child
         yield fd
@@ -196,9 +200,10 @@ def read_small_file(path: Path, *, root: Path | None, limit: int) -> bytes:
         os.close(fd)
 
 
-def replace_file(path: Path, data: bytes | bytearray, *, root: Path) -> None:
-    """Write ``path`` whole and atomically (a 0600 temporary file in its folder, then a rename over it)."""
-    with folder_fd(path.parent, root) as parent:
+def replace_file(path: Path, data: bytes | bytearray, *, root: Path, tighten: bool = False) -> None:
+    """Write ``path`` whole and atomically (a 0600 temporary file in its folder, then a rename over it:
+    a link at ``path`` is replaced, never followed)."""
+    with folder_fd(path.parent, root, tighten=tighten) as parent:
         temp = f".{path.name}.{secrets.token_hex(6)}.tmp"
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _FILE_FLAGS, 0o600, dir_fd=parent)
         try:

@@ -365,6 +365,8 @@ SESSION_IDS = [
     "-dash",
     "a" * 151,
     "é" * 75,
+    "lone \ud800 surrogate",  # issue 21: raised a raw UnicodeEncodeError
+    "\udfff",
 ]
 LONG_ID = "L" * 1000
 # Ids whose encoding would exceed the file-name budget are hashed (one-way): decode may give None.

@@ -100,3 +100,19 @@ async def test_discard_after_the_other_kernel_is_gone_deletes_the_journal(worksp
     async with await svc.sessions.connect("demo", resume=resume) as fresh:
         assert fresh.resume_outcome == "new"
         assert not path.exists() or fresh.session_id == old
+
+
+async def test_an_agent_choosing_a_lone_surrogate_session_id_is_journaled(workspace: Workspace) -> None:
+    """Issue 21: a ``session/new`` answering ``"\\ud800…"`` (valid JSON) raised a raw ``UnicodeEncodeError``
+    on the way to the journal's file name; now the id is encoded like any other, and read back."""
+    from tests.agents.scripted import Peer, scripted_service
+
+    async def turn(peer: Peer, _text: str) -> None:
+        await peer.update({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "ok"}})
+
+    svc = scripted_service(workspace, turn, session_id="odd-\ud800-id")
+    async with await svc.sessions.connect("scripted") as handle:
+        await handle.prompt([{"type": "text", "text": "hello"}])
+        assert handle.session_id == "odd-\ud800-id"
+    updates = await svc.sessions.read_journal("odd-\ud800-id")
+    assert [u.text for u in updates if u.kind == "agent_message_chunk"] == ["ok"]
