@@ -22,11 +22,17 @@ from typing import Any
 import anyio
 import pytest
 
-from silo_nb.sessions.journal import JournalFiles, JournalWriter, encode_line, parse_lines, read_lines
+from silo_nb.sessions.journal import (
+    MAX_LINE_BYTES,
+    JournalFiles,
+    JournalWriter,
+    encode_line,
+    parse_lines,
+    read_lines,
+)
 from silo_nb.sessions.journal import disk as _journal_io
 from silo_nb.sessions.journal import writer as journal_module
 from silo_nb.sessions.models import AgentSessionUpdate
-from silo_nb.sessions.journal import MAX_LINE_BYTES
 from silo_nb.sessions.parse import cut_long_strings, parse_update
 from tests.agents.scripted import Peer, scripted_service
 from tests.conftest import ROOT, Workspace
