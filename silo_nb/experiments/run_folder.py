@@ -12,46 +12,39 @@ Layout of ``<folder>/<name>/``::
   record, so a re-run after a crash or a kernel restart redoes exactly the cells without one.
 - The frame of a run is rebuilt from these files alone (``rows``): the journals give the turns, the
   records the grid columns; a cell that failed before any turn gives one row holding its error.
+- Private and this user's alone (issue 21): the run's folder is its files' root (``sessions.safe_files``):
+  folders 0700 and files 0600 whatever the umask, nothing reached through a link, and a run folder that
+  is another user's or that others may write is refused in one line (another user could forge a result).
+- One ``run_grid`` at a time per run (:meth:`RunFolder.running`: a ``lockf`` lock on ``.run.lock``, which
+  also refuses a second call in this process): two would run every cell twice.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
-import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from silo_nb.experiments.rows import COLUMNS, turn_rows
 from silo_nb.sessions.journal import parse_lines, read_lines
+from silo_nb.sessions.safe_files import check_folder, open_file, read_small_file, replace_file
 
 __all__ = ["CELL_STATUSES", "RunFolder", "atomic_write"]
 
 CELL_STATUSES = ("finished", "failed")
+_RECORD_LIMIT = 16 << 20  # run.json lists every cell; a done record is small
+_RUNNING: set[Path] = set()  # runs a run_grid of this process is running (lockf cannot tell them apart)
 
 
-def atomic_write(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` whole or not at all (a crash leaves the old file or none)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as file:
-            file.write(text)
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
-    folder = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(folder)
-    finally:
-        os.close(folder)
+def atomic_write(path: Path, text: str, *, root: Path) -> None:
+    """Write ``text`` to ``path`` (under ``root``) whole or not at all (a crash leaves the old file or
+    none)."""
+    replace_file(path, text.encode("utf-8", "backslashreplace"), root=root, durable=True)
 
 
 @dataclass(frozen=True)
@@ -65,6 +58,7 @@ class RunFolder:
     @classmethod
     def create(cls, path: Path, name: str, cells: list[dict[str, Any]]) -> RunFolder:
         """Open the run at ``path``, creating it; an existing run must describe the same grid."""
+        check_folder(path, path)  # 0700; refused if another user's, or if others may write it
         marker = path / "run.json"
         if marker.is_file():
             existing = cls.open(path)
@@ -74,13 +68,38 @@ class RunFolder:
                     "or delete that folder to start over."
                 )
             return existing
-        atomic_write(marker, json.dumps({"name": name, "cells": cells}, indent=1) + "\n")
+        atomic_write(marker, json.dumps({"name": name, "cells": cells}, indent=1) + "\n", root=path)
         return cls(path, name, tuple(cells))
+
+    @contextlib.contextmanager
+    def running(self) -> Iterator[None]:
+        """Hold the run while the block runs; ``RuntimeError`` (one line) if another ``run_grid``, in any
+        process, runs it now."""
+        busy = f"The run {self.name!r} in {self.path} is being run by another run_grid"
+        if self.path in _RUNNING:
+            raise RuntimeError(f"{busy} in this kernel — await that one, or pick another name=.")
+        fd = open_file(self.path / ".run.lock", os.O_RDWR | os.O_CREAT, root=self.path)
+        try:
+            try:
+                fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                owner = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "?"
+                raise RuntimeError(f"{busy} (pid {owner}) — wait for it, or pick another name=.") from None
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, 0)
+                os.pwrite(fd, str(os.getpid()).encode(), 0)
+            _RUNNING.add(self.path)
+            try:
+                yield
+            finally:
+                _RUNNING.discard(self.path)
+        finally:
+            os.close(fd)  # drops the lock
 
     @classmethod
     def open(cls, path: Path) -> RunFolder:
         try:
-            data = json.loads((path / "run.json").read_text(encoding="utf-8"))
+            data = json.loads(read_small_file(path / "run.json", root=path, limit=_RECORD_LIMIT))
             return cls(path, str(data["name"]), tuple(data["cells"]))
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise ValueError(f"{path / 'run.json'} is not a silo_nb run description ({exc}).") from exc
@@ -94,15 +113,15 @@ class RunFolder:
     def record(self, cell: str) -> dict[str, Any] | None:
         """The cell's done record, or None when the cell has not finished (or its record is unreadable)."""
         try:
-            value = json.loads(self.record_path(cell).read_text(encoding="utf-8"))
+            value = json.loads(read_small_file(self.record_path(cell), root=self.path, limit=_RECORD_LIMIT))
         except (OSError, ValueError):
             return None
         return value if isinstance(value, dict) and value.get("status") in CELL_STATUSES else None
 
     def save(self, cell: str, journal_lines: list[str], record: Mapping[str, Any]) -> None:
         """The cell is done: its journal, then its record (both atomic; see the module docstring)."""
-        atomic_write(self.journal_path(cell), "".join(line + "\n" for line in journal_lines))
-        atomic_write(self.record_path(cell), json.dumps(dict(record), indent=1) + "\n")
+        atomic_write(self.journal_path(cell), "".join(line + "\n" for line in journal_lines), root=self.path)
+        atomic_write(self.record_path(cell), json.dumps(dict(record), indent=1) + "\n", root=self.path)
 
     def rows(self) -> list[dict[str, Any]]:
         """One row per turn of every done cell, in grid order, with the grid's columns in front."""
@@ -121,7 +140,8 @@ class RunFolder:
                 "executor": record.get("executor"),  # None in runs written before it was recorded
             }
             session = str(record.get("session_id") or "")
-            turns = turn_rows(parse_lines(read_lines(self.journal_path(cell["cell"]))), session=session)
+            lines = read_lines(self.journal_path(cell["cell"]), root=self.path)
+            turns = turn_rows(parse_lines(lines), session=session)
             if not turns:
                 turns = [_empty_row(session, cell, record)]
             elif record.get("error"):

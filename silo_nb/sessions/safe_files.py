@@ -200,9 +200,11 @@ def read_small_file(path: Path, *, root: Path | None, limit: int) -> bytes:
         os.close(fd)
 
 
-def replace_file(path: Path, data: bytes | bytearray, *, root: Path, tighten: bool = False) -> None:
+def replace_file(
+    path: Path, data: bytes | bytearray, *, root: Path, tighten: bool = False, durable: bool = False
+) -> None:
     """Write ``path`` whole and atomically (a 0600 temporary file in its folder, then a rename over it:
-    a link at ``path`` is replaced, never followed)."""
+    a link at ``path`` is replaced, never followed); ``durable``: the file and its folder synced too."""
     with folder_fd(path.parent, root, tighten=tighten) as parent:
         temp = f".{path.name}.{secrets.token_hex(6)}.tmp"
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _FILE_FLAGS, 0o600, dir_fd=parent)
@@ -214,9 +216,13 @@ def replace_file(path: Path, data: bytes | bytearray, *, root: Path, tighten: bo
                     if written <= 0:
                         raise OSError(errno.EIO, f"could not write {path}")
                     view = view[written:]
+                if durable:
+                    os.fsync(fd)
             finally:
                 os.close(fd)
             os.replace(temp, path.name, src_dir_fd=parent, dst_dir_fd=parent)
+            if durable:
+                os.fsync(parent)
         except BaseException:
             with contextlib.suppress(OSError):
                 os.unlink(temp, dir_fd=parent)
