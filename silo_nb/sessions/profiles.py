@@ -29,12 +29,21 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from silo_nb.sessions.mcp_servers import McpServerConfig
 from silo_nb.sessions.models import AgentProfileSummary
+from silo_nb.sessions.safe_files import open_file
 
-__all__ = ["DEMO_PROFILE_ID", "AgentProfile", "AgentProfilesService", "load_profiles", "profile_files"]
+__all__ = [
+    "DEMO_PROFILE_ID",
+    "MAX_PROFILES_FILE_BYTES",
+    "AgentProfile",
+    "AgentProfilesService",
+    "load_profiles",
+    "profile_files",
+]
 
 log = logging.getLogger("silo_nb.profiles")
 
 DEMO_PROFILE_ID = "demo"
+MAX_PROFILES_FILE_BYTES = 1 << 20  # a profiles file is a few kilobytes; a 50 MB one took 20 s to list
 
 
 class AgentProfile(BaseModel):
@@ -123,7 +132,18 @@ def profile_files(config_dirs: Iterable[str | os.PathLike[str]] | None = None) -
 
 
 def _read_file(path: Path) -> list[Any]:
-    text = path.read_text(encoding="utf-8")
+    fd = open_file(path, os.O_RDONLY, root=None)  # a regular file: a FIFO named there never blocks
+    try:
+        size = os.fstat(fd).st_size
+        if size > MAX_PROFILES_FILE_BYTES:
+            raise ValueError(
+                f"{size:,} bytes, over the 1 MiB limit for a profiles file — skipped (a profiles file is a "
+                "few kilobytes: check it is the right file)"
+            )
+        raw = os.read(fd, MAX_PROFILES_FILE_BYTES + 1)
+    finally:
+        os.close(fd)
+    text = raw.decode("utf-8")
     data: Any = json.loads(text) if path.suffix.lower() == ".json" else tomllib.loads(text)
     if isinstance(data, dict):
         data = data.get("profiles", [])

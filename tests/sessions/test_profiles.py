@@ -470,3 +470,17 @@ def test_unset_env_must_be_a_list_of_names(user_dir: Path) -> None:
     service = AgentProfilesService(config_dirs=[user_dir])
     assert service.get("bad") is None
     assert any("unset_env" in problem for problem in service.problems)
+
+
+def test_a_huge_profiles_file_is_skipped_in_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 21: a 50 MB profiles file took 20 s to list (on every %silo profiles and connect)."""
+    from silo_nb.sessions.profiles import MAX_PROFILES_FILE_BYTES
+
+    huge = tmp_path / "profiles.json"
+    huge.write_text('{"profiles": [' + ",".join(['{"id": "x", "command": "true"}'] * 400_000) + "]}")
+    assert huge.stat().st_size > MAX_PROFILES_FILE_BYTES
+    monkeypatch.setenv("SILO_NB_PROFILES", str(huge))
+    service = AgentProfilesService([])
+    assert [p.id for p in service.list()] == ["demo"]
+    (problem,) = service.problems
+    assert "over the 1 MiB limit" in problem and str(huge) in problem and "\n" not in problem
