@@ -15,6 +15,7 @@ def permission_entry(raw: dict[str, Any], *, decided: bool) -> PermissionEntry:
     """A ``permission_request`` (or, ``decided``, ``permission_decision``) line's entry."""
     request_id = raw.get("requestId")
     choice = raw.get("optionId") if decided else None
+    note = raw.get("note") if decided else None
     options = parse_permission_options(raw.get("options"))
     return PermissionEntry(
         tool_call_id=str(raw.get("toolCallId") or ""),
@@ -23,6 +24,7 @@ def permission_entry(raw: dict[str, Any], *, decided: bool) -> PermissionEntry:
         choice=choice if isinstance(choice, str) else None,
         answered=decided,
         request_id=request_id if isinstance(request_id, str) else None,
+        note=note[:500] if isinstance(note, str) else None,
     )
 
 

@@ -189,6 +189,26 @@ def test_ticker_without_a_loop_does_nothing() -> None:
 # -- PermissionRow ---------------------------------------------------------------------------------
 
 
+def test_a_request_with_ten_thousand_options_shows_a_bounded_row(comms: list[Sent]) -> None:
+    """Issue 21, item 5: one button per option froze the kernel 12 s at 10,000 (a widget each); the row
+    shows the first few, says how many more, and any of them can still be answered from Python."""
+    from silo_nb.notebook.widgets.permission_row import MAX_OPTION_BUTTONS
+
+    responses: list[str | None] = []
+    options = tuple(
+        AgentPermissionOption(option_id=f"o{i}", name=f"Option {i}", kind="allow_once") for i in range(10_000)
+    )
+    request = AgentPermissionRequest(tool_call_id="c", title="Pick", options=options).attach_answers(
+        RecordingAnswers(responses)
+    )
+    row = PermissionRow(request)
+    assert len(row.buttons) == MAX_OPTION_BUTTONS
+    assert f"{10_000 - MAX_OPTION_BUTTONS:,} more options" in row.more_html.value
+    assert len(comms) < 5 * MAX_OPTION_BUTTONS  # bounded widgets, whatever the agent sent
+    assert row.choose("o9999") and responses == ["o9999"]
+    assert "Option 9999" in row.status_html.value
+
+
 def test_permission_row_shows_the_agents_own_options(comms: list[Sent]) -> None:
     row = PermissionRow(permission_request())
     labels = [b.description for b in row.buttons.values()]

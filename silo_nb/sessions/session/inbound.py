@@ -87,7 +87,7 @@ class InboundTraffic:
         an agent may make of a client, each refused when it names another session."""
         core = self._core
         requests = {
-            "session/request_permission": self.on_permission_request,
+            "session/request_permission": self._for_this_session(self.on_permission_request),
             "fs/read_text_file": self._for_this_session(core.files.read),
             "fs/write_text_file": self._for_this_session(core.files.write),
             "terminal/create": self._for_this_session(core.terminals.create),

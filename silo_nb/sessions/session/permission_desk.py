@@ -13,6 +13,10 @@
   ``silo_nb.experiments.PermissionPolicy``) can stand in for a listener: it answers at once, and its
   decision line also carries ``decidedBy`` (the rule that chose), so unattended answers are auditable
   beside human ones. Nothing is approved unless a listener or a policy says so.
+- A request that cannot be answered truthfully — no options, or one option id offered twice (a button
+  "Reject" that sends the id of "Allow") — is answered ``cancelled`` at once, asking nobody; a listener
+  or a policy that raises answers it ``cancelled`` at once too. The decision line's ``note`` says why,
+  so the turn shows it (issue 21).
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ class _Pending:
     settled: bool = False
     choice: str | None = None
     by: str | None = None
+    note: str | None = None
 
 
 @runtime_checkable
@@ -68,13 +73,16 @@ class PermissionDesk:
 
     # -- PermissionAnswers (what a request asks of the desk) ----------------------------------------------
 
-    def settle(self, request_id: str, option_id: str | None, *, by: str | None = None) -> None:
+    def settle(
+        self, request_id: str, option_id: str | None, *, by: str | None = None, note: str | None = None
+    ) -> None:
         pending = self._requests.get(request_id)
         if pending is None or pending.settled:
             return
         pending.settled = True
         pending.choice = option_id
         pending.by = by
+        pending.note = note
         pending.answered.set()
 
     def add(
@@ -86,7 +94,12 @@ class PermissionDesk:
         policy = listener
 
         def answer(request: AgentPermissionRequest) -> None:
-            option_id, why = policy.decide(request, cwd)
+            try:
+                option_id, why = policy.decide(request, cwd)
+            except Exception as exc:
+                note = f"the permission policy raised {type(exc).__name__}: {exc}; answered cancelled"
+                self.settle(request.request_id, None, by=type(policy).__name__, note=note)
+                return
             known = any(option.option_id == option_id for option in request.options)
             self.settle(request.request_id, option_id if known else None, by=why)
 
@@ -137,20 +150,44 @@ class PermissionDesk:
         self._requests[request.request_id] = pending
         self._record(_line(PERMISSION_REQUEST_KIND, request))
         try:
-            self.listeners.emit(request)
+            unanswerable = _unanswerable(request)
+            if unanswerable is not None:
+                self.settle(request.request_id, None, note=f"{unanswerable}; answered cancelled")
+            elif (failed := self.listeners.emit_checked(request)) is not None:
+                note = (
+                    f"the on_permission listener raised {type(failed).__name__}: {failed}; answered cancelled"
+                )
+                self.settle(request.request_id, None, note=note)
             if not pending.settled:
                 self._on_blocked()
             await pending.answered.wait()
         finally:
             self.settle(request.request_id, None)
             decision = _line(
-                PERMISSION_DECISION_KIND, request, decided=True, choice=pending.choice, by=pending.by
+                PERMISSION_DECISION_KIND,
+                request,
+                decided=True,
+                choice=pending.choice,
+                by=pending.by,
+                note=pending.note,
             )
             self._record(decision)
             self._on_answered()
         if pending.choice is None:
             return {"outcome": {"outcome": "cancelled"}}
         return {"outcome": {"outcome": "selected", "optionId": pending.choice}}
+
+
+def _unanswerable(request: AgentPermissionRequest) -> str | None:
+    """Why no answer could be sent truthfully (no option to send; an id that names two), or None."""
+    if not request.options:
+        return "the agent offered no options"
+    ids: set[str] = set()
+    for option in request.options:
+        if option.option_id in ids:
+            return f"the agent offered option id {option.option_id!r} twice"
+        ids.add(option.option_id)
+    return None
 
 
 def _line(
@@ -160,6 +197,7 @@ def _line(
     decided: bool = False,
     choice: str | None = None,
     by: str | None = None,
+    note: str | None = None,
 ) -> AgentSessionUpdate:
     raw: dict[str, Any] = {
         "synthesized": True,
@@ -172,4 +210,6 @@ def _line(
         raw["optionId"] = choice
         if by is not None:
             raw["decidedBy"] = by
+        if note is not None:
+            raw["note"] = note
     return AgentSessionUpdate(kind=kind, tool_call=request.tool_call, raw=raw)
