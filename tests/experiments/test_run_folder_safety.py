@@ -51,7 +51,9 @@ def mode(path: Path) -> int:
 def test_a_run_folder_is_private_whatever_the_umask(quiet_demo: Path, open_umask: None) -> None:
     """Before: files 0666 and folders 0777 under umask 000 — another user could forge a cell's result."""
     anyio.run(
-        lambda: run_grid(["hello there"], name="r", folder=quiet_demo / "runs", config_dirs=[], progress=False)
+        lambda: run_grid(
+            ["hello there"], name="r", folder=quiet_demo / "runs", config_dirs=[], progress=False
+        )
     )
     run = quiet_demo / "runs" / "r"
     for path in (run, run / "journals", run / "cells"):
@@ -107,7 +109,9 @@ def test_two_run_grid_calls_on_one_run_never_run_a_cell_twice(quiet_demo: Path) 
     assert len(journals) == 4
     for journal in journals:
         prompts = [
-            line for line in journal.read_text().splitlines() if json.loads(line)["kind"] == "user_message_chunk"
+            line
+            for line in journal.read_text().splitlines()
+            if json.loads(line)["kind"] == "user_message_chunk"
         ]
         assert len(prompts) == 1, journal.name  # sent once, by one of the two calls
 
@@ -149,7 +153,9 @@ def grid_folders() -> set[str]:
 def test_temporary_folders_of_a_grid_killed_with_kill_9_are_swept_by_the_next_run(quiet_demo: Path) -> None:
     before = grid_folders()
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    child = subprocess.Popen([sys.executable, "-c", textwrap.dedent(KILLED), str(quiet_demo / "runs")], env=env)
+    child = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(KILLED), str(quiet_demo / "runs")], env=env
+    )
     try:
         deadline = time.monotonic() + 60
         while not grid_folders() - before:
@@ -163,6 +169,8 @@ def test_temporary_folders_of_a_grid_killed_with_kill_9_are_swept_by_the_next_ru
     left = grid_folders() - before
     assert left, "the killed run left its cell's folder (what the next run must sweep)"
     anyio.run(
-        lambda: run_grid(["hello there"], name="next", folder=quiet_demo / "runs", config_dirs=[], progress=False)
+        lambda: run_grid(
+            ["hello there"], name="next", folder=quiet_demo / "runs", config_dirs=[], progress=False
+        )
     )
     assert not (grid_folders() - before) & left

@@ -33,7 +33,12 @@ OPTIONS = [
 
 def edit(path: str = "notes.md", options: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     return {
-        "toolCall": {"toolCallId": "t1", "title": f"Edit {path}", "kind": "edit", "locations": [{"path": path}]},
+        "toolCall": {
+            "toolCallId": "t1",
+            "title": f"Edit {path}",
+            "kind": "edit",
+            "locations": [{"path": path}],
+        },
         "options": OPTIONS if options is None else options,
     }
 
