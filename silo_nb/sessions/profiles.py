@@ -7,7 +7,8 @@ A broken file or entry is skipped with a warning and remembered, so "no profile 
 
 - ``auth_method`` pins the agent's sign-in method (an id from its ``authMethods``); ``cancel_timeout`` bounds
   how long a Stop waits for the agent to end the turn (see ``sessions/auth_methods.py``,
-  ``session/handle.py``).
+  ``session/handle.py``); ``request_timeout`` bounds every other request outside a connect (config
+  options, ``session/list``, ``session/delete``, ``logout``).
 - ``command``: a bare name (``npx``) is looked up on PATH when the agent starts; a path with a slash that
   is relative (``./bin/agent``, ``tools/agent``) is made absolute here, at load time, against the folder
   of the profile file it is written in (as named, symlinks not resolved), so it never depends on a
@@ -66,6 +67,9 @@ class AgentProfile(BaseModel):
     connect_timeout: float = Field(default=60.0, gt=0)
     # How long a Stop waits for the agent to answer ``session/cancel`` before saying it did not stop.
     cancel_timeout: float = Field(default=3.0, gt=0)
+    # Every other request that is neither part of a connect nor a turn (set_config_option, set_mode and
+    # set_model, session/list, session/delete, logout): an agent that never answers fails it after this.
+    request_timeout: float = Field(default=30.0, gt=0)
     # An ``authMethods`` id to authenticate with before every session (else: an env_var method whose
     # variables are set in ``env`` or the kernel's environment, if any).
     auth_method: str | None = None

@@ -122,7 +122,7 @@ class AgentSessionsService:
         ):
             if caps.can_delete:
                 refused = f"{profile.display_label} would not delete session {session_id}"
-                await agent_request(connection, "session/delete", {"sessionId": session_id}, refused)
+                await agent_request(connection, "session/delete", {"sessionId": session_id}, refused, profile)
                 deleted = True
         if journal:
             self.journals.remove(path, session_id)
@@ -142,7 +142,9 @@ class AgentSessionsService:
                     f"{profile.display_label} does not offer logout (its agentCapabilities.auth) — sign out "
                     "with the agent's own command."
                 )
-            await agent_request(connection, "logout", {}, f"{profile.display_label} would not log out")
+            await agent_request(
+                connection, "logout", {}, f"{profile.display_label} would not log out", profile
+            )
 
     async def resume_in_place(self, handle: AgentSessionHandle) -> None:
         """A new agent process resumes (or loads) the live session and is swapped in
