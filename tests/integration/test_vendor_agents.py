@@ -128,7 +128,8 @@ async def test_codex_without_a_key_says_every_way_to_sign_in(workspace: Workspac
         await svc.sessions.connect("codex")
     took = time.monotonic() - started
     assert str(info.value) == (
-        "Codex could not start a session: Authentication required — sign in: set CODEX_API_KEY "
+        "Codex could not start a session (it may need you to sign in first): Authentication required — "
+        "sign in: set CODEX_API_KEY "
         "(codex-api-key) or OPENAI_API_KEY (openai-api-key) in the profile's env; or run %silo login codex "
         "chatgpt (Login with ChatGPT)."
     )
@@ -169,7 +170,8 @@ async def test_gemini_sign_in_advice_then_session_and_legacy_options(
         await svc.sessions.connect("gemini")
     message = str(info.value)
     assert message.startswith(
-        "Gemini could not start a session: Gemini API key is missing or not configured. —"
+        "Gemini could not start a session (it may need you to sign in first): Gemini API key is missing "
+        "or not configured. —"
     )
     assert "set GEMINI_API_KEY (gemini-api-key) in the profile's env" in message
     assert "%silo login gemini oauth-personal (Log in with Google)" in message

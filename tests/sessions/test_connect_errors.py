@@ -80,7 +80,8 @@ async def test_authentication_needed_at_session_new_sdk_agent(workspace: Workspa
         await svc.sessions.connect("sdk-auth")
     # The agent's words, then what to do (this agent lists no sign-in methods).
     assert str(info.value) == (
-        "SDK fake agent could not start a session: Authentication required: sign in with `sdk-fake login` "
+        "SDK fake agent could not start a session (it may need you to sign in first): Authentication "
+        "required: sign in with `sdk-fake login` "
         "first — it lists no sign-in methods: sign in with the agent's own tool in a terminal, or put its "
         "API key in the profile's env."
     )
@@ -96,7 +97,8 @@ async def test_authentication_needed_at_session_new_demo_agent(workspace: Worksp
     with pytest.raises(silo_nb.AgentSignInError) as info:
         await svc.sessions.connect("demo-auth")
     assert str(info.value) == (
-        "Demo demo-auth could not start a session: Authentication required: run `demo login` first — "
+        "Demo demo-auth could not start a session (it may need you to sign in first): Authentication "
+        "required: run `demo login` first — "
         "sign in: run %silo login demo-auth demo-login (Demo login)."
     )
     assert [m.id for m in info.value.methods] == ["demo-login"]
