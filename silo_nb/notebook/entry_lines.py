@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from silo_nb.notebook.entries import FileEditEntry, PermissionEntry, QuestionEntry
-from silo_nb.sessions.parse import parse_permission_options
+from silo_nb.sessions.parse import permission_option_fields
 
 __all__ = ["file_edit_entry", "permission_entry", "question_entry"]
 
@@ -16,11 +16,10 @@ def permission_entry(raw: dict[str, Any], *, decided: bool) -> PermissionEntry:
     request_id = raw.get("requestId")
     choice = raw.get("optionId") if decided else None
     note = raw.get("note") if decided else None
-    options = parse_permission_options(raw.get("options"))
     return PermissionEntry(
         tool_call_id=str(raw.get("toolCallId") or ""),
         title=str(raw.get("title") or ""),
-        options=tuple((o.option_id, o.name, o.kind) for o in options),
+        options=permission_option_fields(raw.get("options")),
         choice=choice if isinstance(choice, str) else None,
         answered=decided,
         request_id=request_id if isinstance(request_id, str) else None,

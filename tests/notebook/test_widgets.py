@@ -383,11 +383,19 @@ def test_turn_view_without_on_stop(comms: list[Sent]) -> None:
     view.close_all()
 
 
+async def row_shown(view: TurnView) -> None:
+    """The desk reads, records and shows a request in separate steps of the loop: let them run."""
+    for _ in range(20):
+        if view.rows:
+            return
+        await asyncio.sleep(0)
+
+
 async def test_turn_view_permission_is_recorded_in_the_transcript(comms: list[Sent]) -> None:
     view = TurnView(label="Demo")
     desk = desk_feeding(view)
     asked = asyncio.create_task(desk.ask(EDIT_PERMISSION, open_=True))
-    await asyncio.sleep(0)
+    await row_shown(view)
     assert len(view.rows) == 1 and view.rows[0] in view.permissions.children
     entry = view.state.entries[-1]
     assert isinstance(entry, PermissionEntry) and not entry.answered
@@ -425,7 +433,7 @@ async def test_turn_view_pending_permission_shows_cancelled_when_the_turn_ends(c
     view = TurnView(label="Demo")
     desk = desk_feeding(view)
     asked = asyncio.create_task(desk.ask(EDIT_PERMISSION, open_=True))
-    await asyncio.sleep(0)
+    await row_shown(view)
     desk.cancel_all()  # the handle settles pending requests when the turn is cancelled
     assert await asked == {"outcome": {"outcome": "cancelled"}}
     view.transcript.set_status("cancelled", stop_reason="cancelled")

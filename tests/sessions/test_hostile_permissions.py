@@ -82,6 +82,26 @@ async def test_ten_thousand_options_reach_the_listener_and_the_choice_is_sent(wo
     assert shown(state) == ("o9999", None)
 
 
+async def test_ten_thousand_options_are_journaled_once(workspace: Workspace) -> None:
+    """The request line is the record of every option; the decision line keeps the chosen one (its name
+    and kind are all a reader needs), so 10,000 options are not written, read and folded twice."""
+    many = [{"optionId": f"o{i}", "name": f"Option {i}", "kind": "allow_once"} for i in range(10_000)]
+    svc_answers: list[Any] = []
+    svc = scripted_service(workspace, asking(edit(options=many), svc_answers))
+    with anyio.fail_after(20):
+        async with await svc.sessions.connect("scripted") as handle:
+            handle.on_permission(lambda request: request.respond("o9999"))
+            await handle.prompt([{"type": "text", "text": "go"}])
+            journal = await svc.sessions.read_journal(handle.session_id)
+    lines = {u.kind: u.raw for u in journal if u.kind.startswith("permission_")}
+    assert len(lines["permission_request"]["options"]) == 10_000
+    assert lines["permission_decision"]["options"] == [
+        {"optionId": "o9999", "name": "Option 9999", "kind": "allow_once"}
+    ]
+    (entry,) = [e for e in fold_all(journal).entries if type(e).__name__ == "PermissionEntry"]
+    assert entry.choice_name == "Option 9999"
+
+
 @pytest.mark.parametrize(
     ("options", "note"),
     [

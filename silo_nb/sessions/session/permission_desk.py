@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 import anyio
+import anyio.lowlevel
 
 from silo_nb.sessions.agent_requests import AgentPermissionRequest
 from silo_nb.sessions.journal import parse_lines
@@ -146,12 +147,18 @@ class PermissionDesk:
             raw=raw,
             request_id=f"silo-permission-{self._count}",
         ).attach_answers(self)
+        # Reading 10,000 options, recording them and showing the request are each one step of the loop,
+        # with the kernel's other work (a cell's 1+1) between them, not one long step.
+        await anyio.lowlevel.checkpoint()
         pending = _Pending(request)
         self._requests[request.request_id] = pending
         self._record(_line(PERMISSION_REQUEST_KIND, request))
         try:
+            await anyio.lowlevel.checkpoint()
             unanswerable = _unanswerable(request)
-            if unanswerable is not None:
+            if pending.settled:
+                pass  # cancelled meanwhile: nothing to show
+            elif unanswerable is not None:
                 self.settle(request.request_id, None, note=f"{unanswerable}; answered cancelled")
             elif (failed := self.listeners.emit_checked(request)) is not None:
                 note = (
@@ -204,7 +211,19 @@ def _line(
         "requestId": request.request_id,
         "toolCallId": request.tool_call_id,
         "title": request.title,
-        "options": [option.to_json() for option in request.options],
+        # to_json's shape, written out: a request can carry 10,000 options. The request line keeps them all
+        # (the record); a decision only the chosen one, all a reader of it needs (its name and kind).
+        "options": [
+            {"optionId": option.option_id, "name": option.name, "kind": option.kind}
+            for option in (
+                request.options
+                if not decided
+                else [next((o for o in request.options if o.option_id == choice), None)]
+                if choice is not None
+                else []
+            )
+            if option is not None
+        ],
     }
     if decided:
         raw["optionId"] = choice
