@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import stat
 import subprocess
@@ -24,7 +25,7 @@ import anyio
 import pytest
 
 from silo_nb.experiments import run_grid
-from tests.conftest import ROOT, raw_agent
+from tests.conftest import OTHER_USER, ROOT, make_other_user, raw_agent
 
 
 @pytest.fixture
@@ -75,6 +76,41 @@ def test_a_run_folder_others_may_write_is_refused_in_one_line(quiet_demo: Path) 
         )
     assert "\n" not in str(caught.value) and "chmod 700" in str(caught.value)
     assert list(run.iterdir()) == []
+
+
+def test_another_user_can_neither_forge_a_result_nor_lend_a_run_folder(
+    quiet_demo: Path, open_umask: None
+) -> None:
+    """Through a real second account (root only: CI runs as root; without root the modes above stand
+    alone). Before, under umask 000, that user could write a cell's result into our run folder; and a run
+    folder that user made was used."""
+    if os.geteuid() != 0:
+        return
+    other = make_other_user()
+    base = Path(tempfile.mkdtemp(prefix="silo-nb-shared-runs-"))  # under /tmp: any user may reach it
+    try:
+        os.chmod(base, 0o755)  # only silo_nb's own modes stand between that user and the run
+        anyio.run(lambda: run_grid(["hello there"], name="r", folder=base, config_dirs=[], progress=False))
+        target = base / "r" / "cells" / "forged.json"
+        result = subprocess.run(
+            ["/bin/sh", "-c", f"echo forged > {target}"],
+            user=OTHER_USER,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert "Permission denied" in result.stderr and not target.exists()
+        lent = base / "lent"
+        lent.mkdir(mode=0o700)
+        os.chown(lent, other.pw_uid, other.pw_gid)
+        with pytest.raises(PermissionError, match="belongs to another user") as caught:
+            anyio.run(
+                lambda: run_grid(["hello there"], name="lent", folder=base, config_dirs=[], progress=False)
+            )
+        assert "\n" not in str(caught.value)
+        assert list(lent.iterdir()) == []
+    finally:
+        shutil.rmtree(base)
 
 
 def test_two_run_grid_calls_on_one_run_never_run_a_cell_twice(quiet_demo: Path) -> None:

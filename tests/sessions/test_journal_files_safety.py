@@ -15,7 +15,6 @@
 from __future__ import annotations
 
 import os
-import pwd
 import shutil
 import stat
 import subprocess
@@ -27,9 +26,7 @@ from pathlib import Path
 import pytest
 
 import silo_nb
-from tests.conftest import Workspace, in_process_demo
-
-OTHER_USER = "silo-nb-intruder"
+from tests.conftest import OTHER_USER, Workspace, in_process_demo, make_other_user
 
 
 @pytest.fixture
@@ -76,14 +73,6 @@ async def test_a_lock_that_is_a_symlink_is_not_truncated(workspace: Workspace) -
     with pytest.raises(silo_nb.AgentSessionError, match="symbolic link"):
         await svc.sessions.connect("demo", resume={"session_id": session_id})
     assert precious.read_text() == "do not truncate me"
-
-
-def make_other_user() -> pwd.struct_passwd:
-    try:
-        return pwd.getpwnam(OTHER_USER)
-    except KeyError:
-        subprocess.run(["useradd", "--no-create-home", OTHER_USER], check=True, capture_output=True)
-        return pwd.getpwnam(OTHER_USER)
 
 
 async def test_a_data_folder_of_another_user_is_refused_and_nothing_is_written(

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -484,3 +486,25 @@ def test_a_huge_profiles_file_is_skipped_in_one_line(tmp_path: Path, monkeypatch
     assert [p.id for p in service.list()] == ["demo"]
     (problem,) = service.problems
     assert "over the 1 MiB limit" in problem and str(huge) in problem and "\n" not in problem
+
+
+def test_a_fifo_named_as_the_profiles_file_never_blocks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 21: a FIFO where the profiles file is looked for is skipped in one line, never opened for a
+    blocking read (nobody ever writes to it: a blocking open would hang the kernel for good). Run in a
+    child process with a deadline, so a regression fails instead of hanging the suite."""
+    fifo = tmp_path / "profiles.json"
+    os.mkfifo(fifo)
+    probe = (
+        "from silo_nb.sessions.profiles import AgentProfilesService\n"
+        "service = AgentProfilesService([])\n"
+        "print([p.id for p in service.list()])\n"
+        "print(len(service.problems), 'not a regular file' in service.problems[0])\n"
+    )
+    env = {**os.environ, "SILO_NB_PROFILES": str(fifo)}
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=60, check=False
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.splitlines() == ["['demo']", "1 True"]
