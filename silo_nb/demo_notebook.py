@@ -15,6 +15,9 @@ What ``bash .ci/demo`` runs, and what ``tests/integration/test_notebooks.py`` bu
   JupyterLab on the copy with the same environment (so Restart + Run All there resumes the same sessions);
   when JupyterLab is missing it says how to install it.
 - nbclient (the ``demo`` extra) is imported only here; without it, one line says what to install.
+- A notebook that talks to real agents names them in ``metadata.silo_nb.needs`` (``demo_needs``): when a
+  profile or a key is missing it says what, in one line, runs nothing and exits 0 (a missing agent program
+  exits 1). A cell that fails is one line naming the cell (number and first line) and the error.
 """
 
 from __future__ import annotations
@@ -31,7 +34,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from silo_nb.demo_needs import failed_cell_line, missing_needs, needs_line, notebook_extras
+
 __all__ = [
+    "NotebookFailed",
     "RunReport",
     "agent_prompts",
     "demo_env",
@@ -66,6 +72,7 @@ def demo_env(out_dir: Path, notebook: Path) -> dict[str, str]:
         **os.environ,
         "SILO_NB_DATA_DIR": str(state / "data"),
         "SILO_NB_DEMO_STATE_DIR": str(state / "demo-agent"),
+        "SILO_NB_REPLAY_STATE_DIR": str(state / "replay-agent"),
         "JPY_SESSION_NAME": str(notebook.resolve()),
         "PYDEVD_DISABLE_FILE_VALIDATION": "1",  # the debugger's warning on stderr says nothing to a user
     }
@@ -109,11 +116,14 @@ def journal_prompts(data_dir: Path) -> list[str]:
 
 
 def agent_prompts(state_dir: Path) -> list[str]:
-    """Every prompt the demo agent itself recorded in its session files (its own state, not ours)."""
+    """Every prompt the demo agent itself recorded in its session files (its own state, not ours), then
+    those the replay agent kept beside it (``replay-agent``: its sessions' progress)."""
     texts: list[str] = []
     for path in sorted(state_dir.glob("*.json")):
         history = json.loads(path.read_text(encoding="utf-8")).get("history", [])
         texts += _user_texts(history, "sessionUpdate", "user_message_chunk")
+    for path in sorted(state_dir.with_name("replay-agent").glob("*.json")):
+        texts += [str(p) for p in json.loads(path.read_text(encoding="utf-8")).get("prompts", [])]
     return texts
 
 
@@ -124,14 +134,26 @@ def execute(path: Path, env: Mapping[str, str], timeout: float = 300) -> RunRepo
 
     nbformat: Any = untyped_nbformat  # its read/write are not annotated
 
+    from nbclient.exceptions import CellExecutionError
+
     started = time.monotonic()
     nb = nbformat.read(path, as_version=4)
     # The kernel's own log (e.g. its warning about TCP without encryption) says nothing to a demo user.
     client = NotebookClient(
         nb, timeout=timeout, kernel_name="python3", extra_arguments=["--IPKernelApp.log_level=ERROR"]
     )
-    _send_cell_ids(client)
-    client.execute(cwd=str(path.parent), env=dict(env))
+    running = _send_cell_ids(client)
+    try:
+        client.execute(cwd=str(path.parent), env=dict(env))
+    except CellExecutionError as exc:
+        nbformat.write(nb, path)  # as far as it got: the copy shows the failed cell's output
+        index = running["index"]
+        cell = nb.cells[index] if index is not None else {"source": ""}
+        line = failed_cell_line(None if index is None else index + 1, cell["source"], exc.ename, exc.evalue)
+        extras = notebook_extras(nb.metadata)
+        if exc.ename == "ModuleNotFoundError" and extras:
+            line += f" (bash .ci/demo {path.name} installs what it needs: the {', '.join(extras)} extra)"
+        raise NotebookFailed(line) from None
     nbformat.write(nb, path)
     state = Path(env["SILO_NB_DATA_DIR"]).parent
     return RunReport(
@@ -142,18 +164,24 @@ def execute(path: Path, env: Mapping[str, str], timeout: float = 300) -> RunRepo
     )
 
 
-def _send_cell_ids(client: Any) -> None:
+class NotebookFailed(Exception):
+    """A cell raised: the message is one line naming the cell (``demo_needs.failed_cell_line``)."""
+
+
+def _send_cell_ids(client: Any) -> dict[str, Any]:
     """Send each cell's id as ``metadata.cellId`` with its execute request, as JupyterLab does.
 
     nbclient 0.11 sends none, so silo_nb would key the turns by a hash of source and position; with the
     ids, a notebook run here and then opened in JupyterLab finds its turns again by cell after a restart.
     Only the kernel client's ``execute`` is replaced (same message, plus the metadata), through the hooks
     nbclient offers: ``on_notebook_start`` (the client exists) and ``on_cell_execute`` (which cell runs).
+    Returns the running cell's id and index, which a failure names.
     """
-    running: dict[str, str | None] = {"cell_id": None}
+    running: dict[str, Any] = {"cell_id": None, "index": None}
 
-    def on_cell_execute(cell: Any, **_: Any) -> None:
+    def on_cell_execute(cell: Any, cell_index: int | None = None, **_: Any) -> None:
         running["cell_id"] = cell.get("id")
+        running["index"] = cell_index
 
     def on_notebook_start(**_: Any) -> None:
         kc = client.kc
@@ -185,6 +213,7 @@ def _send_cell_ids(client: Any) -> None:
 
     client.on_cell_execute = on_cell_execute
     client.on_notebook_start = on_notebook_start
+    return running
 
 
 def run_twice(source: Path, out_dir: Path, timeout: float = 300) -> tuple[Path, RunReport, RunReport]:
@@ -289,8 +318,12 @@ def main(argv: list[str] | None = None, out: Any = None) -> int:
     if not args.notebook.is_file():
         print(f"error: {args.notebook} is not a notebook file; give the path of an .ipynb", file=out)
         return 2
-    from nbclient.exceptions import CellExecutionError
-
+    metadata = json.loads(args.notebook.read_text(encoding="utf-8")).get("metadata", {})
+    missing = missing_needs(metadata)
+    if missing:
+        line = needs_line(str(args.notebook), missing)
+        print(line, file=out)
+        return 0 if not line.startswith("error:") else 1
     try:
         target = prepare(args.notebook, args.out)
         env = demo_env(args.out, target)
@@ -301,7 +334,10 @@ def main(argv: list[str] | None = None, out: Any = None) -> int:
             return _open_lab(target, env, out) if args.lab else 0
         second = execute(target, env)
         _describe('run 2: a new kernel, as after "Restart Kernel and Run All"', target, second, out)
-    except (CellExecutionError, ValueError) as exc:
+    except NotebookFailed as exc:
+        print(str(exc), file=out)
+        return 1
+    except ValueError as exc:
         print(f"error: {str(exc).strip().splitlines()[-1]}", file=out)
         return 1
     resent = len(second.agent_prompts) - len(first.agent_prompts)
@@ -309,7 +345,7 @@ def main(argv: list[str] | None = None, out: Any = None) -> int:
         print(f"error: run 2 sent the agent {resent} prompt(s) again; restore did not work", file=out)
         return 1
     print(
-        f"\nRun 2 sent the agent nothing: {len(first.agent_prompts)} prompts in the demo agent's own "
+        f"\nRun 2 sent the agent nothing: {len(first.agent_prompts)} prompts in the agents' own "
         f"sessions and {len(first.journal_prompts)} in silo_nb's journal, before and after.",
         file=out,
     )

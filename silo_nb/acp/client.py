@@ -11,7 +11,8 @@
 - What the client advertises in ``initialize`` lives here too (``client_capabilities``): Silo's client
   is not a safety boundary, so it offers no ``fs`` and no ``terminal``; every such request gets -32601.
   It does advertise ``auth.terminal`` (unlike Silo): agents then list their terminal login methods, and
-  a sign-in error can name the exact command for the user to run (silo_nb never runs it).
+  a sign-in error can name the exact command for the user to run (``%silo login`` runs it only where
+  the kernel has a terminal).
 """
 
 from __future__ import annotations

@@ -64,6 +64,12 @@ def _select_option(
     }
 
 
+def _servers(params: JsonObject) -> list[JsonObject]:
+    """The ``mcpServers`` a session setup offers (the well-formed entries)."""
+    servers = params.get("mcpServers")
+    return [s for s in servers if isinstance(s, dict)] if isinstance(servers, list) else []
+
+
 class DemoAgent:
     """The ACP methods of one connection, routed by its ``Endpoint``."""
 
@@ -189,6 +195,7 @@ class DemoAgent:
         cwd = params.get("cwd")
         if isinstance(cwd, str) and os.path.isabs(cwd):
             session.cwd = cwd
+        session.mcp_servers = _servers(params)
         self.sessions[session_id] = session
         return session
 
@@ -241,6 +248,7 @@ class DemoAgent:
         if not isinstance(cwd, str) or not os.path.isabs(cwd):
             raise RpcError(INVALID_PARAMS, f"Invalid params: cwd must be an absolute path, got {cwd!r}")
         session = Session(f"demo-{uuid.uuid4().hex[:12]}", cwd, self.store.clock.now_iso())
+        session.mcp_servers = _servers(params)
         self.sessions[session.session_id] = session
         self.store.save(session)
         result: JsonObject = {"sessionId": session.session_id}
@@ -383,7 +391,10 @@ class DemoAgent:
                     stop_reason = "cancelled"
                 finally:
                     self._touch(session)
-                return {"stopReason": stop_reason}
+                answer: JsonObject = {"stopReason": stop_reason}
+                if script.response_usage is not None and stop_reason != "cancelled":
+                    answer["usage"] = script.response_usage  # ACP's (unstable) usage of the session
+                return answer
         finally:
             if turn is not None:
                 turn.done()

@@ -1,16 +1,19 @@
-"""The demo agent's turns that use the client's offer (``client_tools.py``): a command in a client
-terminal (``run the tests``, ``terminal``) and a question before a risky step (``risky``). Functions of the
-turn script they belong to (``scripted_turns.TurnScript``), which they reach through :class:`Script`."""
+"""The demo agent's turns that use the client's offer (``client_tools.py``): the notes edit through
+``fs/*`` (or directly, without it), a command in a client terminal (``run the tests``, ``terminal``) and a
+question before a risky step (``risky``). Functions of the turn script they belong to
+(``scripted_turns.TurnScript``), which they reach through :class:`Script`."""
 
 from __future__ import annotations
 
+import os
 from typing import Protocol
 
 from silo_nb.demo_agent.client_tools import ClientTools, Peer
+from silo_nb.demo_agent.notes import NOTES_FILE, NotesEdit, apply_edit, edit_from, plan_edit
 from silo_nb.demo_agent.rpc_endpoint import JsonObject
 from silo_nb.demo_agent.session_store import Session
 
-__all__ = ["Script", "risky_step", "run_command"]
+__all__ = ["Script", "apply_notes_edit", "plan_notes_edit", "risky_step", "run_command"]
 
 
 class Script(Protocol):
@@ -19,10 +22,27 @@ class Script(Protocol):
     peer: Peer
     session: Session
     client: ClientTools
+    text: str
 
     async def emit(self, update: JsonObject, pause: float | None = None) -> None: ...
 
     async def say(self, text: str, parts: int = 1) -> None: ...
+
+
+async def plan_notes_edit(self: Script) -> NotesEdit:
+    """The edit to propose: ``notes.md`` read through the client when it offers that, else directly."""
+    if not self.client.fs_read:
+        return plan_edit(self.session.cwd, self.text)
+    path = os.path.join(self.session.cwd, NOTES_FILE)
+    text, problem = await self.client.read(self.peer, self.session.session_id, path)
+    return edit_from(path, text, self.text, problem)
+
+
+async def apply_notes_edit(self: Script, edit: NotesEdit) -> str | None:
+    """Write the allowed edit through the client when it offers that, else directly; None when written."""
+    if not self.client.fs_write:
+        return apply_edit(edit)
+    return await self.client.write(self.peer, self.session.session_id, edit.path, edit.new_text)
 
 
 async def run_command(self: Script) -> None:

@@ -1,4 +1,5 @@
-"""The one file the demo agent really edits: ``notes.md`` in the session's working directory.
+"""The files the demo agent really edits: ``notes.md`` in the session's working directory (and, for a
+``fix`` turn, the Python file it fixes: fixes.py uses :func:`read_small_text` and :func:`apply_text_edit`).
 
 - An edit turn reads ``notes.md`` (or finds it missing), proposes appending one line made from the prompt
   (the text after its first ``:``, else the whole prompt), and writes it only once the client allowed it.
@@ -42,36 +43,36 @@ def note_line(prompt: str) -> str:
     return f"- {note or '(an empty prompt)'}\n"
 
 
-def _read(path: str) -> tuple[str | None, str | None]:
-    """(text, problem): text None when the file is missing; problem says why it cannot be edited."""
+def read_small_text(path: str, name: str = NOTES_FILE) -> tuple[str | None, str | None]:
+    """(text, problem): text None when the file is missing; problem says why ``name`` cannot be edited."""
     try:
         info = os.lstat(path)
     except FileNotFoundError:
         return None, None
     except OSError as exc:
-        return None, f"cannot read {NOTES_FILE}: {exc.strerror or exc}"
+        return None, f"cannot read {name}: {exc.strerror or exc}"
     if stat.S_ISLNK(info.st_mode):
-        return None, f"{NOTES_FILE} is a symbolic link; the demo agent edits only plain files"
+        return None, f"{name} is a symbolic link; the demo agent edits only plain files"
     if not stat.S_ISREG(info.st_mode):
-        return None, f"{NOTES_FILE} is not a regular file; the demo agent edits only plain files"
+        return None, f"{name} is not a regular file; the demo agent edits only plain files"
     if info.st_size > MAX_BYTES:
-        return None, f"{NOTES_FILE} is over {MAX_BYTES // 1024} KiB; the demo agent edits only small files"
+        return None, f"{name} is over {MAX_BYTES // 1024} KiB; the demo agent edits only small files"
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
         with os.fdopen(fd, "rb") as handle:
             data = handle.read(MAX_BYTES + 1)
     except OSError as exc:
-        return None, f"cannot read {NOTES_FILE}: {exc.strerror or exc}"
+        return None, f"cannot read {name}: {exc.strerror or exc}"
     try:
         return data.decode("utf-8"), None
     except UnicodeDecodeError:
-        return None, f"{NOTES_FILE} is not UTF-8 text; the demo agent edits only text files"
+        return None, f"{name} is not UTF-8 text; the demo agent edits only text files"
 
 
 def plan_edit(cwd: str, prompt: str) -> NotesEdit:
     """Read ``notes.md`` in ``cwd`` and propose the edit (nothing is written here)."""
     path = os.path.join(cwd, NOTES_FILE)
-    text, problem = _read(path)
+    text, problem = read_small_text(path)
     return edit_from(path, text, prompt, problem)
 
 
@@ -88,7 +89,7 @@ def edit_from(path: str, text: str | None, prompt: str, problem: str | None = No
 
 def apply_edit(edit: NotesEdit) -> str | None:
     """Write an allowed edit; None when done, else why nothing was written (one line)."""
-    current, problem = _read(edit.path)
+    current, problem = read_small_text(edit.path)
     if problem is not None:
         return problem
     if current != edit.old_text:
@@ -105,4 +106,23 @@ def apply_edit(edit: NotesEdit) -> str | None:
             handle.write(data)
     except OSError as exc:
         return f"cannot write {NOTES_FILE}: {exc.strerror or exc}"
+    return None
+
+
+def apply_text_edit(path: str, old_text: str | None, new_text: str, name: str) -> str | None:
+    """Replace a small file's whole text (fixes.py); None when done, else why nothing was written.
+
+    The same checks as :func:`apply_edit`: a plain small UTF-8 file that still holds ``old_text``.
+    """
+    current, problem = read_small_text(path, name)
+    if problem is not None:
+        return problem
+    if current is None or current != old_text:
+        return f"{name} changed since it was read, so nothing was written; ask again"
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_TRUNC | os.O_NOFOLLOW)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(new_text)
+    except OSError as exc:
+        return f"cannot write {name}: {exc.strerror or exc}"
     return None

@@ -1,16 +1,18 @@
 """The scripted turns of the demo agent: what one ``session/prompt`` streams back.
 
 - Turns are scripts driven by keywords in the prompt text (matched case-insensitively at the start of a
-  word): ``edit``/``tool``, ``plan``, ``slow``, ``fail``, ``refuse``, ``mode``, plus the slash commands
-  ``/title``, ``/explain``, ``/plan`` and ``/clear`` (methods ``command_<name>``); with a client that offers
-  them, ``run the tests``/``terminal`` (a client terminal) and ``risky`` (a question), client_scripts.py.
-- ``edit`` goes through the client's ``fs/*`` when offered, else reads and writes ``notes.md`` itself.
+  word): ``edit``/``tool``, ``fix`` (fixes.py), ``plan``, ``slow``, ``fail``, ``refuse``, ``mode``, plus the
+  slash commands ``/title``, ``/explain``, ``/plan`` and ``/clear`` (methods ``command_<name>``); with a
+  client that offers them, ``run the tests``/``terminal`` (a client terminal) and ``risky`` (a question),
+  client_scripts.py.
+- ``edit`` goes through the client's ``fs/*`` when offered, else really appends to ``notes.md`` in the
+  session's cwd itself, once allowed (notes.py); ``look into NAME`` uses the notebook's MCP server
+  (notebook_steps.py).
 - Each step first pauses (``--delay``) and checks for cancellation, so ``session/cancel`` stops a turn at its
   next step (``TurnCancelled``) and the prompt answers ``{"stopReason": "cancelled"}``.
 - Every update a turn sends is appended to the session's history (which ``session/load`` replays), and the
   user's prompt is recorded there as a ``user_message_chunk``.
 - A script talks to the client only through a ``Peer`` (notify, request), so it knows nothing of the wire.
-- The ``edit`` script reads and, once allowed, really appends to ``notes.md`` in the session's cwd (notes.py).
 - Scripted content makes this module longer than the others; the logic is the small part.
 """
 
@@ -18,13 +20,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import re
 from typing import Any, Final
 
-from silo_nb.demo_agent.client_scripts import risky_step, run_command
+from silo_nb.demo_agent.client_scripts import apply_notes_edit, plan_notes_edit, risky_step, run_command
 from silo_nb.demo_agent.client_tools import ClientTools, Peer
-from silo_nb.demo_agent.notes import NotesEdit, apply_edit, edit_from, plan_edit
+from silo_nb.demo_agent.fixes import SMART_MODEL, apply_fix, fix_tokens, plan_fix
+from silo_nb.demo_agent.notebook_steps import look_into, looked_into
+from silo_nb.demo_agent.prompt_blocks_text import read_prompt
 from silo_nb.demo_agent.rpc_endpoint import INTERNAL_ERROR, JsonObject, RpcError
 from silo_nb.demo_agent.session_store import MODELS, MODES, Session, Turn
 
@@ -96,19 +99,10 @@ class TurnScript:
         self.turn = turn
         self.delay = delay
         self.client = client or ClientTools()
-        blocks = [b for b in prompt if isinstance(b, dict)]
-        self.text = "\n".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
-        self.attachments: list[str] = []
-        for block in blocks:
-            if block.get("type") == "resource_link" and isinstance(block.get("uri"), str):
-                self.attachments.append(block["uri"])
-            elif block.get("type") == "resource" and isinstance(block.get("resource"), dict):
-                self.attachments.append(str(block["resource"].get("uri", "")))
-            elif block.get("type") in ("image", "audio") and isinstance(block.get("data"), str):
-                size = len(block["data"]) * 3 // 4
-                self.attachments.append(f"an {block['type']} ({block.get('mimeType')}, {size:,} bytes)")
+        self.text, self.attachments = read_prompt(prompt)
         self.lowered = self.text.lower()
         self.first_prompt = session.title is None
+        self.response_usage: JsonObject | None = None  # a fix turn's usage, sent in the prompt's answer
 
     # -- steps
 
@@ -159,8 +153,13 @@ class TurnScript:
             one_line = " ".join(self.text.split()) or "Attachments"
             self.session.title = one_line[:40]
             await self.emit({"sessionUpdate": "session_info_update", "title": self.session.title})
-        self.session.used = min(CONTEXT_WINDOW, self.session.used + 1200 + 4 * len(self.text))
-        self.session.cost = round(self.session.cost + (1200 + 4 * len(self.text)) * 15e-6, 6)
+        await self.spend(1200 + 4 * len(self.text))
+        return "end_turn"
+
+    async def spend(self, tokens: int) -> None:
+        """Count ``tokens`` into the context and the cost, and say so (a ``usage_update``)."""
+        self.session.used = min(CONTEXT_WINDOW, self.session.used + tokens)
+        self.session.cost = round(self.session.cost + tokens * 15e-6, 6)
         await self.emit(
             {
                 "sessionUpdate": "usage_update",
@@ -169,7 +168,6 @@ class TurnScript:
                 "cost": {"amount": self.session.cost, "currency": "USD"},
             }
         )
-        return "end_turn"
 
     # -- the script
 
@@ -197,6 +195,8 @@ class TurnScript:
         if has_keyword(self.lowered, "refuse"):
             await self.say("I won't do that one: the prompt asked me to refuse.")
             return "refusal"
+        if has_keyword(self.lowered, "fix"):
+            return await self.fix_code()
         if has_keyword(self.lowered, "plan"):
             await self.plan()
         await self.say(self.reply_markdown(), parts=8)
@@ -213,6 +213,8 @@ class TurnScript:
             await risky_step(self)
         if has_keyword(self.lowered, "edit") or has_keyword(self.lowered, "tool"):
             await self.edit_notes()
+        if (name := looked_into(self.text)) is not None:
+            await look_into(self, name, self.session.mcp_servers)
         return await self.finish()
 
     def reply_markdown(self) -> str:
@@ -246,21 +248,8 @@ class TurnScript:
             ]
             await self.emit({"sessionUpdate": "plan", "entries": entries})
 
-    async def _plan_edit(self) -> NotesEdit:
-        """The edit to propose: ``notes.md`` read through the client when it offers that, else directly."""
-        if not self.client.fs_read:
-            return plan_edit(self.session.cwd, self.text)
-        path = os.path.join(self.session.cwd, "notes.md")
-        text, problem = await self.client.read(self.peer, self.session.session_id, path)
-        return edit_from(path, text, self.text, problem)
-
-    async def _apply_edit(self, edit: NotesEdit) -> str | None:
-        if not self.client.fs_write:
-            return apply_edit(edit)
-        return await self.client.write(self.peer, self.session.session_id, edit.path, edit.new_text)
-
     async def edit_notes(self) -> None:
-        edit = await self._plan_edit()
+        edit = await plan_notes_edit(self)
         read_id = self.session.next_id("call")
         await self.emit(
             {
@@ -296,13 +285,65 @@ class TurnScript:
             await self.emit({"sessionUpdate": "tool_call_update", "toolCallId": edit_id, "status": "failed"})
             await self.say("Left notes.md unchanged.")
             return
-        failure = await self._apply_edit(edit)  # only now, once allowed: the permission has an effect
+        failure = await apply_notes_edit(self, edit)  # only now, once allowed: the permission has an effect
         if failure is not None:
             await self.emit(self._tool_end(edit_id, "failed", failure))
             await self.say(f"Left notes.md unchanged: {failure}.")
             return
         await self.emit({"sessionUpdate": "tool_call_update", "toolCallId": edit_id, "status": "completed"})
         await self.say("Edited notes.md.")
+
+    async def fix_code(self) -> str:
+        """The ``fix`` turn (fixes.py): read the file, ask to edit it, write the model's version."""
+        model = str(self.session.config.get("model"))
+        if model == SMART_MODEL:  # considered at length
+            thought = "Reading the whole file first, then the edge cases: empty, even, ties, n - 1."
+            await self.stream("agent_thought_chunk", self.session.next_id("think"), thought, 3)
+        plan = plan_fix(self.session.cwd, self.text, model)
+        read_id = self.session.next_id("call")
+        name = plan.path.rsplit("/", 1)[-1]
+        read = {"toolCallId": read_id, "title": f"Read {name}", "kind": "read", "status": "pending"}
+        await self.emit({"sessionUpdate": "tool_call", **read, "locations": [{"path": plan.path}]})
+        if plan.problem is not None or plan.old_text is None:
+            await self.emit(self._tool_end(read_id, "failed", plan.problem or "unreadable"))
+            await self.say(f"I could not fix it: {plan.problem}.")
+            return await self.finish()
+        await self.emit(self._tool_end(read_id, "completed", plan.old_text))
+        await self.spend(fix_tokens(model, "read"))
+        edit_id = self.session.next_id("call")
+        diff: JsonObject = {
+            "type": "diff",
+            "path": plan.path,
+            "oldText": plan.old_text,
+            "newText": plan.new_text,
+        }
+        tool_call: JsonObject = {
+            "toolCallId": edit_id,
+            "title": f"Fix {plan.function} in {name}",
+            "kind": "edit",
+            "status": "pending",
+            "content": [diff],
+        }
+        await self.emit({"sessionUpdate": "tool_call", **tool_call})
+        if not await self.permission(tool_call):
+            await self.emit({"sessionUpdate": "tool_call_update", "toolCallId": edit_id, "status": "failed"})
+            await self.say(f"Left {name} unchanged.")
+            return await self.finish()
+        failure = apply_fix(plan)
+        status = "failed" if failure else "completed"
+        await self.emit({"sessionUpdate": "tool_call_update", "toolCallId": edit_id, "status": status})
+        await self.spend(fix_tokens(model, "edit"))
+        await self.say(
+            f"Left {name} unchanged: {failure}." if failure else f"Rewrote `{plan.function}`: done."
+        )
+        stop_reason = await self.finish()
+        used = int(self.session.used)
+        self.response_usage = {
+            "totalTokens": used,
+            "inputTokens": used * 3 // 4,
+            "outputTokens": used - used * 3 // 4,
+        }
+        return stop_reason
 
     @staticmethod
     def _tool_end(call_id: str, status: str, text: str) -> JsonObject:

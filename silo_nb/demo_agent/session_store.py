@@ -68,6 +68,8 @@ class Session:
         self.cost = 0.0
         self.turns: list[Turn] = []
         self.lock = asyncio.Lock()
+        # The MCP servers the client offered (session/new, load, resume): not stored, offered again.
+        self.mcp_servers: list[JsonObject] = []
 
     def next_id(self, prefix: str) -> str:
         self.seq += 1

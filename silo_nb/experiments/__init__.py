@@ -8,37 +8,57 @@
   workers or by an executor of one's own (``executors.py``: ``CellExecutor``, which runs ``run_cell`` /
   ``run_cell_blocking`` on a ``CellSpec`` and returns its ``CellResult``), with a progress display
   (``progress.py``; the notebook has a widget).
+- Scoring and comparing: ``scorers`` (``command_scorer``, plain functions of a ``GridRun`` from
+  ``grid_run.py``), ``diffs`` (what each cell changed), ``budgets`` (per cell and per grid), ``rescore``
+  (score a finished run again, no agent), ``summary`` (``summarize``: pass rates with Wilson intervals,
+  pass@k) with ``summary_plots``; ``run_rows`` rebuilds a run's rows from its folder.
 - Layering: this package uses ``sessions`` (and so ``acp``) only; never IPython or ipywidgets. pandas
   and dask are optional extras, imported only when used.
 """
 
 from __future__ import annotations
 
+from silo_nb.experiments.budgets import CellBudget
 from silo_nb.experiments.executors import CellExecutor, DaskExecutor, LocalExecutor
 from silo_nb.experiments.grid import expand_grid, run_grid
 from silo_nb.experiments.grid_cell import CellResult, CellSpec, run_cell, run_cell_blocking
+from silo_nb.experiments.grid_run import GridRun
 from silo_nb.experiments.policy import PermissionPolicy, Rule
 from silo_nb.experiments.progress import GridCounts, GridProgress, TextProgress
 from silo_nb.experiments.question_policy import QuestionPolicy
+from silo_nb.experiments.rescore import rescore
+from silo_nb.experiments.scorers import CommandScorer, command_scorer
+from silo_nb.experiments.summary import pass_at_k, summarize, wilson_interval
+from silo_nb.experiments.summary_plots import plot_cost_vs_pass, plot_pass_rates
 from silo_nb.experiments.table import frame, journal_rows, rows_to_frame
 
 __all__ = [
+    "CellBudget",
     "CellExecutor",
     "CellResult",
     "CellSpec",
+    "CommandScorer",
     "DaskExecutor",
     "GridCounts",
     "GridProgress",
+    "GridRun",
     "LocalExecutor",
     "PermissionPolicy",
     "QuestionPolicy",
     "Rule",
     "TextProgress",
+    "command_scorer",
     "expand_grid",
     "frame",
     "journal_rows",
+    "pass_at_k",
+    "plot_cost_vs_pass",
+    "plot_pass_rates",
+    "rescore",
     "rows_to_frame",
     "run_cell",
     "run_cell_blocking",
     "run_grid",
+    "summarize",
+    "wilson_interval",
 ]

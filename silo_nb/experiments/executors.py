@@ -3,11 +3,17 @@
 - :class:`CellExecutor` is the protocol ``run_grid(executor=)`` accepts: a ``label`` and an
   ``async def run(spec) -> CellResult``. The two below implement it; so can a user's own class.
 - :class:`LocalExecutor` awaits :func:`cells.run_cell` on the caller's loop (the kernel's in a notebook).
-- :class:`DaskExecutor` submits :func:`cells.run_cell_blocking` per cell; the agent is spawned on the
-  worker, and the cell's journal lines and record come back in the task's result, so the notebook writes
-  them under the run's folder exactly as for a local cell. The kernel's loop is never blocked: with a
-  synchronous ``Client`` the future's done-callback (a Dask thread) fetches the result and hands it to the
-  loop with ``call_soon_threadsafe``; an ``asynchronous=True`` client's futures are simply awaited.
+- :class:`DaskExecutor` submits :func:`run_cell_counted` per cell; the agent is spawned on the worker,
+  and the cell's journal lines, diff, scores and record come back in the task's result, so the notebook
+  writes them under the run's folder exactly as for a local cell. The kernel's loop is never blocked:
+  with a synchronous ``Client`` the future's done-callback (a Dask thread) fetches the result and hands it
+  to the loop with ``call_soon_threadsafe``; an ``asynchronous=True`` client's futures are simply awaited.
+- A worker that dies mid-cell: the scheduler gives the task to another worker (Dask's own rule), and
+  the task counts its attempts on the scheduler (``distributed.Event`` s named for the cell). The second
+  attempt runs; a third one does not run the cell again but reports it failed ("its worker died twice"). When
+  the scheduler gives up first (``KilledWorker``: its ``allowed-failures`` is below 2), the cell is
+  submitted once more by hand under the same count. Only a finished task's result is written, so a
+  cell is never lost nor counted twice: one record, one row, its ``attempts`` column says how many.
 - :func:`executor_for` turns what ``executor=`` was given into one of these (see its docstring).
 - dask is an optional extra and is imported by the caller's own ``Client`` only; nothing here imports it.
 """
@@ -21,10 +27,12 @@ from typing import Any, Protocol, runtime_checkable
 
 from silo_nb.experiments.grid_cell import CellResult, CellSpec, run_cell, run_cell_blocking
 
-__all__ = ["CellExecutor", "DaskExecutor", "LocalExecutor", "executor_for"]
+__all__ = ["CellExecutor", "DaskExecutor", "LocalExecutor", "executor_for", "run_cell_counted"]
 
 # How long past the cell's own timeout the notebook waits for a Dask task (queueing, a slow worker).
 DASK_GRACE_SECONDS = 120.0
+MAX_ATTEMPTS = 2  # a cell whose worker died is run once more, on another worker
+WORKER_DIED_TWICE = "the Dask worker running this cell died twice; it is not run a third time"
 
 
 @runtime_checkable
@@ -82,9 +90,24 @@ class DaskExecutor:
         self.label = f"dask {info.get('address', '') if isinstance(info, dict) else ''}".strip()
 
     async def run(self, spec: CellSpec) -> CellResult:
+        counter = f"silo-grid-attempts-{spec.cell}-{uuid.uuid4().hex}"
+        try:
+            return await self._submit(spec, counter)
+        except Exception as exc:
+            if type(exc).__name__ != "KilledWorker":
+                raise
+        try:  # the scheduler gave up on the task: once more, by hand, under the same count
+            return await self._submit(spec, counter)
+        except Exception as exc:
+            if type(exc).__name__ != "KilledWorker":
+                raise
+            return CellResult(spec.cell, error=f"{WORKER_DIED_TWICE} ({type(exc).__name__})", attempts=2)
+
+    async def _submit(self, spec: CellSpec, counter: str) -> CellResult:
         future = self.client.submit(
-            run_cell_blocking,
+            run_cell_counted,
             spec,
+            counter,
             key=f"silo-grid-{spec.cell}-{uuid.uuid4().hex[:8]}",
             pure=False,
             retries=0,
@@ -98,6 +121,30 @@ class DaskExecutor:
         except BaseException:
             future.cancel()
             raise
+
+
+def run_cell_counted(spec: CellSpec, counter: str) -> CellResult:
+    """The Dask task: :func:`run_cell_blocking`, counting its attempts on the scheduler under ``counter``.
+
+    The first two attempts run the cell (the second after the first one's worker died); a third reports
+    the cell failed without running it. The count is two ``distributed.Event`` s, one set per attempt
+    (asking one never fails on the scheduler's side); both are cleared, and so gone, when the cell ends.
+    """
+    import distributed  # on a Dask worker, where distributed is installed
+
+    make: Any = distributed.Event  # distributed is not fully typed
+    marks = [make(f"{counter}-{number}") for number in range(1, MAX_ATTEMPTS + 1)]
+    attempt = next((number for number, mark in enumerate(marks, 1) if not mark.is_set()), MAX_ATTEMPTS + 1)
+    try:
+        if attempt > MAX_ATTEMPTS:
+            return CellResult(spec.cell, error=WORKER_DIED_TWICE, attempts=attempt)
+        marks[attempt - 1].set()
+        result = run_cell_blocking(spec)
+        result.attempts = attempt
+        return result
+    finally:  # a worker killed mid-cell runs no finally: its mark stays, for the next attempt to see
+        for mark in marks:
+            mark.clear()
 
 
 def _awaitable(future: Any) -> asyncio.Future[CellResult]:

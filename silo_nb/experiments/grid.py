@@ -4,12 +4,17 @@
   described in the run's folder (``run_folder.py``); a run has a name (by default derived from the grid
   itself, so the same call after a kernel restart finds its run) and a folder (``<folder>/<name>``).
 - Cells that already have a done record are skipped; the others run, at most ``concurrency`` at a time,
-  on this loop or on Dask workers (``executors.py``). Each cell's journal and record are written as it
-  ends, so a crash loses only the cells that were running. ``retry_failed=True`` also redoes failed cells.
+  on this loop or on Dask workers (``executors.py``). Each cell's journal, diff, scores and record are
+  written as it ends, so a crash loses only the cells that were running. ``retry_failed=True`` also redoes
+  failed cells.
+- ``scorers=`` score each cell where it ran (``scorers.py``); ``max_tokens`` / ``max_cost`` /
+  ``max_seconds`` bound each cell and ``budget=`` the grid's total (``budgets.py``): past it no new cell
+  starts, and those cells are listed in the folder (``not_run.json``) and the DataFrame.
 - The DataFrame is rebuilt from the run's folder alone (``silo_nb.frame(folder)`` gives the same one);
   its ``attrs["run_folder"]`` says where that is.
 - Cancelling the call (the stop button) cancels every running cell; each closes its session (the agent's
-  process group is killed) before the cancellation goes on. Nothing is approved without ``policy=``.
+  process group is killed) before the cancellation goes on. Nothing is approved without ``policy=``, and
+  the agent's questions are declined unless ``answers=`` covers them.
 """
 
 from __future__ import annotations
@@ -21,17 +26,22 @@ import os
 import re
 import time
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import anyio
 
 from silo_nb.experiments._pandas import require_pandas
+from silo_nb.experiments.budgets import CellBudget, GridSpend, check_grid_budget
 from silo_nb.experiments.executors import CellExecutor, executor_for
 from silo_nb.experiments.grid_cell import CellResult, CellSpec, one_line_error, template_folder
 from silo_nb.experiments.policy import PermissionPolicy
 from silo_nb.experiments.progress import GridCounts, GridProgress, TextProgress
+from silo_nb.experiments.question_policy import QuestionPolicy
 from silo_nb.experiments.run_folder import RunFolder
+from silo_nb.experiments.run_rows import run_rows
+from silo_nb.experiments.scorers import check_scorers
 from silo_nb.experiments.table import rows_to_frame
 
 __all__ = ["DEFAULT_RUNS_FOLDER", "expand_grid", "run_grid"]
@@ -50,6 +60,7 @@ async def run_grid(
     repeats: int = 1,
     concurrency: int = 4,
     policy: PermissionPolicy | None = None,
+    answers: Mapping[str, Any] | QuestionPolicy | None = None,
     timeout: float = 300.0,
     name: str | None = None,
     folder: str | os.PathLike[str] | None = None,
@@ -58,20 +69,50 @@ async def run_grid(
     progress: GridProgress | bool | None = True,
     retry_failed: bool = False,
     config_dirs: Iterable[str | os.PathLike[str]] | None = None,
+    scorers: Mapping[str, Any] | None = None,
+    score_timeout: float = 120.0,
+    max_tokens: float | None = None,
+    max_cost: float | None = None,
+    max_seconds: float | None = None,
+    budget: Mapping[str, float] | None = None,
+    keep_workdirs: bool = False,
+    kernel_tools: bool = False,
 ) -> Any:
     """Run every cell of the grid (skipping those a previous attempt finished); return the DataFrame.
 
     ``prompts``: each item a prompt, or a list of prompts sent one after the other in the same session.
     ``configs``: config option values set on each new session (e.g. ``{"model": "demo-smart"}``).
+    ``answers``: the agent's questions answered by field name (``{"confirm": True}``, or a
+    :class:`~silo_nb.experiments.QuestionPolicy`); a question they do not cover is declined.
     ``executor``: where cells run — ``None`` (this loop), a ``dask.distributed.Client`` (its workers),
     or any :class:`~silo_nb.experiments.CellExecutor` (an ``async def run(spec)`` and a ``label``; the
     label is in the progress line and the ``executor`` column).
+    ``scorers``: name → a function of the :class:`~silo_nb.experiments.GridRun` (or
+    :func:`~silo_nb.experiments.command_scorer`); columns ``score.NAME`` and ``score_error``. Each
+    plain scorer may take ``score_timeout`` seconds.
+    ``max_tokens`` / ``max_cost`` / ``max_seconds``: per cell; the turn that passes one is cancelled
+    (stop reason ``budget``, ``budget_exceeded`` names it). ``budget``: the grid's total, ``{"cost": 5}``
+    or ``{"tokens": 1e6}``: no new cell starts once it is spent.
+    ``keep_workdirs``: keep each cell's working copy under the run's folder (``workdirs/<cell>``).
+    ``kernel_tools``: offer each session the kernel tools on this kernel's namespace (off by default; code
+    runs only where ``policy`` says ``allow code``); cells must then run on this loop (no ``executor``).
     """
     pd = require_pandas()
     cells = expand_grid(prompts, profiles=profiles, configs=configs, repeats=repeats)
     _check_numbers(concurrency=concurrency, timeout=timeout)
+    if not isinstance(score_timeout, int | float) or score_timeout <= 0:
+        raise ValueError(f"score_timeout={score_timeout!r} — give the seconds one scorer may take.")
     if policy is not None and not isinstance(policy, PermissionPolicy):
         raise TypeError(f"policy= takes a silo_nb PermissionPolicy — not {type(policy).__name__}.")
+    question_policy = answers if isinstance(answers, QuestionPolicy) else QuestionPolicy(answers or {})
+    chosen_scorers = check_scorers(scorers)
+    cell_budget = CellBudget(max_tokens=max_tokens, max_cost=max_cost, max_seconds=max_seconds)
+    spend = GridSpend(check_grid_budget(budget))
+    if kernel_tools and executor is not None:
+        raise ValueError(
+            "kernel_tools=True works only with the cells on this kernel's loop — drop executor= (the tools "
+            "act on this kernel's namespace, which a worker does not have)."
+        )
     runner = executor_for(executor)  # before the run's folder exists: a bad executor= leaves nothing
     run_name = name or "grid-" + hashlib.sha256(json.dumps(cells).encode()).hexdigest()[:10]
     if not _SAFE_NAME.fullmatch(run_name):
@@ -83,11 +124,13 @@ async def run_grid(
     if executor is None:
         _check_profiles(profiles, dirs)
     with run.running():  # a second run_grid of this run, here or in another process, is refused
-        todo = [
-            cell
-            for cell in cells
-            if (record := run.record(cell["cell"])) is None or (retry_failed and record["status"] == "failed")
-        ]
+        todo = []
+        for cell in cells:
+            record = run.record(cell["cell"])
+            if record is None or (retry_failed and record["status"] == "failed"):
+                todo.append(cell)
+            else:
+                spend.add(record.get("usage"))
         sink: GridProgress | None = TextProgress() if progress is True else (progress or None)
         tracker = _Tracker(run_name, len(cells), len(cells) - len(todo), sink, runner.label)
         tracker.failed = sum(
@@ -95,7 +138,7 @@ async def run_grid(
         )
         log.info("run %s: %d cells, %d to run on %s", run_name, len(cells), len(todo), runner.label)
         tracker.start()
-        limiter = anyio.CapacityLimiter(concurrency)
+        attempt = _Attempt(run, anyio.CapacityLimiter(concurrency), tracker, spend)
         try:
             async with anyio.create_task_group() as group:
                 for cell in todo:
@@ -106,21 +149,48 @@ async def run_grid(
                         prompts=tuple(cell["prompts"]),
                         timeout=timeout,
                         policy=policy,
+                        answers=question_policy,
                         template=seed,
                         config_dirs=dirs,
+                        variant=cell["variant"],
+                        prompt_index=cell["prompt_index"],
+                        repeat=cell["repeat"],
+                        scorers=chosen_scorers or None,
+                        score_timeout=float(score_timeout),
+                        budget=cell_budget if cell_budget.active else None,
+                        keep_to=str(run.workdir_path(cell["cell"])) if keep_workdirs else None,
+                        kernel_tools=kernel_tools,
                     )
-                    group.start_soon(_one_cell, runner, spec, run, limiter, tracker)
+                    group.start_soon(_one_cell, runner, spec, attempt)
         finally:
             tracker.finish()
-        table = rows_to_frame(run.rows(), pd)
+            order = [c["cell"] for c in cells]
+            run.save_not_run(spend.reached(), sorted(attempt.not_run, key=order.index))
+        table = rows_to_frame(run_rows(run), pd)
         table.attrs["run_folder"] = str(run.path)
         return table
 
 
-async def _one_cell(
-    runner: CellExecutor, spec: CellSpec, run: RunFolder, limiter: anyio.CapacityLimiter, tracker: _Tracker
-) -> None:
-    async with limiter:
+@dataclass
+class _Attempt:
+    """This call's share of the run: its folder, the concurrency limit, the counts and the spend."""
+
+    run: RunFolder
+    limiter: anyio.CapacityLimiter
+    tracker: _Tracker
+    spend: GridSpend
+    not_run: list[str] = field(default_factory=list)  # cells the grid's budget kept from starting
+
+
+async def _one_cell(runner: CellExecutor, spec: CellSpec, attempt: _Attempt) -> None:
+    run, tracker, spend = attempt.run, attempt.tracker, attempt.spend
+    async with attempt.limiter:
+        if spend.reached() is not None:  # the grid's budget is spent: this cell does not start
+            attempt.not_run.append(spec.cell)
+            tracker.done += 1
+            tracker.not_run += 1
+            tracker.changed()
+            return
         tracker.running += 1
         tracker.changed()
         try:
@@ -133,9 +203,21 @@ async def _one_cell(
                 result = CellResult(spec.cell, error=one_line_error(exc, prefix=f"{type(exc).__name__}: "))
             record = result.record()
             record.update(
-                profile=spec.profile, config=spec.config, prompts=list(spec.prompts), executor=runner.label
+                profile=spec.profile,
+                config=spec.config,
+                prompts=list(spec.prompts),
+                executor=runner.label,
+                template=spec.template,
             )
-            run.save(spec.cell, result.lines, record)
+            run.save(
+                spec.cell,
+                result.lines,
+                record,
+                diff=result.diff_text,
+                contents=result.contents,
+                scores=result.scores,
+            )
+            spend.add(result.usage)
         finally:
             tracker.running -= 1
         tracker.done += 1
@@ -148,7 +230,7 @@ class _Tracker:
 
     def __init__(self, name: str, total: int, skipped: int, sink: GridProgress | None, executor: str) -> None:
         self.name, self.total, self.skipped, self.sink, self.executor = name, total, skipped, sink, executor
-        self.done, self.running, self.failed = skipped, 0, 0
+        self.done, self.running, self.failed, self.not_run = skipped, 0, 0, 0
         self.start_time = time.monotonic()
 
     def counts(self) -> GridCounts:
@@ -161,6 +243,7 @@ class _Tracker:
             skipped=self.skipped,
             elapsed=time.monotonic() - self.start_time,
             executor=self.executor,
+            not_run=self.not_run,
         )
 
     def _tell(self, what: str) -> None:

@@ -1,24 +1,34 @@
-"""One grid cell: a fresh session in its own working copy, its prompts, its journal — run anywhere.
+"""One grid cell: a fresh session in its own working copy, its prompts, its changes, its scores.
 
 - :func:`run_cell` is the whole life of a cell on the current event loop: a temporary working copy
   (seeded from the template folder when there is one), a private ``AgentsService`` whose journals go to a
   temporary data folder, connect, the cell's config options, the policy, the prompts one after the
-  other, then the session closed (its process group killed) and both temporary folders removed. What
-  comes back (:class:`CellResult`) is plain data — the journal's lines, the session id, the status — so
-  the caller writes it under the run's folder, whether the cell ran here or on a Dask worker.
-- The timeout bounds the whole cell (start-up, settings and every turn). When it fires the running
-  turn is cancelled on the agent's side (its ``turn_end`` says so) and the cell is ``failed``.
+  other, then the session closed (its process group killed). Then, while the working copy still exists:
+  what the agent changed (``diffs.py``), the scorers (``scorers.py``, here: on a Dask worker too), and
+  the copy kept if asked (``keep_to``). Both temporary folders are removed at the end. What comes back
+  (:class:`CellResult`) is plain data — the journal's lines, the diff, the changed files, the scores,
+  the usage — so the caller writes it under the run's folder, whether the cell ran here or on a worker.
+- The timeout bounds the agent's part (start-up, settings and every turn). When it fires the running
+  turn is cancelled on the agent's side (its ``turn_end`` says so) and the cell is ``failed``. A budget
+  (``budgets.py``) is not a failure: the turn is cancelled, no further prompt is sent, and the record
+  says which limit.
 - A turn that fails (the agent's error) or a connect that fails makes the cell ``failed`` with that
   error on one line (its stderr lines, the crash's cause, joined with `` | ``, up to
-  :data:`ERROR_CHARS`); a closed connection ends the cell's remaining prompts.
+  :data:`ERROR_CHARS`); a closed connection ends the cell's remaining prompts. A failed cell is still
+  diffed and scored (a scorer says what it left behind).
 - The cell's temporary folder (``silo-grid-<pid>-<cell>-…`` in the temp folder: the working copy under
   ``work/``, the journals under ``data/``) holds a ``lockf`` lock on ``.alive`` while the cell runs. A
   grid killed with ``kill -9`` cannot remove its folders: each cell sweeps the ones of this user whose
   process is gone (their lock is free) before it starts.
+- ``kernel_tools`` (``run_grid(kernel_tools=True)``): the cell's session is offered the kernel tools on
+  this process's ``__main__`` namespace (a kernel's: the user's), only where the cell runs on this loop;
+  ``run_code`` then needs the policy's ``allow code``.
 - :func:`run_cell_blocking` is the Dask task (and what a user's executor calls in a thread, a process
   or on another machine): such a thread has no event loop, so it starts one for the cell
   (``anyio.run``). That is the one place silo_nb makes a loop, and it never runs on the kernel's loop:
   the notebook side awaits the task's future (or the thread) instead.
+- Copying, diffing and plain-function scorers are blocking work: they run in a worker thread
+  (``anyio.to_thread``), so the kernel's loop keeps answering while a cell finishes.
 """
 
 from __future__ import annotations
@@ -28,6 +38,7 @@ import os
 import shutil
 import socket
 import stat
+import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -35,8 +46,15 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.to_thread
 
+from silo_nb.experiments.budgets import BudgetWatch, CellBudget
+from silo_nb.experiments.diffs import ChangeBase, Changes
+from silo_nb.experiments.grid_run import GridRun
 from silo_nb.experiments.policy import PermissionPolicy
+from silo_nb.experiments.question_policy import QuestionPolicy
+from silo_nb.experiments.scorers import score_run
+from silo_nb.kernel_tools import KernelNamespace, KernelToolServer
 from silo_nb.sessions.agents import AgentsService
 from silo_nb.sessions.errors import AgentSessionError
 from silo_nb.sessions.journal import read_lines
@@ -47,10 +65,13 @@ __all__ = ["ERROR_CHARS", "CellResult", "CellSpec", "one_line_error", "run_cell"
 ERROR_CHARS = 2000
 _PREFIX = "silo-grid-"
 
+# What IPython puts in a kernel's namespace (not the user's variables).
+_IPYTHON_NAMES = frozenset({"In", "Out", "get_ipython", "exit", "quit", "open"})
+
 
 @dataclass(frozen=True)
 class CellSpec:
-    """What one cell runs (picklable: it travels to Dask workers)."""
+    """What one cell runs (picklable: it travels to Dask workers; scorers by cloudpickle there)."""
 
     cell: str
     profile: str
@@ -58,13 +79,22 @@ class CellSpec:
     prompts: tuple[str, ...]
     timeout: float
     policy: PermissionPolicy | None = None
+    answers: QuestionPolicy | None = None  # the agent's questions; None: each declined
     template: str | None = None
     config_dirs: tuple[str, ...] | None = None
+    variant: str = ""
+    prompt_index: int = 0
+    repeat: int = 0
+    scorers: dict[str, Any] | None = None
+    score_timeout: float = 120.0
+    budget: CellBudget | None = None
+    keep_to: str | None = None  # where the working copy is kept (keep_workdirs=True)
+    kernel_tools: bool = False
 
 
 @dataclass
 class CellResult:
-    """What a cell gives back: its journal lines and how it went."""
+    """What a cell gives back: its journal lines, what it changed, its scores and how it went."""
 
     cell: str
     status: str = "failed"
@@ -76,10 +106,19 @@ class CellResult:
     seconds: float = 0.0
     host: str = ""
     pid: int = 0
+    usage: dict[str, Any] = field(default_factory=dict)  # tokens, cost, currency (the agent's own counts)
+    budget: dict[str, Any] | None = None  # the limit that stopped the cell: limit, value, max, stopped
+    diff: dict[str, Any] = field(default_factory=dict)  # Changes.summary()
+    diff_text: str = ""
+    contents: bytes | None = None  # the changed files (a zip), for rescore
+    scores: dict[str, Any] | None = None  # ScoreSheet.record()
+    attempts: int = 1
+    workdir: str | None = None  # where the working copy was kept
+    timings: dict[str, float] = field(default_factory=dict)  # seconds of the diff and of the scorers
 
     def record(self) -> dict[str, Any]:
-        """The done record written under the run's folder (everything but the lines)."""
-        return {k: v for k, v in vars(self).items() if k != "lines"}
+        """The done record written under the run's folder (the lines, diff and contents go elsewhere)."""
+        return {k: v for k, v in vars(self).items() if k not in ("lines", "diff_text", "contents", "scores")}
 
 
 async def run_cell(spec: CellSpec) -> CellResult:
@@ -91,18 +130,30 @@ async def run_cell(spec: CellSpec) -> CellResult:
     alive = os.open(folder / ".alive", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     try:
         fcntl.lockf(alive, fcntl.LOCK_EX)
-        work, data = folder / "work", folder / "data"
+        work, data = str(folder / "work"), str(folder / "data")
         if spec.template:
-            shutil.copytree(spec.template, work, symlinks=True, dirs_exist_ok=True)
+            await anyio.to_thread.run_sync(_copy, spec.template, work)
         else:
-            work.mkdir(mode=0o700)
+            os.mkdir(work, 0o700)
+        base = await anyio.to_thread.run_sync(ChangeBase.capture, spec.template, work)
         service = AgentsService(workspace_dir=work, data_dir=data, config_dirs=spec.config_dirs)
-        await _drive(service, spec, str(work), result)
+        journal = await _drive(service, spec, work, result)
+        result.seconds = round(time.monotonic() - start, 3)
+        mark = time.monotonic()
+        changes: Changes = await anyio.to_thread.run_sync(base.changes, work)
+        result.diff, result.diff_text, result.contents = changes.summary(), changes.diff, changes.contents
+        result.timings["diff_s"] = round(time.monotonic() - mark, 4)
+        if spec.scorers:
+            mark = time.monotonic()
+            await _score(spec, result, work, journal)
+            result.timings["score_s"] = round(time.monotonic() - mark, 4)
+        if spec.keep_to:
+            result.workdir = await anyio.to_thread.run_sync(_keep, work, spec.keep_to)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
         os.close(alive)
         result.ended = now_iso()
-        result.seconds = round(time.monotonic() - start, 3)
+        result.seconds = result.seconds or round(time.monotonic() - start, 3)
     return result
 
 
@@ -128,37 +179,120 @@ def sweep_stale_folders() -> None:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-async def _drive(service: AgentsService, spec: CellSpec, work: str, result: CellResult) -> None:
+def _copy(template: str, work: str) -> None:
+    shutil.copytree(template, work, symlinks=True, dirs_exist_ok=True)
+
+
+def _keep(work: str, target: str) -> str:
+    shutil.rmtree(target, ignore_errors=True)  # an earlier attempt's copy
+    Path(target).parent.mkdir(parents=True, exist_ok=True)
+    shutil.move(work, target)
+    return target
+
+
+async def _score(spec: CellSpec, result: CellResult, work: str, journal: Path | None) -> None:
+    """The cell's scorers on its working copy, here (a Dask worker too); never fails the cell."""
+    assert spec.scorers is not None
+    folder = Path(tempfile.mkdtemp(prefix="silo-grid-score-"))
+    try:
+        if journal is None or not journal.is_file():  # no session: the scorers still get a (empty) journal
+            journal = folder / "journal.jsonl"
+            journal.write_text("".join(line + "\n" for line in result.lines), encoding="utf-8")
+        cell = {
+            "cell": spec.cell,
+            "profile": spec.profile,
+            "variant": spec.variant,
+            "config": spec.config,
+            "prompts": list(spec.prompts),
+            "prompt_index": spec.prompt_index,
+            "repeat": spec.repeat,
+        }
+        run = GridRun.of(cell, result.record(), workdir=Path(work), journal=journal, diff=result.diff_text)
+        sheet = await score_run(spec.scorers, run, timeout=spec.score_timeout)
+        result.scores = sheet.record()
+    except Exception as exc:  # our own fault, not a scorer's: say so in the scores, keep the cell
+        result.scores = {"values": {}, "errors": {"*": f"scoring failed: {type(exc).__name__}: {exc}"}}
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+async def _kernel_tools(service: AgentsService, spec: CellSpec) -> KernelToolServer | None:
+    """The kernel tools on ``__main__`` for a cell that asks for them (see the module docstring)."""
+    if not spec.kernel_tools:
+        return None
+    summary = next((p for p in service.profiles.list() if p.id == spec.profile), None)
+    timeout = summary.run_code_timeout if summary is not None else 60.0
+    namespace = KernelNamespace(sys.modules["__main__"].__dict__, hidden=_IPYTHON_NAMES)
+    return await KernelToolServer(namespace, run_code_timeout=timeout).start()
+
+
+async def _drive(service: AgentsService, spec: CellSpec, work: str, result: CellResult) -> Path | None:
     handle = None
+    tools = None
     errors: list[str] = []
+    journal: Path | None = None
+
+    def cancel_turn() -> None:
+        if handle is not None:
+            handle.cancel()
+
+    watch = BudgetWatch(spec.budget, cancel_turn)
     try:
         with anyio.move_on_after(spec.timeout) as scope:
-            handle = await service.sessions.connect(spec.profile, cwd=work)
+            tools = await _kernel_tools(service, spec)
+            servers = [tools.server_config] if tools is not None else []
+            handle = await service.sessions.connect(spec.profile, cwd=work, mcp_servers=servers)
+            if tools is not None:
+                tools.bind(handle)
             result.session_id = handle.session_id
+            handle.on_update(watch.on_update)
             if spec.policy is not None:
                 handle.on_permission(spec.policy)
+            handle.on_elicitation(spec.answers or QuestionPolicy())  # unattended: nobody else to ask
             for option_id, value in spec.config.items():
                 await handle.set_config_option(option_id, value)
-            for prompt in spec.prompts:
-                try:
-                    await handle.prompt([{"type": "text", "text": prompt}])
-                except AgentSessionError as exc:
-                    errors.append(one_line_error(exc))
-                    if not handle.is_live:
+            async with anyio.create_task_group() as clock:
+                if watch.budget.max_seconds is not None:
+                    clock.start_soon(_clock, watch, watch.budget.max_seconds)
+                for prompt in spec.prompts:
+                    if watch.exceeded is not None:
                         break
+                    try:
+                        answer = await handle.prompt([{"type": "text", "text": prompt}])
+                    except AgentSessionError as exc:
+                        errors.append(one_line_error(exc))
+                        if not handle.is_live:
+                            break
+                        continue
+                    stopped = watch.exceeded is not None and answer.stop_reason == "cancelled"
+                    watch.on_answer(answer.usage)
+                    if watch.exceeded is not None:
+                        watch.exceeded.setdefault("stopped", stopped)
+                clock.cancel_scope.cancel()
         if scope.cancelled_caught:
             errors.append(f"timed out after {spec.timeout:g} s")
     except (AgentSessionError, ValueError, OSError) as exc:  # connect or a config option failed
         errors.append(one_line_error(exc))
     finally:
+        if tools is not None:
+            tools.close()
         if handle is not None:
             with anyio.CancelScope(shield=True):
                 await handle.aclose()  # the agent's process group is gone and the journal flushed
             result.session_id = handle.session_id
-            path = service.sessions.journals.path(service.workspace_id, handle.session_id)
-            result.lines = read_lines(path, root=service.data_dir)
+            journal = service.sessions.journals.path(service.workspace_id, handle.session_id)
+            result.lines = read_lines(journal, root=service.data_dir)
+    result.usage = watch.usage()
+    result.budget = watch.exceeded
     result.error = "; ".join(errors) or None
     result.status = "failed" if errors else "finished"
+    return journal
+
+
+async def _clock(watch: BudgetWatch, seconds: float) -> None:
+    """``max_seconds``: from the first prompt; trips the watch (which cancels the turn) when it runs out."""
+    await anyio.sleep(seconds)
+    watch.trip("max_seconds", seconds, seconds)
 
 
 def one_line_error(exc: BaseException, *, prefix: str = "") -> str:

@@ -8,6 +8,9 @@
   (``allow_always``…) or ``cancel``. A rule whose answer the request does not offer does not match.
 - The first matching rule decides; otherwise ``otherwise`` does (``cancel`` by default). Nothing is
   approved unless a rule says so.
+- Code is guarded: a request to run code in the kernel (kind ``code``: the kernel tools' ``run_code``) is
+  allowed only by a rule that names ``code`` (``"allow code"``); ``*`` and ``otherwise`` may reject or
+  cancel it, never allow it. A policy that does not mention code never runs any.
 - Attach it with ``handle.on_permission(policy)`` or ``run_grid(policy=...)``: the session journals
   the decision like a human's, with ``decidedBy`` naming the rule (``sessions/session/permission_desk.py``).
 - Rules can be written as text: ``"allow read"``, ``"reject edit outside"``, ``"cancel *"``.
@@ -23,7 +26,7 @@ from typing import Any, Literal
 
 from silo_nb.sessions.agent_requests import AgentPermissionRequest
 
-__all__ = ["PermissionPolicy", "Rule"]
+__all__ = ["GUARDED_KINDS", "PermissionPolicy", "Rule"]
 
 Where = Literal["inside", "outside"]
 _ANSWERS = {
@@ -32,6 +35,8 @@ _ANSWERS = {
     "cancel": (),
 }
 _PATH_KEYS = ("path", "file_path", "filePath", "abs_path", "notebook_path")
+# Kinds only a rule naming them may allow (never ``*`` nor ``otherwise``).
+GUARDED_KINDS = frozenset({"code"})
 
 
 @dataclass(frozen=True)
@@ -74,6 +79,9 @@ class Rule:
         kinds = (self.tool_kind,) if isinstance(self.tool_kind, str) else self.tool_kind
         if kinds is not None and "*" not in kinds and (call is None or call.kind not in kinds):
             return False, None
+        named = kinds is not None and call is not None and call.kind in kinds
+        if call is not None and call.kind in GUARDED_KINDS and not named and self.answer.startswith("allow"):
+            return False, None  # code runs only where a rule says so by name
         if self.where is not None:
             inside = paths_inside(request, cwd)
             if inside is None or inside != (self.where == "inside"):

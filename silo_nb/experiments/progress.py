@@ -27,6 +27,7 @@ class GridCounts:
     skipped: int = 0  # done in an earlier attempt of the run
     elapsed: float = 0.0
     executor: str = ""  # the executor's label: where the cells of this attempt run
+    not_run: int = 0  # kept from starting by the grid's budget (counted in done)
 
 
 class GridProgress(Protocol):
@@ -40,6 +41,8 @@ def format_counts(counts: GridCounts) -> str:
     parts = [f"{counts.done}/{counts.total} done", f"{counts.running} running", f"{counts.failed} failed"]
     if counts.skipped:
         parts.append(f"{counts.skipped} from before")
+    if counts.not_run:
+        parts.append(f"{counts.not_run} not run (budget spent)")
     where = f" on {counts.executor}" if counts.executor else ""
     return f"{counts.name}{where}: " + " · ".join(parts) + f" · {minutes}:{seconds:02d} elapsed"
 

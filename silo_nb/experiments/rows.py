@@ -10,7 +10,8 @@
 - Counts: ``updates`` is the agent's own updates in the turn (synthesized lines — prompt, permission
   request/decision, turn end — are not counted, nor the start-up command list); tool calls are
   counted once per ``toolCallId`` with their last kind and status; permissions by the chosen
-  option's kind (``allow_*``, ``reject_*``, cancelled when no option was chosen).
+  option's kind (``allow_*``, ``reject_*``, cancelled when no option was chosen); the agent's questions
+  by how they were answered (accepted, declined, cancelled).
 - Tokens and cost come from the turn's last ``usage_update`` (ACP: ``used`` tokens in context,
   ``size`` the window, ``cost`` the session's running total); ``cost`` is this turn's part of it.
 - A journal written by Silo itself has no ``turn_end``: stop reason, duration, profile and config are
@@ -51,6 +52,10 @@ COLUMNS = (
     "permissions_allowed",
     "permissions_rejected",
     "permissions_cancelled",
+    "questions_asked",
+    "questions_accepted",
+    "questions_declined",
+    "questions_cancelled",
     "tokens_used",
     "context_size",
     "cost",
@@ -68,6 +73,7 @@ class _Turn:
     updates: int = 0
     tools: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)  # id -> (kind, status)
     asked: int = 0
+    questions: dict[str, int] = field(default_factory=dict)  # "asked" and each answer's action -> count
     allowed: int = 0
     rejected: int = 0
     cancelled: int = 0
@@ -150,6 +156,12 @@ def _fold(turn: _Turn, update: AgentSessionUpdate, state: _Session) -> None:
         turn.asked += 1
     elif part == "decided":
         _count_decision(turn, raw)
+    elif part == "question":
+        turn.questions["asked"] = turn.questions.get("asked", 0) + 1
+    elif part == "answered":
+        given = raw.get("action")
+        action = given if isinstance(given, str) and given in ("accept", "decline") else "cancel"
+        turn.questions[action] = turn.questions.get(action, 0) + 1
     elif part == "usage" and update.usage is not None:
         usage = update.usage
         cost = usage.cost
@@ -208,6 +220,10 @@ def _row(turn: _Turn, state: _Session, session: str, number: int) -> dict[str, A
         "permissions_allowed": turn.allowed,
         "permissions_rejected": turn.rejected,
         "permissions_cancelled": turn.cancelled,
+        "questions_asked": turn.questions.get("asked", 0),
+        "questions_accepted": turn.questions.get("accept", 0),
+        "questions_declined": turn.questions.get("decline", 0),
+        "questions_cancelled": turn.questions.get("cancel", 0),
         "tokens_used": used,
         "context_size": size,
         "cost": cost,

@@ -1,17 +1,22 @@
-"""A run's folder: what the grid is, which cells are done, and each cell's journal.
+"""A run's folder: what the grid is, which cells are done, and each cell's journal, diff and scores.
 
 Layout of ``<folder>/<name>/``::
 
     run.json              the grid (its cells, in order); a re-run must ask for the same grid
     journals/<cell>.jsonl each cell's session journal, as the agent's session wrote it
+    diffs/<cell>.diff     what the cell changed in its working copy (a unified diff; binary files named)
+    changes/<cell>.zip    the changed files' new contents (deletions in its comment), for ``rescore``
+    scores/<cell>.json    the cell's scores: values, errors, each command scorer's (bounded) output
     cells/<cell>.json     the cell's done record: status, session id, error, times, where it ran
-                          (host, pid, the executor's label)
+                          (host, pid, the executor's label, attempts), usage, budget, the diff's counts
+    workdirs/<cell>/      the working copy itself, with ``keep_workdirs=True``
+    not_run.json          the cells the grid's ``budget=`` kept from starting, and why
 
-- Both files of a cell are written atomically (temp file, fsync, rename, fsync of the folder), the
-  journal first: a done record therefore always has its journal, and a cell killed half-way has no
-  record, so a re-run after a crash or a kernel restart redoes exactly the cells without one.
-- The frame of a run is rebuilt from these files alone (``rows``): the journals give the turns, the
-  records the grid columns; a cell that failed before any turn gives one row holding its error.
+- A cell's files are written atomically (temp file, fsync, rename, fsync of the folder), the done record
+  last: a done record therefore always has its journal, diff and scores, and a cell killed half-way has
+  no record, so a re-run after a crash or a kernel restart redoes exactly the cells without one.
+- ``rescore`` rewrites ``scores/`` only. The frame of a run is rebuilt from these files alone
+  (``run_rows.py``).
 - Private and this user's alone (issue 21): the run's folder is its files' root (``sessions.safe_files``):
   folders 0700 and files 0600 whatever the umask, nothing reached through a link, and a run folder that
   is another user's or that others may write is refused in one line (another user could forge a result).
@@ -25,26 +30,50 @@ import contextlib
 import fcntl
 import json
 import os
+import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from silo_nb.experiments.rows import COLUMNS, turn_rows
-from silo_nb.sessions.journal import parse_lines, read_lines
 from silo_nb.sessions.safe_files import check_folder, open_file, read_small_file, replace_file
 
-__all__ = ["CELL_STATUSES", "RunFolder", "atomic_write"]
+__all__ = ["CELL_STATUSES", "RunFolder", "atomic_write", "atomic_write_bytes"]
 
 CELL_STATUSES = ("finished", "failed")
 _RECORD_LIMIT = 16 << 20  # run.json lists every cell; a done record is small
+_DIFF_LIMIT = 256 << 20  # a cell's diff: bounded where it is written (grid_cell)
 _RUNNING: set[Path] = set()  # runs a run_grid of this process is running (lockf cannot tell them apart)
 
 
-def atomic_write(path: Path, text: str, *, root: Path) -> None:
-    """Write ``text`` to ``path`` (under ``root``) whole or not at all (a crash leaves the old file or
-    none)."""
-    replace_file(path, text.encode("utf-8", "backslashreplace"), root=root, durable=True)
+def atomic_write(path: Path, text: str, *, root: Path | None = None) -> None:
+    """Write ``text`` to ``path`` whole or not at all (a crash leaves the old file or none); with ``root``
+    (a run's folder) reached from there, never through a link."""
+    atomic_write_bytes(path, text.encode("utf-8", "backslashreplace"), root=root)
+
+
+def atomic_write_bytes(path: Path, data: bytes, *, root: Path | None = None) -> None:
+    """Write ``data`` to ``path`` whole or not at all (0600; with ``root``: see :func:`atomic_write`)."""
+    if root is not None:
+        replace_file(path, data, root=root, durable=True)
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)  # 0600
+    try:
+        with os.fdopen(fd, "wb") as file:
+            file.write(data)
+            file.flush()
+            os.fsync(file.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
+    folder = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(folder)
+    finally:
+        os.close(folder)
 
 
 @dataclass(frozen=True)
@@ -118,58 +147,75 @@ class RunFolder:
             return None
         return value if isinstance(value, dict) and value.get("status") in CELL_STATUSES else None
 
-    def save(self, cell: str, journal_lines: list[str], record: Mapping[str, Any]) -> None:
-        """The cell is done: its journal, then its record (both atomic; see the module docstring)."""
+    def diff_path(self, cell: str) -> Path:
+        return self.path / "diffs" / f"{cell}.diff"
+
+    def changes_path(self, cell: str) -> Path:
+        return self.path / "changes" / f"{cell}.zip"
+
+    def scores_path(self, cell: str) -> Path:
+        return self.path / "scores" / f"{cell}.json"
+
+    def workdir_path(self, cell: str) -> Path:
+        return self.path / "workdirs" / cell
+
+    def not_run_path(self) -> Path:
+        return self.path / "not_run.json"
+
+    def save(
+        self,
+        cell: str,
+        journal_lines: list[str],
+        record: Mapping[str, Any],
+        *,
+        diff: str = "",
+        contents: bytes | None = None,
+        scores: Mapping[str, Any] | None = None,
+    ) -> None:
+        """The cell is done: its journal, diff, changed files and scores, then its record (all atomic)."""
         atomic_write(self.journal_path(cell), "".join(line + "\n" for line in journal_lines), root=self.path)
+        atomic_write(self.diff_path(cell), diff, root=self.path)
+        if contents is not None:
+            atomic_write_bytes(self.changes_path(cell), contents, root=self.path)
+        else:
+            with contextlib.suppress(FileNotFoundError):
+                self.changes_path(cell).unlink()
+        if scores is not None:
+            self.save_scores(cell, scores)
         atomic_write(self.record_path(cell), json.dumps(dict(record), indent=1) + "\n", root=self.path)
 
-    def rows(self) -> list[dict[str, Any]]:
-        """One row per turn of every done cell, in grid order, with the grid's columns in front."""
-        rows: list[dict[str, Any]] = []
-        for cell in self.cells:
-            record = self.record(cell["cell"])
-            if record is None:
-                continue
-            grid = {
-                "run": self.name,
-                "cell": cell["cell"],
-                "variant": cell["variant"],
-                "repeat": cell["repeat"],
-                "prompt_index": cell["prompt_index"],
-                "cell_status": record["status"],
-                "executor": record.get("executor"),  # None in runs written before it was recorded
-            }
-            session = str(record.get("session_id") or "")
-            lines = read_lines(self.journal_path(cell["cell"]), root=self.path)
-            turns = turn_rows(parse_lines(lines), session=session)
-            if not turns:
-                turns = [_empty_row(session, cell, record)]
-            elif record.get("error"):
-                turns[-1]["error"] = record[
-                    "error"
-                ]  # the cell's reason (a timeout) says more than the turn's
-            rows.extend({**grid, **turn} for turn in turns)
-        return rows
+    def save_scores(self, cell: str, scores: Mapping[str, Any]) -> None:
+        atomic_write(
+            self.scores_path(cell), json.dumps(dict(scores), indent=1, allow_nan=False) + "\n", root=self.path
+        )
 
+    def scores(self, cell: str) -> dict[str, Any]:
+        """The cell's scores (``values``, ``errors``, ``outputs``); empty when it has none."""
+        try:
+            value = json.loads(read_small_file(self.scores_path(cell), root=self.path, limit=_RECORD_LIMIT))
+        except (OSError, ValueError):
+            return {}
+        return value if isinstance(value, dict) else {}
 
-def _empty_row(session: str, cell: Mapping[str, Any], record: Mapping[str, Any]) -> dict[str, Any]:
-    """A cell with no turn (it failed before its first prompt): a row that carries the error."""
-    empty: dict[str, Any] = dict.fromkeys(COLUMNS)
-    empty.update(
-        session=session,
-        turn=0,
-        profile=cell["profile"],
-        config=dict(cell["config"]),
-        prompt=" / ".join(cell["prompts"]),
-        error=record.get("error"),
-        updates=0,
-        tool_calls=0,
-        tools_by_kind={},
-        tools_by_status={},
-        permissions_asked=0,
-        permissions_allowed=0,
-        permissions_rejected=0,
-        permissions_cancelled=0,
-        text="",
-    )
-    return empty
+    def diff(self, cell: str) -> str:
+        try:
+            data = read_small_file(self.diff_path(cell), root=self.path, limit=_DIFF_LIMIT)
+            return data.decode("utf-8", "replace")
+        except OSError:
+            return ""
+
+    def not_run(self) -> dict[str, Any]:
+        """``{"reason": ..., "cells": [...]}`` of the cells the budget kept from starting, or empty."""
+        try:
+            value = json.loads(read_small_file(self.not_run_path(), root=self.path, limit=_RECORD_LIMIT))
+        except (OSError, ValueError):
+            return {}
+        return value if isinstance(value, dict) else {}
+
+    def save_not_run(self, reason: str | None, cells: list[str]) -> None:
+        if reason and cells:
+            text = json.dumps({"reason": reason, "cells": cells}, indent=1) + "\n"
+            atomic_write(self.not_run_path(), text, root=self.path)
+        else:
+            with contextlib.suppress(FileNotFoundError):
+                self.not_run_path().unlink()

@@ -39,7 +39,10 @@ def frame(source: Any, *, workspace_id: str | None = None) -> Any:
     """A DataFrame with one row per turn of every journal ``source`` names (see the module docstring)."""
     pd = require_pandas()
     rows = journal_rows(source, workspace_id=workspace_id)
-    return rows_to_frame(rows, pd)
+    table = rows_to_frame(rows, pd)
+    if isinstance(source, str | os.PathLike) and (Path(source).expanduser() / RUN_MARKER).is_file():
+        table.attrs["run_folder"] = str(Path(source).expanduser().resolve())  # as run_grid's frame says
+    return table
 
 
 def journal_rows(source: Any, *, workspace_id: str | None = None) -> list[dict[str, Any]]:
@@ -69,8 +72,9 @@ def _rows_of_name(name: str | os.PathLike[str], workspace_id: str | None) -> lis
     if path.is_dir():
         if (path / RUN_MARKER).is_file():
             from silo_nb.experiments.run_folder import RunFolder
+            from silo_nb.experiments.run_rows import run_rows
 
-            return RunFolder.open(path).rows()
+            return run_rows(RunFolder.open(path))
         return [row for file in sorted(path.rglob("*.jsonl")) for row in journal_file_rows(file)]
     if path.is_file():
         return journal_file_rows(path)
@@ -93,11 +97,27 @@ def journal_file_rows(path: Path, *, session: str | None = None) -> list[dict[st
 
 
 def rows_to_frame(rows: list[dict[str, Any]], pd: Any = None) -> Any:
-    """Rows (from :func:`journal_rows` or a run) → a DataFrame with the config and tool count columns."""
+    """Rows (from :func:`journal_rows` or a run) → a DataFrame with the config and tool count columns.
+
+    A run's rows also have the grid's columns in front and the cell's (diff counts, usage, budget,
+    ``score.NAME``…) after the turn's own; a score column of bools is pandas' nullable ``boolean`` (a
+    scorer that failed: ``<NA>``), of numbers ``float64`` (NaN).
+    """
+    from silo_nb.experiments.run_rows import CELL_COLUMNS, GRID_COLUMNS, SCORE_PREFIX
+
     pd = pd if pd is not None else require_pandas()
-    extra = [key for row in rows for key in row if key not in COLUMNS]
-    lead = list(dict.fromkeys(key for key in extra if key in _GRID_COLUMNS))
-    table = pd.DataFrame(rows, columns=[*lead, *COLUMNS])
+    keys = list(dict.fromkeys(key for row in rows for key in row if key not in COLUMNS))
+    lead = [key for key in GRID_COLUMNS if key in keys]
+    cell = [key for key in CELL_COLUMNS if key in keys]
+    scores = [key for key in keys if key.startswith(SCORE_PREFIX)]
+    table = pd.DataFrame(rows, columns=[*lead, *COLUMNS, *cell, *scores])
+    for column in scores:
+        values = [row.get(column) for row in rows]
+        known = [value for value in values if value is not None]
+        if known and all(isinstance(value, bool) for value in known):
+            table[column] = pd.array(values, dtype="boolean")
+        else:
+            table[column] = pd.to_numeric(table[column], errors="coerce").astype("float64")
     config_keys = list(dict.fromkeys(key for row in rows for key in row["config"]))
     for key in config_keys:
         column = key if key not in table.columns else f"config_{key}"
@@ -108,7 +128,3 @@ def rows_to_frame(rows: list[dict[str, Any]], pd: Any = None) -> Any:
             table[prefix + name] = [int(row[field].get(name, 0)) for row in rows]
     table["started"] = pd.to_datetime(table["started"], utc=True, errors="coerce", format="ISO8601")
     return table
-
-
-# Columns a run adds in front of the turn's own (see grid.py).
-_GRID_COLUMNS = ("run", "cell", "variant", "repeat", "prompt_index", "cell_status", "executor")

@@ -1,7 +1,8 @@
 """Prompt text and attachments for ``%%prompt``: ``{var}`` interpolation, ``--attach VAR``, ``--file PATH``.
 
-- ``{name}`` / ``{name.attr}`` are filled from the user namespace; unknown names are left as written and
-  ``{{``/``}}`` are literal braces. Nothing is evaluated beyond names and attribute access.
+- ``{name}`` / ``{name.attr}`` are filled from the user namespace, ``{In[3]}`` / ``{Out[5]}`` (a name with
+  an integer index) from IPython's input and output history; unknown names or indexes are left as
+  written and ``{{``/``}}`` are literal braces. Nothing is evaluated beyond names, attributes and indexes.
 - A figure (or anything with a PNG repr) and an image file are ``image`` blocks for an agent that accepts
   images (``image_attachments.py``: a small preview goes with them for the transcript's thumbnail).
 - An attachment is embedded (a ``resource`` block) when the agent accepts embedded context, else written
@@ -59,7 +60,8 @@ MAX_FILE_BYTES = 1024 * 1024
 KEEP_MARKER = ".keep"
 _PSEUDO_ROOTS = ("/proc", "/sys", "/dev")
 DATAFRAME_ROWS = 50
-_FIELD = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)\}")
+# ``{name}``, ``{name.attr}``, ``{In[3]}`` / ``{Out[5]}`` (an integer index or key, nothing else evaluated).
+_FIELD = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)(?:\[(-?[0-9]+)\])?\}")
 _MISSING = object()
 
 
@@ -79,6 +81,11 @@ def interpolate(text: str, namespace: Mapping[str, Any]) -> str:
         if token in ("{{", "}}"):
             return token[0]
         value = _lookup(namespace, match.group(1))
+        if value is not _MISSING and match.group(2) is not None:
+            try:  # In is a list, Out a dict keyed by execution count: both take an int
+                value = value[int(match.group(2))]
+            except (LookupError, TypeError):
+                value = _MISSING
         return token if value is _MISSING else str(value)
 
     return _FIELD.sub(replace, text)

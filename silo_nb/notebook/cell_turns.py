@@ -23,7 +23,7 @@ import html
 import logging
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from silo_nb.notebook._display import display, html_object, update_display
@@ -231,7 +231,7 @@ def display_restored(
     """Paint a transcript from journal updates as a static bundle (no widgets, no agent); with
     ``label``, the same header row as a live turn (``background``: where a placeholder's final output is
     remembered for ``wait()``)."""
-    state = fold_all(updates)
+    state = replace(fold_all(updates), restored=True)
     if state.status not in ("failed", "cancelled"):  # a journaled failure/cancel repaints as it ended
         state = with_status(state, "restored")
     data, md = static_bundle(state, metadata=metadata, meta=meta, title="", label=label)

@@ -21,6 +21,7 @@ from silo_nb.sessions.prompt_attachments import PromptAttachment
 __all__ = [
     "Entry",
     "FileEditEntry",
+    "KernelToolEntry",
     "MessageEntry",
     "PermissionEntry",
     "PlanView",
@@ -31,6 +32,7 @@ __all__ = [
     "TranscriptState",
     "TurnStatus",
     "made",
+    "with_status",
 ]
 
 TurnStatus = Literal["running", "finished", "cancelled", "failed", "restored"]
@@ -168,6 +170,26 @@ class FileEditEntry:
 
 
 @dataclass(frozen=True)
+class KernelToolEntry:
+    """A call of the kernel tools' MCP server (``list_variables``, ``run_code``…): its arguments (the
+    code), its status (``running`` until it ends), its output text and figures (base64 PNGs)."""
+
+    call_id: str
+    tool: str
+    status: str
+    arguments: tuple[tuple[str, Any], ...] = ()
+    output: str = ""
+    images: tuple[str, ...] = ()
+    images_left_out: int = 0
+
+    @property
+    def code(self) -> str | None:
+        """``run_code``'s code (None for the other tools)."""
+        code = dict(self.arguments).get("code")
+        return code if isinstance(code, str) else None
+
+
+@dataclass(frozen=True)
 class QuestionEntry:
     """A question the agent asked (a form, or a link to visit) and how it was answered (``action``
     None while waiting; ``by``: who answered)."""
@@ -205,7 +227,9 @@ class PermissionEntry:
         return next((name for option_id, name, _ in self.options if option_id == self.choice), None)
 
 
-Entry = MessageEntry | ToolEntry | PlanView | PermissionEntry | FileEditEntry | QuestionEntry
+Entry = (
+    MessageEntry | ToolEntry | PlanView | PermissionEntry | FileEditEntry | QuestionEntry | KernelToolEntry
+)
 
 
 @dataclass(frozen=True)
@@ -218,6 +242,8 @@ class TranscriptState:
     error: str | None = None
     # Kinds we do not render: (kind, count) in order of first arrival.
     other: tuple[tuple[str, int], ...] = field(default=())
+    # Repainted from the journal (a restore): the header says so whatever the turn's outcome.
+    restored: bool = False
 
     def tool(self, tool_call_id: str) -> ToolEntry | None:
         return next(
@@ -239,3 +265,12 @@ class TranscriptState:
     @property
     def reply_text(self) -> str:
         return "".join(e.text for e in self.entries if isinstance(e, MessageEntry) and e.role == "agent")
+
+
+def with_status(
+    state: TranscriptState, status: TurnStatus, *, stop_reason: str | None = None, error: str | None = None
+) -> TranscriptState:
+    """``state`` with another status (a stop reason or error given replaces the one it had)."""
+    return replace(
+        state, status=status, stop_reason=stop_reason or state.stop_reason, error=error or state.error
+    )

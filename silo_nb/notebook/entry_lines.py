@@ -1,14 +1,18 @@
 """A journal line's ``raw`` as the transcript entry it shows (the reducer's pure constructors, one per
-shown kind that comes from silo_nb's own lines: permissions, questions, file writes)."""
+shown kind that comes from silo_nb's own lines: permissions, questions, file writes, kernel tools)."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from silo_nb.notebook.entries import FileEditEntry, PermissionEntry, QuestionEntry
+from silo_nb.notebook.entries import FileEditEntry, KernelToolEntry, PermissionEntry, QuestionEntry
 from silo_nb.sessions.parse import permission_option_fields
 
-__all__ = ["file_edit_entry", "permission_entry", "question_entry"]
+__all__ = ["file_edit_entry", "is_png_base64", "kernel_tool_entry", "permission_entry", "question_entry"]
+
+_BASE64 = re.compile(r"[A-Za-z0-9+/]+={0,2}")
+_PNG_BASE64 = "iVBORw0KGgo"  # the PNG signature, in base64
 
 
 def permission_entry(raw: dict[str, Any], *, decided: bool) -> PermissionEntry:
@@ -73,4 +77,24 @@ def question_entry(raw: dict[str, Any], before: QuestionEntry | None) -> Questio
         content=tuple(content.items()) if isinstance(content, dict) else (),
         by=by if isinstance(by, str) else None,
         completed=raw.get("completed") is True,
+    )
+
+
+def is_png_base64(value: Any) -> bool:
+    """Whether ``value`` is a base64 PNG (what a kernel tool's line keeps of a figure), and nothing else."""
+    return isinstance(value, str) and value.startswith(_PNG_BASE64) and _BASE64.fullmatch(value) is not None
+
+
+def kernel_tool_entry(raw: dict[str, Any]) -> KernelToolEntry:
+    """A ``kernel_tool`` line's entry (its images only when they are base64 PNGs)."""
+    arguments, images, left_out = raw.get("arguments"), raw.get("images"), raw.get("imagesLeftOut")
+    output = raw.get("output")
+    return KernelToolEntry(
+        call_id=str(raw.get("callId") or ""),
+        tool=str(raw.get("tool") or "tool"),
+        status=str(raw.get("status") or "running"),
+        arguments=tuple(arguments.items()) if isinstance(arguments, dict) else (),
+        output=output if isinstance(output, str) else "",
+        images=tuple(image for image in images if is_png_base64(image)) if isinstance(images, list) else (),
+        images_left_out=left_out if type(left_out) is int else 0,
     )

@@ -1,24 +1,19 @@
 """The transcript reducer: ``fold(state, update) -> state`` (pure) over a linear ``TranscriptBuilder``.
 
-- One place turns ``AgentSessionUpdate`` streams into something to show. The live turn view, the static
-  HTML/Markdown bundle, ``%silo export``, ``%silo journal`` and the restore after a kernel restart all
-  fold the same updates through it, so a restored cell looks exactly like a live one.
+- One place turns ``AgentSessionUpdate`` streams into something to show: the live turn view, the static
+  bundle, ``%silo export``/``journal`` and the restore after a restart fold the same updates through it.
 - Entries keep the order in which things first appeared. Text chunks join the last entry when it is the
   same message (role + message id); tool calls are upserted by ``toolCallId`` (absent fields mean
-  unchanged, ``content``/``locations`` replace); the plan is one entry replaced in place.
+  unchanged, ``content``/``locations`` replace), kernel tool calls by ``callId``; the plan is one entry.
 - One way in: everything a transcript shows arrives as an update — the agent's, and the lines silo_nb
-  synthesizes (the user prompt, ``permission_request`` / ``permission_decision``), live from
-  ``handle.on_transcript`` and from the journal alike. Permission entries are upserted by ``requestId``,
-  so a request answered before anyone displayed it still shows once.
-- The session's metadata kinds (``kinds.METADATA_KINDS``: commands, modes, config options, titles,
-  usage) do not show as entries; the title follows ``parse.session_title`` (the rule the session uses)
-  and usage is kept. Unknown kinds are counted in ``other`` (kind → count) so nothing is silently lost.
-- Cost: :class:`TranscriptBuilder` is O(1) amortised per update whatever the agent sends — entries are
-  indexed by tool-call id, permission request id and tool call, the open message keeps its chunks in a
-  list, unknown kinds are counts. Its :attr:`~TranscriptBuilder.state` is a frozen snapshot, built only
-  when asked for (a live view asks at most once per render tick), and shares every entry that did not
-  change. ``fold`` is the pure one-step form (it indexes its input: O(entries)); streams use the builder
-  (``fold_all`` and ``LiveTranscript`` do).
+  synthesizes (prompt, permissions, questions, file writes, kernel tools), live from ``on_transcript``
+  and from the journal alike. Permission entries are upserted by ``requestId`` (shown once).
+- Metadata kinds (``kinds.METADATA_KINDS``) make no entries; the title follows ``parse.session_title`` and
+  usage is kept. Unknown kinds are counted in ``other`` (kind → count) so nothing is silently lost.
+- Cost: :class:`TranscriptBuilder` is O(1) amortised per update whatever the agent sends (entries indexed
+  by their ids, the open message's chunks in a list, unknown kinds counted); its frozen
+  :attr:`~TranscriptBuilder.state` is built only when asked for and shares every unchanged entry.
+  ``fold`` is the pure one-step form (O(entries)); streams use the builder (``fold_all``, ``LiveTranscript``).
 - Bounded: messages keep :data:`MESSAGE_CHAR_LIMIT` characters, unknown kinds :data:`OTHER_KIND_LIMIT` names.
 """
 
@@ -29,6 +24,7 @@ from dataclasses import replace
 
 from silo_nb.notebook.entries import (
     Entry,
+    KernelToolEntry,
     MessageEntry,
     PermissionEntry,
     PlanView,
@@ -39,8 +35,9 @@ from silo_nb.notebook.entries import (
     TranscriptState,
     TurnStatus,
     made,
+    with_status,
 )
-from silo_nb.notebook.entry_lines import file_edit_entry, permission_entry, question_entry
+from silo_nb.notebook.entry_lines import file_edit_entry, kernel_tool_entry, permission_entry, question_entry
 from silo_nb.sessions.kinds import METADATA_KINDS
 from silo_nb.sessions.models import AgentSessionUpdate
 from silo_nb.sessions.parse import session_title
@@ -94,6 +91,7 @@ class TranscriptBuilder:
         self._terminals: dict[str, TerminalView] = {}  # client terminals' output so far, by terminal id
         self._by_terminal: dict[str, list[int]] = {}  # tool entries that embed each terminal
         self._questions: dict[str, int] = {}  # the latest entry of each question id
+        self._kernel_calls: dict[str, int] = {}  # the entry of each kernel tool call, by its callId
         self._parts: list[str] = []  # the last message's text, in chunks not joined yet
         self._parts_len = 0
         self._parts_dirty = False
@@ -117,6 +115,8 @@ class TranscriptBuilder:
             self._plan = index if self._plan is None else self._plan
         elif isinstance(entry, QuestionEntry):
             self._questions[entry.request_id] = index
+        elif isinstance(entry, KernelToolEntry):
+            self._kernel_calls.setdefault(entry.call_id, index)
         elif isinstance(entry, PermissionEntry) and not entry.answered:
             if entry.request_id is not None:
                 self._open_by_request.setdefault(entry.request_id, []).append(index)
@@ -366,6 +366,15 @@ class TranscriptBuilder:
         self._add(file_edit_entry(update.raw))
         return True
 
+    def _kernel_tool(self, update: AgentSessionUpdate) -> bool:
+        entry = kernel_tool_entry(update.raw)  # one entry per call: its later lines replace it in place
+        index = self._kernel_calls.get(entry.call_id)
+        if index is None:
+            self._add(entry)
+        else:
+            self._set(index, entry)
+        return True
+
     def _metadata(self, update: AgentSessionUpdate) -> bool:
         return False
 
@@ -394,6 +403,7 @@ _HANDLERS: dict[str, _Handler] = {
     "turn_end": TranscriptBuilder._turn_end,
     "terminal_output": TranscriptBuilder._terminal_output,
     "file_write": TranscriptBuilder._file_write,
+    "kernel_tool": TranscriptBuilder._kernel_tool,
     "question_request": TranscriptBuilder._question,
     "question_decision": TranscriptBuilder._question,
 }
@@ -428,11 +438,3 @@ class _Folding(TranscriptBuilder):
 
     def _changed(self, index: int) -> None:
         pass
-
-
-def with_status(
-    state: TranscriptState, status: TurnStatus, *, stop_reason: str | None = None, error: str | None = None
-) -> TranscriptState:
-    return replace(
-        state, status=status, stop_reason=stop_reason or state.stop_reason, error=error or state.error
-    )

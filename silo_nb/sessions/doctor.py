@@ -62,7 +62,8 @@ class AgentCheck:
             out.append("  sign-in methods: none listed")
         for method in self.auth_methods:
             state = self.missing.get(method.id, "ready")
-            out.append(f"  sign-in {method.id} ({method.type}, {method.name}): {state}")
+            kind = f"api-key {method.provider}" if method.provider else method.type
+            out.append(f"  sign-in {method.id} ({kind}, {method.name}): {state}")
         if "auth_method" in self.missing:
             out.append(f"  problem: {self.missing['auth_method']}")
         if self.capabilities:
@@ -82,7 +83,7 @@ def _missing(method: AuthMethod, profile: AgentProfile) -> str | None:
         unset = [v for v in method.variables if not env.get(v)]
         return f"set {', '.join(unset)} in the profile's env" if unset else None
     if method.type == "terminal":
-        return f"run `{' '.join(method.command)}` in a terminal" if method.command else "a terminal login"
+        return f"run `{method.shell}` in a terminal" if method.command else "a terminal login"
     if method.type == "env_var":
         return "the agent names no variable"
     return f"%silo login {profile.id} {method.id}"

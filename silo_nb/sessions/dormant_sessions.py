@@ -8,7 +8,8 @@
   this process (``live_ids``). Fields as Silo's: title (the journal's last ``session_info_update`` title,
   else the profile's label, else the session id), agent name, idle since (the last ``turn_end``'s
   ``endedAt``, else the journal's last timestamp, else the record's time, else the file's mtime), and
-  ``can_resume`` as recorded at connect.
+  ``can_resume`` as recorded at connect; ``open_in``: the pid of another kernel that has it open now (the
+  journal lock's owner), which a Resume here would be refused.
 - ``stale`` differs from Silo's on purpose. Silo's flags a restored "working" duration that may be
   untrustworthy; here a dormant entry never shows a duration, and what a reader needs to know before
   pressing Resume is whether the agent can take the session back: stale means it can neither resume nor
@@ -40,6 +41,7 @@ import anyio
 import anyio.lowlevel
 
 from silo_nb.sessions.journal import journal_line_to_update, open_journal
+from silo_nb.sessions.journal.locks import lock_owner
 from silo_nb.sessions.kinds import TURN_END_KIND, USER_PROMPT_KIND
 from silo_nb.sessions.parse import session_title
 from silo_nb.sessions.safe_files import read_small_file
@@ -77,6 +79,7 @@ class DormantSession:
     idle_since: str | None = None  # ISO
     can_resume: bool | None = None  # None: not recorded
     turns: int = 0
+    open_in: int | None = None  # the pid of another process (kernel) that has it open now, from its lock
 
     @property
     def stale(self) -> bool:
@@ -267,13 +270,18 @@ def _collect(  # noqa: PLR0917 - find_dormant's keywords, handed on as they came
         summary = summaries.of(journal, data_dir) if journal is not None else _JournalSummary()
         if not record and summary.turns == 0:
             continue  # a journal nobody prompted and no notebook named: nothing to go back to
-        found.append(_entry(session_id, record, summary, labels))
+        open_in = lock_owner(journal) if journal is not None else None
+        found.append(_entry(session_id, record, summary, labels, open_in))
     found.sort(key=lambda d: d.idle_since or "", reverse=True)
     return found[: max(limit, 0)]
 
 
 def _entry(
-    session_id: str, record: dict[str, Any], summary: _JournalSummary, labels: Mapping[str, str]
+    session_id: str,
+    record: dict[str, Any],
+    summary: _JournalSummary,
+    labels: Mapping[str, str],
+    open_in: int | None,
 ) -> DormantSession:
     profile = record.get("profile") if isinstance(record.get("profile"), str) else summary.profile
     agent = record.get("agent") if isinstance(record.get("agent"), str) else summary.agent
@@ -288,4 +296,5 @@ def _entry(
         idle_since=idle,
         can_resume=can_resume if isinstance(can_resume, bool) else None,
         turns=summary.turns,
+        open_in=open_in,
     )

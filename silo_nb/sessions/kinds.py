@@ -20,6 +20,7 @@ from typing import Literal
 
 __all__ = [
     "FILE_WRITE_KIND",
+    "KERNEL_TOOL_KIND",
     "KINDS",
     "METADATA_KINDS",
     "PERMISSION_DECISION_KIND",
@@ -85,6 +86,7 @@ TERMINAL_OUTPUT_KIND = "terminal_output"
 FILE_WRITE_KIND = "file_write"
 QUESTION_REQUEST_KIND = "question_request"
 QUESTION_DECISION_KIND = "question_decision"
+KERNEL_TOOL_KIND = "kernel_tool"
 
 _TABLE = (
     UpdateKind(
@@ -153,6 +155,11 @@ _TABLE = (
         TERMINAL_OUTPUT_KIND, "work", origin="silo_nb",
         doc="Output a client terminal printed (raw: terminalId, output appended, truncated, exitStatus); "
         "shown inside the tool call that embeds the terminal.",
+    ),
+    UpdateKind(
+        KERNEL_TOOL_KIND, "work", origin="silo_nb", shown=True,
+        doc="A tool of the kernel's MCP server the agent called in a turn (raw: callId, tool, arguments, "
+        "status, output, images; session/client_tool_calls), upserted by callId.",
     ),
 )  # fmt: skip
 

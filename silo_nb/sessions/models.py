@@ -184,9 +184,16 @@ AgentPromptBlock = Annotated[
 
 
 class AgentPromptResult(FrozenModel):
-    """How a turn ended: ``end_turn``, ``max_tokens``, ``max_turn_requests``, ``refusal``, ``cancelled``…"""
+    """How a turn ended: ``end_turn``, ``max_tokens``, ``max_turn_requests``, ``refusal``, ``cancelled``…
+
+    ``raw`` is the agent's answer as it sent it (its own ``stopReason``, ``usage``, ``_meta``): after a
+    Stop, ``stop_reason`` is ``cancelled`` even when the agent answered ``end_turn``, which ``raw`` keeps.
+    ``usage`` is the answer's token usage when the agent sent one (ACP's unstable ``usage``:
+    ``totalTokens``, ``inputTokens``, ``outputTokens``… for the session so far), as sent; else None."""
 
     stop_reason: str
+    raw: dict[str, Any] = Field(default_factory=dict)
+    usage: dict[str, Any] | None = None
 
 
 # -- streamed content --------------------------------------------------------------------------------
@@ -369,3 +376,5 @@ class AgentProfileSummary(FrozenModel):
     accepts_prompt: bool = False
     interface: Literal["chat", "terminal"] = "chat"
     agent_id: str | None = None
+    kernel_tools: bool = True  # sessions connected from a kernel get the "notebook" MCP server
+    run_code_timeout: float = 60.0  # seconds one kernel tools' run_code may run

@@ -17,16 +17,18 @@ A broken file or entry is skipped with a warning and remembered, so "no profile 
 
 from __future__ import annotations
 
+import difflib
 import json
 import logging
 import os
+import re
 import sys
 import tomllib
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from silo_nb.sessions.mcp_servers import McpServerConfig
 from silo_nb.sessions.models import AgentProfileSummary
@@ -38,7 +40,10 @@ __all__ = [
     "AgentProfile",
     "AgentProfilesService",
     "load_profiles",
+    "profile_error",
     "profile_files",
+    "replay_args",
+    "replay_profile",
 ]
 
 log = logging.getLogger("silo_nb.profiles")
@@ -70,8 +75,8 @@ class AgentProfile(BaseModel):
     # Every other request that is neither part of a connect nor a turn (set_config_option, set_mode and
     # set_model, session/list, session/delete, logout): an agent that never answers fails it after this.
     request_timeout: float = Field(default=30.0, gt=0)
-    # An ``authMethods`` id to authenticate with before every session (else: an env_var method whose
-    # variables are set in ``env`` or the kernel's environment, if any).
+    # An ``authMethods`` id to authenticate with before every session (else: an env_var or api-key
+    # method whose variables are set in ``env`` or the kernel's environment, if any).
     auth_method: str | None = None
     accepts_prompt: bool = False
     # What the agent may ask of the client (ACP's fs/*, terminal/*): see session/client_files.py and
@@ -85,6 +90,22 @@ class AgentProfile(BaseModel):
     terminal: bool = True
     max_terminals: int = Field(default=16, gt=0)  # terminals alive at once per session
     mcp_servers: tuple[McpServerConfig, ...] = ()
+    # The kernel tools (silo_nb/kernel_tools): a "notebook" MCP server offered to sessions connected from
+    # a kernel, and how long one run_code may run.
+    kernel_tools: bool = True
+    run_code_timeout: float = Field(default=60.0, gt=0)
+    # A journal played back by the replay agent (``silo_nb.replay_agent``): the command and args are
+    # then the replay agent's, at ``replay_speed`` times the recorded pace (0: no pauses).
+    replay: str | None = None
+    replay_speed: float = Field(default=1.0, ge=0)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _replay_command(cls, data: Any) -> Any:
+        if isinstance(data, dict) and isinstance(data.get("replay"), str) and "command" not in data:
+            speed = data.get("replay_speed", 1.0)
+            return {**data, "command": sys.executable, "args": replay_args(data["replay"], speed)}
+        return data
 
     @property
     def spawn_env(self) -> dict[str, str | None]:
@@ -103,7 +124,21 @@ class AgentProfile(BaseModel):
             accepts_prompt=self.accepts_prompt,
             interface=self.interface,
             agent_id=self.agent_id,
+            kernel_tools=self.kernel_tools,
+            run_code_timeout=self.run_code_timeout,
         )
+
+
+def replay_args(journal: str, speed: Any = 1.0) -> tuple[str, ...]:
+    """The replay agent's arguments for ``journal`` at ``speed``."""
+    return ("-m", "silo_nb.replay_agent", journal, "--speed", str(speed))
+
+
+def replay_profile(journal: Path, speed: float = 1.0) -> AgentProfile:
+    """A profile playing ``journal`` back (``%silo connect --replay``): id ``replay-`` + the file's stem."""
+    stem = re.sub(r"[^a-z0-9-]+", "-", journal.stem.lower()).strip("-") or "journal"
+    entry = {"id": f"replay-{stem}", "label": f"Replay of {journal.name}", "replay": str(journal)}
+    return AgentProfile.model_validate({**entry, "replay_speed": speed})
 
 
 def demo_profile() -> AgentProfile:
@@ -160,6 +195,12 @@ def _anchored(profile: AgentProfile, folder: Path) -> AgentProfile:
     """``profile`` with a relative command path made absolute against its file's ``folder``."""
     command = os.path.expanduser(profile.command)
     has_slash = os.sep in command or (os.altsep is not None and os.altsep in command)
+    if profile.replay is not None and not os.path.isabs(os.path.expanduser(profile.replay)):
+        journal = os.path.normpath(os.path.join(os.path.abspath(folder), os.path.expanduser(profile.replay)))
+        update: dict[str, Any] = {"replay": journal}
+        if profile.args[:2] == ("-m", "silo_nb.replay_agent"):
+            update["args"] = replay_args(journal, profile.replay_speed)
+        profile = profile.model_copy(update=update)
     if not has_slash:
         return profile  # a bare name: PATH, when the agent starts
     if not os.path.isabs(command):
@@ -167,19 +208,46 @@ def _anchored(profile: AgentProfile, folder: Path) -> AgentProfile:
     return profile if command == profile.command else profile.model_copy(update={"command": command})
 
 
-def _first_error(exc: ValidationError) -> str:
+def profile_error(exc: ValidationError) -> str:
+    """The first problem in the profile's own words: an unknown key says so, with the closest known one."""
     error = exc.errors()[0]
     where = ".".join(str(part) for part in error.get("loc", ()))
+    if error.get("type") == "extra_forbidden" and len(error.get("loc", ())) == 1:
+        close = difflib.get_close_matches(where, list(AgentProfile.model_fields), n=1, cutoff=0.6)
+        keys = " — see the profile keys (docs/profiles-and-agents.md)"
+        hint = f' — did you mean "{close[0]}"?' if close else keys
+        return f'unknown key "{where}"{hint}'
     return f"{where}: {error.get('msg', 'invalid')}" if where else str(error.get("msg", "invalid"))
+
+
+class ProfileProblems(list[str]):
+    """One line per problem found in the profile files, and (``by_id``) the line of each profile id
+    skipped, so "no profile named X" cites X's own problem, not another's."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.by_id: dict[str, str] = {}
+
+    def about(self, profile_id: str) -> str | None:
+        """The problem that skipped ``profile_id`` (or a skipped id close to it: "Bad Id" for "bad-id"); else
+        a file that could not be read at all, if any."""
+        if profile_id in self.by_id:
+            return self.by_id[profile_id]
+        folded = {ident.lower().replace(" ", "-").replace("_", "-"): ident for ident in self.by_id}
+        close = difflib.get_close_matches(profile_id.lower(), list(folded), n=1, cutoff=0.75)
+        if close:
+            return self.by_id[folded[close[0]]]
+        return next((p for p in self if ": profile " not in p), None)
 
 
 def load_profiles(
     files: Iterable[Path], *, warned: set[Warned] | None = None
-) -> tuple[dict[str, AgentProfile], list[str]]:
+) -> tuple[dict[str, AgentProfile], ProfileProblems]:
     """Profiles by id (built-in demo first, later files win), and one line per problem found; each
     problem is logged once per state of the files it notes in ``warned`` (every time without one)."""
     profiles: dict[str, AgentProfile] = {DEMO_PROFILE_ID: demo_profile()}
-    problems: list[str] = []
+    problems = ProfileProblems()
+    skipped = problems.by_id
     files = list(files)
     files_state = _files_state(files)
     for path in files:
@@ -196,7 +264,9 @@ def load_profiles(
                 profile = _anchored(AgentProfile.model_validate(entry), path.parent)
             except ValidationError as exc:
                 ident = entry.get("id") if isinstance(entry, dict) else None
-                problems.append(f"{path}: profile {ident or f'#{index + 1}'}: {_first_error(exc)}")
+                problems.append(f"{path}: profile {ident or f'#{index + 1}'}: {profile_error(exc)}")
+                if isinstance(ident, str):
+                    skipped[ident] = problems[-1]
                 continue
             # Re-insert so dict order follows precedence: the default then comes from the most specific file.
             profiles.pop(profile.id, None)
@@ -235,18 +305,37 @@ class AgentProfilesService:
 
     def __init__(self, config_dirs: Iterable[str | os.PathLike[str]] | None = None) -> None:
         self._config_dirs = list(config_dirs) if config_dirs is not None else None
-        self.problems: list[str] = []
+        self.problems = ProfileProblems()
         self._warned: set[Warned] = set()  # the problems logged already (see load_profiles)
+        self._replays: dict[str, AgentProfile] = {}  # %silo connect --replay's, for this service's life
+
+    def add_replay(self, journal: Path, speed: float = 1.0) -> str:
+        """Make a profile that plays ``journal`` back (the replay agent: silo_nb's own, no command of the
+        notebook's) and return its id; the same journal gets the same id, so a restart reconnects it."""
+        profile = replay_profile(journal, speed)
+        self._replays[profile.id] = profile
+        return profile.id
 
     def _load(self) -> dict[str, AgentProfile]:
         profiles, self.problems = load_profiles(profile_files(self._config_dirs), warned=self._warned)
-        return profiles
+        return {**profiles, **{k: v for k, v in self._replays.items() if k not in profiles}}
 
     def list(self) -> tuple[AgentProfileSummary, ...]:
         """Profiles in file order (``demo`` first); ``is_default`` on at most one."""
         profiles = self._load()
         default_id = next((p.id for p in reversed(list(profiles.values())) if p.default), None)
         return tuple(p.summary(is_default=p.id == default_id) for p in profiles.values())
+
+    def user_file(self) -> Path:
+        """The user's own profiles file (``silo/profiles.toml`` in the most specific config folder), where
+        ``%silo add-profile`` writes; it need not exist yet."""
+        if self._config_dirs is None:
+            from jupyter_core.paths import jupyter_config_dir
+
+            return Path(jupyter_config_dir()) / "silo" / "profiles.toml"
+        if not self._config_dirs:
+            raise ValueError("no config folder to write profiles to (this service was given none)")
+        return Path(self._config_dirs[0]) / "silo" / "profiles.toml"
 
     def get(self, profile_id: str) -> AgentProfile | None:
         """The full profile, for the sessions service only (host-internal)."""

@@ -30,6 +30,12 @@ Modes:
   with no prompt in flight, then goes quiet.
 - ``marks-turn-end``: like ``self-starts``, then ends that turn with Claude's explicit marker (a
   ``usage_update`` whose ``_meta["_claude/origin"].kind`` is a string).
+- ``banner``: right after answering ``session/new`` it sends a banner chunk and a ``usage_update``, as pi
+  does ("pi v1.6.0").
+- ``terminal-login``: its one sign-in method is ``type: terminal`` with ``args: ["--login-now"]``; run so,
+  it writes the file ``RAW_FAKE_LOGIN`` names and exits 0. ``session/new`` is -32000 until that file exists.
+- ``stop-ends-turn``: a prompt gets one chunk and no answer until ``session/cancel``, which it answers
+  with ``end_turn`` and zero usage, as opencode does.
 """
 
 from __future__ import annotations
@@ -240,7 +246,10 @@ def handle(message: dict[str, Any]) -> None:
             _waiter_events.pop(request_id).set()
         return
     if request_id is None:
-        return  # notifications (session/cancel) are ignored by these simple modes
+        if method == "session/cancel" and MODE == "stop-ends-turn" and "prompt" in STATE:
+            usage = {"inputTokens": 0, "outputTokens": 0, "totalTokens": 0}
+            reply(STATE.pop("prompt"), {"stopReason": "end_turn", "usage": usage, "_meta": {}})
+        return  # other notifications are ignored by these simple modes
     if method == "initialize":
         if MODE == "silent":
             return
@@ -254,7 +263,11 @@ def handle(message: dict[str, Any]) -> None:
                     "promptCapabilities": {"embeddedContext": True},
                     **({"sessionCapabilities": {"list": {}, "delete": {}}} if MODE == "mute-setter" else {}),
                 },
-                "authMethods": [],
+                "authMethods": [
+                    {"id": "raw-terminal", "name": "Raw login", "type": "terminal", "args": ["--login-now"]}
+                ]
+                if MODE == "terminal-login"
+                else [],
             },
         )
     elif method == "session/new":
@@ -286,10 +299,15 @@ def handle(message: dict[str, Any]) -> None:
             )
         elif MODE in ("config-rejects", "mute-setter"):
             reply(request_id, {"sessionId": "raw-1", "configOptions": config_options()})
+        elif MODE == "terminal-login" and not os.path.exists(os.environ.get("RAW_FAKE_LOGIN", "")):
+            reply(request_id, error={"code": -32000, "message": "Authentication required"})
         else:
             reply(request_id, {"sessionId": "raw-1"})
             if MODE in ("self-starts", "marks-turn-end"):
                 threading.Thread(target=work_alone, daemon=True).start()
+            elif MODE == "banner":
+                chunk("raw-1", "raw-fake v1\n---\n")
+                update("raw-1", {"sessionUpdate": "usage_update", "used": 0, "size": 1000})
     elif method == "session/load" and MODE == "load-forks":
         session_id = params.get("sessionId", "raw-1")
         update(
@@ -320,6 +338,10 @@ def handle(message: dict[str, Any]) -> None:
         reply(request_id, {})
     elif method == "session/prompt":
         session_id = params.get("sessionId", "raw-1")
+        if MODE == "stop-ends-turn":
+            chunk(session_id, "working")
+            STATE["prompt"] = request_id
+            return
         if MODE == "grandchild":
             child = subprocess.Popen(["sleep", "300"])
             chunk(session_id, f"grandchild {child.pid}")
@@ -370,6 +392,10 @@ def work_alone() -> None:
 
 
 def main() -> None:
+    if "--login-now" in sys.argv:  # terminal-login's sign-in, run in a terminal
+        with open(os.environ["RAW_FAKE_LOGIN"], "w") as marker:
+            marker.write("signed in\n")
+        return
     if MODE == "exit-at-start":
         sys.stderr.write(
             "raw-fake: starting\nraw-fake: config file ~/.rawfake missing\nraw-fake: giving up\n"

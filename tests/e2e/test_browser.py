@@ -288,3 +288,95 @@ def test_quickstart_in_a_real_browser(tmp_path: Path) -> None:
         finally:
             context.close()
             screens.keep()
+
+
+RESULTS_NOTEBOOK = "results.ipynb"
+RESULTS_CELLS = [
+    "import sys, silo_nb\n"
+    'TASKS = ["mean", "median"]\n'
+    'check = silo_nb.command_scorer(lambda run: [sys.executable, "check.py", TASKS[run.prompt_index]])\n'
+    "df = await silo_nb.run_grid(\n"
+    '    [f"fix {name} in stats.py" for name in TASKS],\n'
+    '    configs=[{"model": "demo-fast"}, {"model": "demo-smart"}], template="data/stats-task",\n'
+    '    policy=silo_nb.PermissionPolicy("allow *"), name="browser", folder="runs", timeout=60,\n'
+    '    scorers={"tests": check},\n'
+    ")",
+    "view = silo_nb.show(df)",
+    'silo_nb.report(df, "report.html").name',
+]
+
+
+def test_the_results_view_and_the_report_in_a_real_browser(tmp_path: Path) -> None:
+    """A scored grid's results view (itables' table: search, a click opens a cell's transcript) and its
+    report page, both looked at in chromium."""
+    require_browser_stack()
+    from playwright.sync_api import expect, sync_playwright
+
+    root = tmp_path / "work"
+    shutil.copytree(ROOT / "notebooks" / "data", root / "data")
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3 (ipykernel)",
+        "language": "python",
+    }
+    nb.cells = [nbformat.v4.new_code_cell(source) for source in RESULTS_CELLS]
+    nbformat.write(nb, root / RESULTS_NOTEBOOK)
+    env = {
+        "SILO_NB_DATA_DIR": str(tmp_path / "silo-data"),
+        "SILO_NB_DEMO_STATE_DIR": str(tmp_path / "demo-state"),
+        "SILO_NB_DEMO_DELAY": "0",
+        "PYDEVD_DISABLE_FILE_VALIDATION": "1",
+    }
+    screens = Screens(tmp_path / "artifacts")
+    with lab_server(root, tmp_path / "lab", env) as server, sync_playwright() as pw:
+        context = pw.chromium.launch_persistent_context(
+            str(tmp_path / "chromium-profile"),
+            executable_path=str(CHROMIUM),
+            headless=True,
+            args=CHROMIUM_FLAGS,
+            viewport={"width": 1280, "height": 1100},
+        )
+        context.set_default_timeout(WAIT_MS)
+        page = context.pages[0] if context.pages else context.new_page()
+        cells = page.locator(".jp-Notebook .jp-Cell")
+        try:
+            page.goto(server.url(f"lab/tree/{RESULTS_NOTEBOOK}"), timeout=WAIT_MS)
+            cells.first.wait_for(timeout=WAIT_MS)
+            wait_kernel_idle(page)
+            run_all(page)
+            wait_done(cells.nth(len(RESULTS_CELLS) - 1))
+            expect(cells.nth(2).locator(".jp-Cell-outputArea")).to_contain_text("report.html")
+
+            view = cells.nth(1).locator(".jp-Cell-outputArea")
+            rows = view.locator("table.dataTable tbody tr")
+            expect(rows).to_have_count(4, timeout=WAIT_MS)  # the itables table drew every cell
+            search = view.locator("input[type='search']")
+            search.fill("smart")
+            expect(rows).to_have_count(2)  # DataTables' search filters the cells
+            search.fill("")
+            expect(rows).to_have_count(4)
+            rows.filter(has_text="p1-demo-c0-r0").click()  # a click opens that cell's page
+            chosen = view.locator(".silo-grid-cell[data-cell='p1-demo-c0-r0']")
+            expect(chosen.locator(".silo-transcript")).to_contain_text("fix median in stats.py")
+            expect(chosen).to_contain_text("FAIL median")  # the check's output, kept
+            shoot_cell(page, screens, cells.nth(1), "5-results-view.png")
+            notebook_text = page.locator(".jp-Notebook").text_content() or ""
+            for marker in UNREADABLE:
+                assert marker not in notebook_text, marker
+
+            page.goto((root / "report.html").as_uri(), timeout=WAIT_MS)
+            sections = page.locator("details.silo-cell")
+            expect(sections).to_have_count(4)
+            sections.first.locator(":scope > summary").click()
+            expect(sections.first.locator(".silo-transcript")).to_be_visible()
+            page.locator("#silo-filter").fill("smart")
+            expect(page.locator("table.silo-cells tbody tr:visible")).to_have_count(2)
+            screens.shoot(page, "6-report.png")
+        except BaseException:
+            with contextlib.suppress(Exception):
+                screens.shoot(page, "failure-results.png")
+            raise
+        finally:
+            context.close()
+            screens.keep()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -68,3 +69,34 @@ class Recorder:
         self.seen.append(counts)
 
     changed = finished = started
+
+
+TASK = Path(__file__).resolve().parents[2] / "notebooks" / "data" / "stats-task"
+TASKS = ["mean", "median", "mode", "variance"]
+FIX_PROMPTS = [f"fix {name} in stats.py" for name in TASKS]
+MODELS = [{"model": "demo-fast"}, {"model": "demo-smart"}]
+
+
+def check_argv(run: Any) -> list[str]:
+    """The stats task's own check of the function the cell's prompt asked to fix."""
+    return [sys.executable, "check.py", TASKS[run.prompt_index]]
+
+
+def demo_env(monkeypatch: Any, state: Path) -> Path:
+    """A private demo state folder (also the marker that finds a test's agent processes)."""
+    monkeypatch.setenv("SILO_NB_DEMO_STATE_DIR", str(state))
+    monkeypatch.setenv("SILO_NB_DEMO_DELAY", "0")
+    monkeypatch.delenv("SILO_NB_PROFILES", raising=False)
+    return state
+
+
+def diff_counts(diff: str) -> dict[str, int]:
+    """files changed, lines added and removed, counted from a unified diff's text (not from silo_nb)."""
+    files = {line[6:] for line in diff.splitlines() if line.startswith("+++ b/")}
+    files |= {line[6:] for line in diff.splitlines() if line.startswith("--- a/")}
+    body = [line for line in diff.splitlines() if not line.startswith(("+++", "---"))]
+    return {
+        "files_changed": len(files),
+        "lines_added": sum(line.startswith("+") for line in body),
+        "lines_removed": sum(line.startswith("-") for line in body),
+    }

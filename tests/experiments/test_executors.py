@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
+import signal
 import threading
 from pathlib import Path
 from typing import Any
@@ -13,6 +15,7 @@ import pandas as pd
 import pytest
 
 import silo_nb
+from silo_nb.acp.supervisor import process_table
 from silo_nb.experiments import (
     CellExecutor,
     CellResult,
@@ -23,7 +26,7 @@ from silo_nb.experiments import (
     run_cell_blocking,
     run_grid,
 )
-from silo_nb.experiments.executors import executor_for
+from silo_nb.experiments.executors import WORKER_DIED_TWICE, executor_for
 from silo_nb.experiments.progress import format_counts
 from tests.experiments.grid_checks import Recorder, agents_with
 
@@ -239,3 +242,86 @@ def test_none_a_dask_client_and_the_protocol_each_go_where_they_belong() -> None
     assert isinstance(dask, DaskExecutor) and dask.client is client
     assert dask.label == "dask tcp://10.0.0.5:8786"
     assert executor_for(dask) is dask  # an executor made beforehand is used as it is
+
+
+def worker_of(pid: int) -> int | None:
+    """The ancestor of ``pid`` that this process started: a LocalCluster's worker process."""
+    parents = {p: ppid for p, _state, ppid, _pgrp in process_table() or []}
+    while pid in parents:
+        if parents[pid] == os.getpid():
+            return pid
+        pid = parents[pid]
+    return None
+
+
+async def kill_the_worker_of(cell: str, state: Path, times: int, killed: list[int]) -> None:
+    """SIGKILL the Dask worker whose agent works on ``cell``, once per attempt, ``times`` times."""
+    while len(killed) < times:
+        for agent in agents_with(str(state)):
+            try:
+                cwd = os.readlink(f"/proc/{agent}/cwd")
+            except OSError:
+                continue
+            # The cell's folder: silo-grid-<pid>-<cell>-…/work (grid_cell.run_cell).
+            worker = worker_of(agent) if "/silo-grid-" in cwd and f"-{cell}-" in cwd else None
+            if worker is not None and worker not in killed:
+                os.kill(worker, signal.SIGKILL)
+                killed.append(worker)
+        await anyio.sleep(0.02)
+
+
+def test_a_dask_worker_killed_mid_cell_is_retried_once_then_reported(
+    tmp_path: Path, demo_state: Path
+) -> None:
+    distributed = pytest.importorskip("distributed")  # the test extra installs it; CI never skips
+    prompts = ["slow please", "hello there"]
+    killed_cell = "p0-demo-c0-r0"
+
+    def grid(client: Any, name: str, times: int, killed: list[int]) -> Any:
+        async def main() -> Any:
+            async with anyio.create_task_group() as group:
+                group.start_soon(kill_the_worker_of, killed_cell, demo_state, times, killed)
+                df = await run_grid(
+                    prompts,
+                    folder=tmp_path,
+                    name=name,
+                    executor=client,
+                    progress=False,
+                    timeout=60,
+                    scorers={"pid": lambda run: os.getpid()},  # where the scorer ran
+                )
+                group.cancel_scope.cancel()
+            return df
+
+        return anyio.run(main)
+
+    with (
+        distributed.LocalCluster(
+            n_workers=2,
+            threads_per_worker=2,
+            processes=True,
+            dashboard_address=None,
+            worker_dashboard_address=None,
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        once: list[int] = []
+        df = grid(client, "killed-once", 1, once)
+        twice: list[int] = []
+        failed = grid(client, "killed-twice", 2, twice)
+    assert len(once) == 1 and len(twice) == 2
+    # Killed once: the cell ran again on another worker; one row each, nothing counted twice.
+    assert list(df["cell"]) == [killed_cell, "p1-demo-c0-r0"] and (df["cell_status"] == "finished").all()
+    record = json.loads((tmp_path / "killed-once" / "cells" / f"{killed_cell}.json").read_text())
+    assert record["attempts"] == 2 and record["pid"] != once[0] and record["status"] == "finished"
+    assert df.iloc[0]["attempts"] == 2 and df.iloc[0]["stop_reason"] == "end_turn"
+    for row in df.to_dict("records"):  # scored on the worker that ran the cell, not here
+        ran_on = json.loads((tmp_path / "killed-once" / "cells" / f"{row['cell']}.json").read_text())["pid"]
+        assert row["score.pid"] == ran_on != os.getpid()
+    assert "Counting slowly: 1" in df.iloc[0]["text"]
+    # Killed on both attempts: reported failed, not run a third time.
+    row = failed[failed["cell"] == killed_cell].iloc[0]
+    assert row["cell_status"] == "failed" and row["error"] == WORKER_DIED_TWICE and row["attempts"] == 3
+    assert failed[failed["cell"] != killed_cell]["cell_status"].tolist() == ["finished"]
+    assert len(list((tmp_path / "killed-twice" / "cells").glob("*.json"))) == 2
+    assert agents_with(str(demo_state)) == []

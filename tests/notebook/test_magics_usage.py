@@ -4,6 +4,7 @@ names with suggestions, expansion, restored badges, broken profile files, palett
 from __future__ import annotations
 
 import logging
+import os
 from pathlib import Path
 
 import anyio
@@ -96,6 +97,14 @@ async def test_line_magics_expand_dollar_and_braces_like_ipython(
             'UsageError: No connection named "dmeo" — did you mean "demo"? (connected: demo).',
         ),
         ("%silo cancle", "UsageError: %silo: unknown subcommand 'cancle' — did you mean \"cancel\"?"),
+        (
+            "%silo connect demo --ass x",
+            'UsageError: %silo connect: unrecognized arguments: --ass x — did you mean "--as"?',
+        ),
+        (
+            "%%prompt --atach df\nhi",
+            'UsageError: %%prompt: unrecognized arguments: --atach — did you mean "--attach"?',
+        ),
     ],
 )
 async def test_errors_list_the_valid_names_and_suggest_the_close_one(
@@ -221,3 +230,35 @@ async def test_login_reconnects_a_live_session_that_needs_a_sign_in(
     assert new.handle.session_id == old.handle.session_id  # the same session, now signed in
     captured, result = await run(shell, "%%prompt late\nhello again")
     assert result.success, said(captured)
+
+
+@pytest.mark.parametrize("has_terminal", [False, True])
+async def test_login_runs_a_terminal_sign_in_where_the_kernel_has_a_terminal(
+    shell: InteractiveShell, workspace: Workspace, monkeypatch: pytest.MonkeyPatch, has_terminal: bool
+) -> None:
+    """A ``type: terminal`` method (pi, qwen, claude, copilot, opencode): with a terminal the command runs
+    there, and the connection is made again; a Jupyter kernel has none, so the error says what to run."""
+    from silo_nb.notebook.magics import sign_in
+    from tests.conftest import raw_agent
+
+    marker = workspace.root / "signed-in"
+    workspace.add_profiles(raw_agent("terminal-login", env={"RAW_FAKE_LOGIN": str(marker)}))
+    shell._silo_nb = NotebookSession(shell, workspace.service())
+    monkeypatch.setattr(
+        sign_in, "controlling_terminal", lambda: os.open(os.devnull, os.O_RDWR) if has_terminal else None
+    )
+    captured, result = await run(shell, "%silo connect raw-terminal-login --as raw")
+    assert "terminal-login --login-now` in a terminal (Raw login)" in said(captured)
+    captured, result = await run(shell, "%silo login raw-terminal-login")  # the failed connect left no name
+    if not has_terminal:
+        assert not result.success and not marker.exists()
+        assert "Raw login is a terminal sign-in — run `" in said(captured)
+        assert (
+            "raw_agent.py terminal-login --login-now` in a terminal (JupyterLab: File ▸ New ▸ Terminal), "
+            "then %silo connect raw-terminal-login again." in said(captured)
+        )
+        return
+    assert result.success, said(captured)
+    assert marker.read_text() == "signed in\n"
+    connection = shell._silo_nb.connections["raw_terminal_login"]
+    assert connection.handle is not None and connection.handle.is_live

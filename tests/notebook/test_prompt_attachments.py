@@ -12,6 +12,7 @@ from IPython.core.interactiveshell import InteractiveShell
 
 from silo_nb.notebook.image_attachments import png_of
 from silo_nb.notebook.render import transcript_html, transcript_markdown, transcript_text
+from silo_nb.notebook.render.labels import ATTACHMENT_ICON_HTML
 from silo_nb.notebook.transcript import MessageEntry, fold_all
 from silo_nb.sessions.models import ResourceBlock, ResourceLinkBlock, TextBlock
 from silo_nb.sessions.prompt_attachments import PREVIEW_CHARS, PromptAttachment, is_preview, parse_attachments
@@ -81,9 +82,10 @@ def test_every_format_shows_the_attachments_in_the_you_bubble() -> None:
     assert isinstance(entry, MessageEntry) and entry.attachments[0].name == "df"
     html = transcript_html(state)
     bubble = html[html.index('class="silo-user"') :]
-    assert "⎘ df · text/csv · 2.0 KB" in bubble[: bubble.index("</div></div>")]
-    assert "⎘ df · text/csv · 2.0 KB" in transcript_markdown(state)
-    assert "you> look\n     ⎘ df · text/csv · 2.0 KB" in transcript_text(state)
+    # An SVG paperclip, not a glyph some fonts lack ("⎘" was a missing-glyph box in Chromium).
+    assert f"{ATTACHMENT_ICON_HTML} df · text/csv · 2.0 KB" in bubble[: bubble.index("</div></div>")]
+    assert "attached: df · text/csv · 2.0 KB" in transcript_markdown(state)
+    assert "you> look\n     attached: df · text/csv · 2.0 KB" in transcript_text(state)
 
 
 async def test_attach_shows_in_the_bubble_live_and_restored_alike(
@@ -98,8 +100,8 @@ async def test_attach_shows_in_the_bubble_live_and_restored_alike(
         live, result = await run(shell, f"%%prompt --attach df\nsummarise the table ({profile})")
         assert result.success, result.error_in_exec
         live_html = final_bundle(live).data["text/html"]
-        shown = re.findall(r'<div class="silo-attachment"[^>]*>([^<]*)</div>', live_html)
-        assert len(shown) == 1 and shown[0].startswith("⎘ df · text/csv · "), shown
+        shown = re.findall(r'<div class="silo-attachment"[^>]*><svg.*?</svg> ([^<]*)</div>', live_html)
+        assert len(shown) == 1 and shown[0].startswith("df · text/csv · "), shown
         assert shown[0].endswith(" B") == (profile == "demo")  # embedded: its size; linked: "· linked"
         handle = shell.user_ns[profile]
         journal = (workspace.data / "workspaces").rglob(f"{handle.session_id}.jsonl")
@@ -114,7 +116,9 @@ async def test_attach_shows_in_the_bubble_live_and_restored_alike(
         restored = again.outputs[-1]
         assert restored.metadata["silo"]["restored"] is True
         assert (
-            re.findall(r'<div class="silo-attachment"[^>]*>([^<]*)</div>', restored.data["text/html"])
+            re.findall(
+                r'<div class="silo-attachment"[^>]*><svg.*?</svg> ([^<]*)</div>', restored.data["text/html"]
+            )
             == shown
         )
         assert shown[0] in restored.data["text/markdown"] and shown[0] in restored.data["text/plain"]

@@ -235,11 +235,13 @@ def test_html_tool_calls() -> None:
     assert "✎ edit" in html and "Edit notes.md" in html
     assert ">completed</span>" in html
     assert "/work/notes.md:3 · /work/other.md" in html
-    # A real line diff: removed and added lines with red and green backgrounds, hunk header muted.
-    assert re.search(r'background:rgba\(244,67,54,[^"]*">-beta</div>', html)
-    assert re.search(r'background:rgba\(46,160,67,[^"]*">\+BETA &lt;b&gt;</div>', html)
-    assert re.search(r'background:rgba\(46,160,67,[^"]*">\+delta</div>', html)
-    assert "> alpha</div>" in html
+    # A real line diff: removed and added lines with red and green backgrounds and their marker in a
+    # gutter of its own, context lines with none, hunk header muted.
+    gutter = r'<span class="silo-diff-gutter" style="[^"]*">'
+    assert re.search(rf'background:rgba\(244,67,54,[^"]*">{gutter}−</span>beta</div>', html)
+    assert re.search(rf'background:rgba\(46,160,67,[^"]*">{gutter}\+</span>BETA &lt;b&gt;</div>', html)
+    assert re.search(rf'background:rgba\(46,160,67,[^"]*">{gutter}\+</span>delta</div>', html)
+    assert re.search(rf'padding:0 6px 0 0;">{gutter}</span>alpha</div>', html)
     assert "@@ -1,3 +1,4 @@" in html
     assert "+2</span>" in html and "−1</span>" in html
     # Terminal, text output, failed badge.
@@ -266,7 +268,7 @@ def test_html_new_file_diff() -> None:
     )
     html = transcript_html(state)
     assert "new file" in html
-    assert ">+x = 1</div>" in html and ">+y = 2</div>" in html
+    assert "+</span>x = 1</div>" in html and "+</span>y = 2</div>" in html
     assert "@@" not in html
     markdown = transcript_markdown(state)
     assert "--- /dev/null" in markdown and "+x = 1" in markdown

@@ -71,7 +71,7 @@ def test_each_shown_kind_makes_an_entry_and_each_other_kind_none(name: str) -> N
 
 def test_the_session_s_own_kinds_are_never_believed_from_the_wire() -> None:
     own = {"permission_request", "permission_decision", "turn_end", "terminal_output", "file_write"}
-    assert {*own, "question_request", "question_decision"} == SILO_NB_KINDS
+    assert {*own, "question_request", "question_decision", "kernel_tool"} == SILO_NB_KINDS
     for name in SILO_NB_KINDS:
         assert parse_update({"sessionUpdate": name, "outcome": "finished", "optionId": "x"}) is None
     assert parse_update({"sessionUpdate": "vendor_thing"}) is not None  # unknown kinds are kept

@@ -319,6 +319,17 @@ def test_bad_entries_are_skipped_and_reported(user_dir: Path) -> None:
     assert ok.connect_timeout == 0.5
 
 
+def test_a_misspelt_key_is_named_with_the_closest_one_and_cited_for_its_own_profile(user_dir: Path) -> None:
+    write_toml(user_dir, toml_profile("first", shell="bash") + toml_profile("second", lable="Second"))
+    service = AgentProfilesService(config_dirs=[user_dir])
+    assert [s.id for s in service.list()] == ["demo"]
+    assert service.problems[1].endswith('profile second: unknown key "lable" — did you mean "label"?')
+    keys = "see the profile keys (docs/profiles-and-agents.md)"
+    assert service.problems[0].endswith(f'profile first: unknown key "shell" — {keys}')
+    assert service.problems.about("second") == service.problems[1]
+    assert service.problems.about("third") is None  # a profile that was never there cites no one else's
+
+
 @pytest.mark.parametrize("bad_id", ["", "-lead", "UPPER", "has space", "dot.ted", "under_score", "é"])
 def test_bad_id_pattern_is_rejected(user_dir: Path, bad_id: str) -> None:
     path = write_json(

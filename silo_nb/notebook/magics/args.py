@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import re
 import shlex
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
@@ -71,12 +72,25 @@ def split(line: str, command_name: str) -> list[str]:
         raise UsageError(f"{command_name}: {exc}") from None
 
 
+def _options(handler: Callable[..., Any]) -> list[str]:
+    """The option strings the handler declares (read from its help, argparse's public face)."""
+    return sorted(set(re.findall(r"(?<![\w-])--?[A-Za-z][\w-]*", _parser(handler).format_help())))
+
+
 def parse(handler: Callable[..., Any], argv: list[str]) -> argparse.Namespace:
-    """Parse ``argv`` with the handler's declared arguments; a bad option is one ``UsageError`` line."""
+    """Parse ``argv`` with the handler's declared arguments; a bad option is one ``UsageError`` line,
+    with a "did you mean" for a misspelt one."""
     try:
         return _parser(handler).parse_args(argv)
     except (UsageError, argparse.ArgumentError) as exc:
-        raise UsageError(f"{command(handler)}: {exc}") from None
+        known = _options(handler)
+        flags = [a.split("=")[0] for a in argv if a.startswith("-")]
+        wrong = next((flag for flag in flags if flag not in known), None)
+        # Matched without the dashes, which would make every option look alike ("--bogus" ~ "--bg").
+        bare = {option.lstrip("-"): option for option in known}
+        close = difflib.get_close_matches(wrong.lstrip("-"), list(bare), n=1, cutoff=0.6) if wrong else []
+        hint = f' — did you mean "{bare[close[0]]}"?' if close else ""
+        raise UsageError(f"{command(handler)}: {exc}{hint}") from None
 
 
 def usage(handler: Callable[..., Any]) -> str:

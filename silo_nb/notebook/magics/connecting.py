@@ -5,6 +5,8 @@ then the session panel in the same output, or the error in its place.
   again if the handshake fails: a failed connect leaves no name, no variable and no new default.
 - Without ``new``/``resume_id`` it resumes the session this notebook last used under the name (the
   connection records), so "Run All" after a restart continues where it was.
+- The agent is offered the kernel tools (``kernel_tool_setup.py``) unless ``kernel_tools`` is False or
+  the profile turns them off; a reconnect of a name keeps what it had.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from IPython.core.error import UsageError
 from silo_nb.notebook._display import display
 from silo_nb.notebook.magics.args import one_line
 from silo_nb.notebook.magics.connections import Connection, NotebookSession
+from silo_nb.notebook.magics.kernel_tool_setup import start_kernel_tools
 from silo_nb.notebook.magics.prompt import palette_run
 from silo_nb.notebook.magics.sign_in import sign_in_action
 from silo_nb.notebook.render import styles
@@ -43,11 +46,16 @@ async def connect(
     background: bool = False,
     auth_method: str | None = None,
     show: Callable[[Any], None] | None = None,
+    kernel_tools: bool | None = None,
 ) -> None:
     """Open (or re-show) the connection ``name`` to ``profile_id`` and display its panel (``auth_method``:
     sign in with it first, for ``%silo login``); with ``show`` (the agents list's Resume), the
-    "connecting…" bundle, then the panel or the error go there instead of this cell's output."""
+    "connecting…" bundle, then the panel or the error go there instead of this cell's output.
+    ``kernel_tools`` False: no kernel tools for this connection (None: as the profile, or as the
+    connection of that name had it)."""
     existing = session.connections.get(name)
+    if kernel_tools is None and existing is not None:
+        kernel_tools = existing.kernel_tools_wanted
     plain = not (new or resume_id or fresh or discard or cwd or auth_method)  # a sign-in reconnects
     if (
         existing is not None
@@ -76,19 +84,24 @@ async def connect(
             "start_fresh": fresh or discard,
             "transcript": "discard" if discard else "carry",
         }
-    connection = Connection(name=name, profile_id=profile_id)
+    connection = Connection(name=name, profile_id=profile_id, kernel_tools_wanted=kernel_tools)
     previous = session.add(connection)
     connecting = {
         "text/plain": f"connecting to {profile_id}…",
         "text/html": f"<i>connecting to {html.escape(profile_id)}…</i>",
     }
+    # A connect this cell waits for fails with its UsageError, said once: the "connecting…" line then goes
+    # (not replaced by the same error). In the background, or shown elsewhere, the error takes its place.
+    raises = show is None and not background
     if show is None:
         status_id = f"silo-connect-{id(connection)}"
         display(connecting, raw=True, display_id=status_id)
         show = session.shown.in_displays([status_id])  # the connect cell's output
     else:
         show(connecting)
-    coroutine = _open(session, connection, show, previous, cwd=cwd, resume=resume, auth_method=auth_method)
+    coroutine = _open(
+        session, connection, show, previous, cwd=cwd, resume=resume, auth_method=auth_method, raises=raises
+    )
     if background:
         connection.task = asyncio.get_running_loop().create_task(coroutine)
         return
@@ -106,16 +119,28 @@ async def _open(
     cwd: str | None,
     resume: dict[str, Any] | None,
     auth_method: str | None = None,
+    raises: bool = False,
 ) -> None:
     try:
+        tools = await start_kernel_tools(session, connection.profile_id, connection.kernel_tools_wanted)
+        connection.kernel_tools = tools
         handle = await session.service.sessions.connect(
-            connection.profile_id, cwd=cwd, resume=resume, auth_method=auth_method
+            connection.profile_id,
+            cwd=cwd,
+            resume=resume,
+            auth_method=auth_method,
+            mcp_servers=[tools.server_config] if tools is not None else [],
         )
     except BaseException as exc:
+        if connection.kernel_tools is not None:
+            connection.kernel_tools.close()
         session.forget_failed(connection, previous)
         if not isinstance(exc, (AgentSessionError, ValueError)):
             raise
         connection.error = one_line(exc)
+        if raises:
+            show({"text/plain": ""})  # the caller raises the error: one line, not two
+            return
         show(
             {
                 "text/plain": f"error: {connection.error}",
@@ -124,6 +149,8 @@ async def _open(
         )
         return
     connection.handle = handle
+    if connection.kernel_tools is not None:
+        connection.kernel_tools.bind(handle)
     session.shell.user_ns[connection.name] = handle
     if handle.session_id:
         session.records.put(

@@ -7,7 +7,8 @@
   connection (``last_name``). :meth:`NotebookSession.connection` looks a name up and says, in one
   ``UsageError`` line, what to run when there is none; :meth:`NotebookSession.handle` also waits for a
   background connect to end.
-- :meth:`NotebookSession.drop` forgets a connection and disposes of its task, panel and handle.
+- :meth:`NotebookSession.drop` forgets a connection and disposes of its task, panel, handle and kernel
+  tools server.
 - Also here, because they live exactly as long as the shell's extension state: the (notebook, NAME) →
   (profile, session id) records a restarted kernel resumes from, the ``%%prompt`` run count and the cells
   already sent (the restore-from-journal decision), the restore index of the journals (``journal_index``),
@@ -36,6 +37,7 @@ from silo_nb.task_set import TaskSet
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
 
+    from silo_nb.kernel_tools import KernelToolServer
     from silo_nb.notebook.widgets import SessionPanel
     from silo_nb.sessions.agents import AgentsService
     from silo_nb.sessions.session.handle import AgentSessionHandle
@@ -53,6 +55,8 @@ class Connection:
     box: Any = None
     output: Any = None
     error: str | None = None
+    kernel_tools: KernelToolServer | None = None  # the "notebook" MCP server offered to its agent
+    kernel_tools_wanted: bool | None = None  # --no-kernel-tools: False; None: as the profile says
 
 
 class NotebookSession:
@@ -125,6 +129,8 @@ class NotebookSession:
                 connection.panel.close_all()
         if connection.handle is not None:
             connection.handle.dispose()
+        if connection.kernel_tools is not None:
+            connection.kernel_tools.close()
         self.connections.pop(connection.name, None)
         if self.last_name == connection.name:
             self.last_name = next(iter(self.connections), None)

@@ -2,8 +2,8 @@
 
 - NAME is a connection of this notebook (its live journal), else a session id of this workspace, a
   journal file or a run folder of ``run_grid``. The table shows the columns people compare (prompt, stop
-  reason, duration, counts, tokens, cost, error); ``--all`` shows every column. pandas' own HTML and text
-  renderings are what the saved notebook keeps.
+  reason, duration, counts, tokens, cost, error); ``--all`` shows every column. Shown with readable
+  widths (``render/frame_table.py``: one line per cell, long text cut with a tooltip, scrolling sideways).
 - For the DataFrame itself (to plot or save), call ``silo_nb.frame(...)`` with the same argument.
 """
 
@@ -17,6 +17,7 @@ from silo_nb.experiments import frame
 from silo_nb.notebook._display import display
 from silo_nb.notebook.magics.args import argument, magic_arguments
 from silo_nb.notebook.magics.connections import NotebookSession
+from silo_nb.notebook.render.frame_table import frame_bundle
 
 __all__ = ["SHOWN", "frame_command"]
 
@@ -58,4 +59,4 @@ async def frame_command(session: NotebookSession, args: argparse.Namespace) -> N
     if not args.all:
         shown = [c for c in SHOWN if c != "session" or table["session"].nunique() > 1]
         table = table[[*[c for c in ("cell", "variant") if c in table.columns], *shown]]
-    display(table)
+    display(frame_bundle(table), raw=True)

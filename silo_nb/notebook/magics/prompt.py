@@ -24,6 +24,7 @@ from IPython.core.error import UsageError
 from silo_nb.notebook import cell_turns as turns
 from silo_nb.notebook.attachments import attachment_blocks, file_blocks, interpolate
 from silo_nb.notebook.cell_records import execute_cell_id, fallback_cell_key
+from silo_nb.notebook.last_error import last_traceback
 from silo_nb.notebook.magics.args import argument, magic_arguments, one_line, parse, split
 from silo_nb.notebook.magics.waker import waker
 
@@ -34,6 +35,8 @@ if TYPE_CHECKING:
 
 __all__ = ["palette_run", "run_prompt", "send_turn"]
 
+LAST_ERROR = "last_error"  # what an attached traceback is called (in the prompt and the journal)
+
 
 @magic_arguments("%prompt")  # the prog: IPython prefixes "%", so the help reads "%%prompt ..."
 @argument("name", nargs="?", metavar="NAME", help="the connection to send to (default: the most recent one)")
@@ -41,14 +44,17 @@ __all__ = ["palette_run", "run_prompt", "send_turn"]
 @argument("--rerun", action="store_true", help="send it again even if this cell's turn is in the journal")
 @argument("--attach", nargs="+", default=[], metavar="VAR", help="variables to attach (a DataFrame as CSV)")
 @argument("--file", nargs="+", default=[], metavar="PATH", help="files to attach")
+@argument("--error", action="store_true", help="attach the last error of this kernel (its traceback)")
 async def run_prompt(
     session: NotebookSession, argline: str, body: str, *, blocking: bool, display_id: str | None = None
 ) -> None:
     """Send the cell as one turn and show the turn view in the cell output.
 
-    {var} in the cell is filled from your variables (unknown names are left as is); a cell that starts
-    with / runs an agent command. After a kernel restart, a cell whose turn is already in the journal
-    (same cell, same text) is repainted from the journal with no agent call, marked "restored".
+    {var} in the cell is filled from your variables (unknown names are left as is), {In[3]} and
+    {Out[5]} from the cells' inputs and outputs; --error attaches the last traceback of this kernel; a
+    cell that starts with / runs an agent command. After a kernel restart, a cell whose turn is already
+    in the journal (same cell, same text) is repainted from the journal with no agent call, marked
+    "restored".
     """
     # blocking: the cell awaits this (a transformed cell). display_id: a placeholder the (background)
     # cell already displayed, which the turn view replaces.
@@ -57,10 +63,17 @@ async def run_prompt(
     shell, workspace = session.shell, session.service.workspace_folder
     text = interpolate(body.rstrip("\n"), shell.user_ns)
     embedded, images = handle.prompt_capabilities.embedded_context, handle.prompt_capabilities.image
+    namespace: Any = shell.user_ns
+    attach = list(args.attach)
+    if args.error:
+        error = last_traceback()
+        if error is None:
+            raise UsageError("%%prompt --error: there is no error in this kernel yet to attach.")
+        namespace, attach = {**shell.user_ns, LAST_ERROR: error}, [*attach, LAST_ERROR]
     try:
         extra = attachment_blocks(
-            args.attach,
-            shell.user_ns,
+            attach,
+            namespace,
             embedded=embedded,
             workspace=workspace,
             session_id=handle.session_id,
@@ -153,7 +166,7 @@ async def _drive(
 ) -> None:
     if turn.background is None:
         session.blocking_sessions.add(turn.handle.id)
-    # Blocking: the stop button is noticed (ipykernel #881). In the background too: the turn goes on
+    # Blocking: the stop button is noticed (ipykernel issue 881). In the background too: the turn goes on
     # while the kernel is idle even if a wake-up of the kernel's loop is lost (issue 21, item 9).
     ticking = asyncio.get_running_loop().create_task(waker())
     try:

@@ -4,11 +4,14 @@ profile without a session.
 - ``%silo logout NAME`` sends ACP ``logout`` to the agent (a fresh process, no session) where it offers it.
 - ``%silo doctor PROFILE`` starts the agent, ``initialize``s it and prints what it is, what it offers
   and what is missing to sign in (``agents.sessions.doctor``); no session is created.
-- ``%silo login NAME [METHOD]``: NAME is a connection (whose profile is used) or a profile id. The
-  connect is made again with ``auth_method=METHOD`` (ACP ``authenticate`` before ``session/new``), under
-  the same connection name. Without METHOD the agent's only agent-type method is used; with none or
-  several the error lists them (env_var and terminal methods are not signed into from here: the advice
-  says which variable to set or which command to run).
+- ``%silo login NAME [METHOD]``: NAME is a connection (whose profile is used) or a profile id. An
+  agent-type METHOD: the connect is made again with ``auth_method=METHOD`` (ACP ``authenticate`` before
+  ``session/new``), under the same connection name. A terminal METHOD (a login the user runs in a
+  terminal: claude, pi, qwen, copilot, opencode): where the kernel has a terminal (``/dev/tty``, e.g.
+  IPython in a terminal) the command runs there with the profile's environment, and on success the
+  connection is made again; a Jupyter kernel has none, so the error gives the exact command to run in a
+  JupyterLab terminal. Without METHOD the agent's only such method is used; with none or several the
+  error lists every way (env_var and api-key methods: the advice says which variable to set).
 - :func:`sign_in_action` is what the session panel's "Sign in" button does for a connection.
 - ``silo.py`` hands its ``connect`` in (:func:`auth_subcommands`), so this module never imports it.
 """
@@ -17,6 +20,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
+import shutil
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -24,7 +29,7 @@ from IPython.core.error import UsageError
 
 from silo_nb.notebook.magics.args import argument, magic_arguments
 from silo_nb.notebook.magics.connections import Connection, NotebookSession
-from silo_nb.sessions.connecting.auth_methods import sign_in_advice
+from silo_nb.sessions.connecting.auth_methods import AuthMethod, sign_in_advice
 
 __all__ = ["auth_subcommands", "login", "sign_in_action"]
 
@@ -52,16 +57,73 @@ async def login(
     """Sign in to NAME's agent with ``method`` and connect again (see the module docstring); ``show``:
     where the new panel goes (the Sign in button: where the old one was), else the running cell."""
     connection_name, profile_id = _target(session, name)
+    check = await session.service.sessions.doctor(profile_id)
+    if check.problem:
+        raise UsageError(f"%silo login {name}: {check.problem}")
     if method is None:
-        check = await session.service.sessions.doctor(profile_id)
-        if check.problem:
-            raise UsageError(f"%silo login {name}: {check.problem}")
-        agent_methods = [m for m in check.auth_methods if m.type == "agent" and not m.variables]
-        if len(agent_methods) != 1:
+        ways = [m for m in check.auth_methods if _signs_in_here(m)]
+        if len(ways) != 1:
             advice = sign_in_advice(check.auth_methods, profile_id)
             raise UsageError(f"%silo login {name}: name a METHOD — {advice}")
-        method = agent_methods[0].id
+        method = ways[0].id
+    chosen = next((m for m in check.auth_methods if m.id == method), None)
+    if chosen is not None and chosen.type == "terminal":
+        await _terminal_login(session, name, profile_id, chosen)
+        existing = session.connections.get(connection_name)
+        if existing is not None and existing.handle is not None and existing.handle.is_live:
+            await existing.handle.aclose()  # signed in now: the next connect starts the agent afresh
+        await connect(session, connection_name, profile_id, show=show)
+        return
     await connect(session, connection_name, profile_id, auth_method=method, show=show)
+
+
+def _signs_in_here(method: AuthMethod) -> bool:
+    """A way ``%silo login`` takes without a METHOD: an agent-type method, or a terminal command."""
+    if method.type == "terminal":
+        return bool(method.command)
+    return method.type == "agent" and not method.variables
+
+
+def controlling_terminal() -> int | None:
+    """A file descriptor on the kernel's terminal, or None (a Jupyter kernel has none)."""
+    try:
+        return os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY)
+    except OSError:
+        return None
+
+
+async def _terminal_login(session: NotebookSession, name: str, profile_id: str, method: AuthMethod) -> None:
+    """Run a terminal sign-in's command on the kernel's terminal, or say where to run it."""
+    where = f"`{method.shell}`" if method.command else "the agent's login command"
+    terminal = controlling_terminal() if method.command else None
+    if terminal is None:
+        raise UsageError(
+            f"%silo login {name}: {method.name} is a terminal sign-in — run {where} in a terminal "
+            f"(JupyterLab: File ▸ New ▸ Terminal), then %silo connect {name} again."
+        )
+    profile = session.service.profiles.get(profile_id)
+    env = dict(os.environ)
+    for key, value in {**(profile.spawn_env if profile is not None else {}), **dict(method.env)}.items():
+        if value is None:
+            env.pop(key, None)
+        else:
+            env[key] = value
+    program = shutil.which(method.command[0], path=env.get("PATH")) or method.command[0]
+    try:
+        process = await asyncio.create_subprocess_exec(
+            program, *method.command[1:], stdin=terminal, stdout=terminal, stderr=terminal, env=env
+        )
+        try:
+            code = await process.wait()
+        finally:
+            if process.returncode is None:
+                process.kill()
+    except OSError as exc:
+        raise UsageError(f"%silo login {name}: could not run {where}: {exc}") from None
+    finally:
+        os.close(terminal)
+    if code != 0:
+        raise UsageError(f"%silo login {name}: {where} exited with status {code} — run it in a terminal.")
 
 
 def auth_subcommands(connect: Connect) -> dict[str, Handler]:

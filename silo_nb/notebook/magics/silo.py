@@ -33,12 +33,16 @@ from silo_nb.notebook.magics.args import (
     summary,
     usage,
 )
+from silo_nb.notebook.magics.authoring import authoring_subcommands
 from silo_nb.notebook.magics.connecting import connect
 from silo_nb.notebook.magics.connections import Connection, NotebookSession
 from silo_nb.notebook.magics.dormant_list import dormant_sessions, resume_target
 from silo_nb.notebook.magics.export import export_command
 from silo_nb.notebook.magics.frame import frame_command
+from silo_nb.notebook.magics.profile_warnings import held_profile_warnings, let_through
 from silo_nb.notebook.magics.prompt import run_prompt
+from silo_nb.notebook.magics.replaying import replay_profile_id
+from silo_nb.notebook.magics.results import diff_command, runs_command
 from silo_nb.notebook.magics.sign_in import auth_subcommands
 from silo_nb.sessions.dormant_sessions import DormantSession
 from silo_nb.sessions.errors import AgentSessionError
@@ -94,32 +98,50 @@ async def _profiles(session: NotebookSession, args: argparse.Namespace) -> None:
 
 
 @magic_arguments("silo connect")
-@argument("profile", metavar="PROFILE", help="a profile id (see %%silo profiles)")
+@argument("profile", nargs="?", metavar="PROFILE", help="a profile id (see %%silo profiles)")
 @argument("--as", dest="name", metavar="NAME", help="the variable the handle is bound to (default: PROFILE)")
+@argument(
+    "--replay", metavar="SESSION_ID", help="play a recorded session (or a journal file) back as the agent"
+)
+@argument("--speed", type=float, default=1.0, help="with --replay: times faster than recorded (0: no pauses)")
 @argument("--cwd", metavar="DIR", help="the agent's working directory")
 @argument("--new", action="store_true", help="start a new session instead of resuming the last one")
 @argument("--resume", dest="resume_id", metavar="SESSION_ID", help="resume this session")
 @argument("--fresh", action="store_true", help="continue in a new agent session, carrying the transcript")
 @argument("--discard", action="store_true", help="continue in a new agent session, dropping the transcript")
 @argument("--bg", action="store_true", help="return at once; the connection is made in the background")
+@argument(
+    "--no-kernel-tools",
+    dest="no_kernel_tools",
+    action="store_true",
+    help="offer the agent no tools on this kernel (its variables, run_code)",
+)
 async def _connect(session: NotebookSession, args: argparse.Namespace) -> None:
     """Connect to an agent and show the session panel; the handle is bound to NAME in your namespace.
 
     Without --new or --resume it resumes the session this notebook last used under NAME, if there is one.
     """
+    if args.replay is not None:
+        args.profile = replay_profile_id(session, args.replay, args.speed)
+    elif args.profile is None:
+        raise UsageError("%silo connect: name a PROFILE (see %silo profiles), or --replay SESSION_ID.")
     name = args.name or args.profile.replace("-", "_")  # profile ids may hold "-"; variables may not
     if not name.isidentifier():
         raise UsageError(f"%silo connect: --as {name!r} must be a Python identifier (it becomes a variable).")
-    known = [profile.id for profile in session.service.profiles.list()]
+    with held_profile_warnings() as warnings:
+        known = [profile.id for profile in session.service.profiles.list()]
     if args.profile not in known:
         # The service would say so too, but only we can point at the close one and list the rest.
         hint = did_you_mean(args.profile, known) or "."
-        problems = session.service.profiles.problems
-        skipped = f" Skipped: {problems[0]}" if problems else ""
-        raise UsageError(
+        problem = session.service.profiles.problems.about(args.profile)
+        skipped = f" Skipped: {problem}" if problem else ""
+        message = (
             f'No agent profile with id "{args.profile}"{hint} Profiles: {", ".join(known) or "none"} '
             f"(see %silo profiles).{skipped}"
         )
+        let_through(warnings, cited=message)  # the problem this error cites is said once, here
+        raise UsageError(message)
+    let_through(warnings)
     await connect(
         session,
         name,
@@ -130,6 +152,7 @@ async def _connect(session: NotebookSession, args: argparse.Namespace) -> None:
         fresh=args.fresh,
         discard=args.discard,
         background=args.bg,
+        kernel_tools=False if args.no_kernel_tools else None,
     )
 
 
@@ -269,10 +292,13 @@ SUBCOMMANDS: dict[str, Handler] = {
     "agents": _agents,
     "journal": _journal,
     "frame": frame_command,
+    "runs": runs_command,
+    "diff": diff_command,
     "export": export_command,
     "disconnect": _disconnect,
     "forget": _forget,
     **auth_subcommands(connect),
+    **authoring_subcommands(),
 }
 
 

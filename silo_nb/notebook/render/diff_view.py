@@ -12,6 +12,29 @@ __all__ = ["diff_html", "diff_markdown", "diff_text"]
 _OPEN_DIFF_LINES = 40  # diffs up to this long start expanded
 
 
+# The marker of each line in a gutter of its own: a context line whose text starts with "- " (a Markdown
+# bullet) must not read as a deletion, which it did with the marker as the first character of the text.
+_GUTTER = (
+    "display:inline-block;width:1.6em;text-align:center;user-select:none;"
+    f"border-right:1px solid {styles.rgba(styles.GREY, 0.3)};margin-right:6px"
+)
+_MARKERS = {"+": ("+", styles.GREEN), "-": ("−", styles.RED)}
+
+
+def _row_html(line: str) -> str:
+    """One line of a diff: its marker in the gutter (none for context), its text after it."""
+    if line.startswith("@@"):
+        return f'<div style="white-space:pre;padding:0 6px;{styles.MUTED}">{esc(line)}</div>'
+    marker, rgb = _MARKERS.get(line[:1], ("", ""))
+    background = f"background:{styles.rgba(rgb, 0.18)}" if rgb else ""
+    colour = f";color:rgb({rgb});font-weight:600" if rgb else ""
+    text = line[1:] if line[:1] in ("+", "-", " ") else line
+    return (
+        f'<div class="silo-diff-line" style="white-space:pre;padding:0 6px 0 0;{background}">'
+        f'<span class="silo-diff-gutter" style="{_GUTTER}{colour}">{marker}</span>{esc(text) or " "}</div>'
+    )
+
+
 def diff_html(path: str | None, old: str | None, new: str | None) -> str:
     """A collapsible diff of ``old`` → ``new`` (``old`` None: a new file), expanded when short."""
     shown = labels.diff(old, new)
@@ -23,13 +46,7 @@ def diff_html(path: str | None, old: str | None, new: str | None) -> str:
             f'<div style="padding:0 6px;{styles.MUTED};font-style:italic">{esc(shown.truncated)}</div>'
         )
     for line in shown.shown:
-        if line.startswith("+"):
-            background = f"background:{styles.rgba(styles.GREEN, 0.18)}"
-        elif line.startswith("-"):
-            background = f"background:{styles.rgba(styles.RED, 0.18)}"
-        else:
-            background = styles.MUTED if line.startswith("@@") else ""
-        rows.append(f'<div style="white-space:pre;padding:0 6px;{background}">{esc(line) or " "}</div>')
+        rows.append(_row_html(line))
     if shown.total > len(shown.shown):
         more = shown.total - len(shown.shown)
         rows.append(f'<div style="padding:0 6px;{styles.MUTED}">… {more:,} more lines</div>')

@@ -44,7 +44,15 @@ KIND_ICONS = {
 }
 TOOL_ICON = "⚙"
 PERMISSION_ICON = "⚑"
-ATTACHMENT_ICON = "⎘"
+# What an attachment line starts with: a word in text and Markdown, an inline SVG paperclip in HTML (the
+# "⎘" it was is a missing-glyph box in Chromium's default fonts; an SVG needs no font at all).
+ATTACHMENT_ICON = "attached:"
+ATTACHMENT_ICON_HTML = (
+    '<svg class="silo-attachment-icon" role="img" aria-label="attached" width="12" height="12" '
+    'viewBox="0 0 16 16" style="vertical-align:-1px"><path d="M10.5 4.5 5.2 9.8a1.6 1.6 0 0 0 2.3 2.3'
+    'l5.6-5.6a3 3 0 0 0-4.3-4.3L3.2 7.8a4.4 4.4 0 0 0 6.2 6.2l4.1-4.1" fill="none" stroke="currentColor" '
+    'stroke-width="1.5" stroke-linecap="round"/></svg>'
+)
 TOOL_STATUS_COLOURS = {
     "pending": styles.GREY,
     "in_progress": styles.BLUE,
@@ -70,6 +78,20 @@ def esc(text: str) -> str:
     return html.escape(text, quote=True)
 
 
+LIST_TITLE_CHARS = 60  # a session title in ``%silo agents``: longer ones end in "…", whole in the tooltip
+
+
+def short_title(title: str, limit: int = LIST_TITLE_CHARS) -> str:
+    """``title`` on one line, cut at ``limit`` characters with "…" (the whole title goes in a tooltip)."""
+    flat = " ".join(title.split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+def title_html(title: str, limit: int = LIST_TITLE_CHARS) -> str:
+    """A session title in bold, cut with "…" and the whole title as its tooltip (``title=``)."""
+    return f'<b title="{esc(title)}">{esc(short_title(title, limit))}</b>'
+
+
 def status_label(status: str) -> str:
     return status.replace("_", " ") if status in TOOL_STATUS_COLOURS else status
 
@@ -93,7 +115,10 @@ def header_status(state: TranscriptState) -> tuple[str, str]:
         waiting = [e for e in state.entries if isinstance(e, asking) and not e.answered]
         if waiting:
             return _BLOCKED if isinstance(waiting[-1], PermissionEntry) else _ASKING
-    return turn_status(state)
+    text, rgb = turn_status(state)
+    if state.restored and state.status != "restored":  # "■ cancelled · ↺ restored": how it ended, and whence
+        text += f" · {TURN_STATUS['restored'][0]}"
+    return text, rgb
 
 
 def number(value: float) -> str:

@@ -8,7 +8,8 @@
   that went away are closed. A 1 s ticker on the kernel loop keeps elapsed times current while some
   session works, and stops when none does.
 - Under them, this workspace's **earlier sessions** (``sessions.dormant``: title, agent, idle since;
-  stale when the agent can neither resume nor load), each with a Resume button (Continue for a stale
+  stale when the agent can neither resume nor load; "open in another kernel", with no button, when another
+  process holds its journal), each with a Resume button (Continue for a stale
   one: a new session carrying the transcript). Its Python twin :meth:`resume` calls ``on_resume`` (the
   ``%silo connect`` path), which shows "connecting…" and then the error in the row, or the session panel
   below the list. A resumed session leaves the earlier list (it is live now, in the rows above).
@@ -25,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from silo_nb.notebook.render import status_badge_html, styles
+from silo_nb.notebook.render.labels import title_html
 from silo_nb.notebook.widgets._common import close_tree, esc, ipw, local_clock, seconds_since, set_children
 from silo_nb.notebook.widgets.snapshot import SnapshotMixin
 from silo_nb.notebook.widgets.snapshot_views import agents_snapshot, dormant_state
@@ -37,6 +39,10 @@ __all__ = ["AgentRow", "AgentsList", "DormantRow", "Resume"]
 
 # on_resume(dormant, show): reconnect it; ``show`` gets bundles (connecting…, an error) and the panel.
 Resume = Callable[[DormantSession, Callable[[Any], None]], Awaitable[None]]
+_ROW = {"align_items": "center", "flex_flow": "row wrap"}
+# ipywidgets gives an HTML widget a fixed inline width (300px), which clipped a title with no "…": each
+# part is as wide as its text, and a title is cut by ``labels.short_title`` with the whole in a tooltip.
+_FIT = {"width": "auto", "max_width": "100%"}
 
 _TICKING = frozenset({"working", "blocked"})
 EMPTY_TEXT = "No agent sessions."
@@ -66,7 +72,7 @@ class DormantRow:
     dormant: DormantSession
     box: Any
     note: Any
-    button: Any
+    button: Any  # None for a session open in another kernel
 
     @property
     def label(self) -> str:
@@ -125,6 +131,11 @@ class AgentsList(SnapshotMixin, ipw.VBox):  # type: ignore[misc]  # ipywidgets i
         row = self.dormant_rows.get(session_id)
         if row is None or self.on_resume is None:
             raise ValueError(f"{session_id!r} is not an earlier session in this list — see %silo agents.")
+        if row.dormant.open_in is not None or row.button is None:
+            raise ValueError(
+                f"{session_id} is open in another kernel (pid {row.dormant.open_in}) — "
+                "disconnect it there first."
+            )
         row.button.disabled = True
         row.button.description = "Resuming…"
         task = asyncio.get_running_loop().create_task(self._resume(row))
@@ -182,7 +193,7 @@ class AgentsList(SnapshotMixin, ipw.VBox):  # type: ignore[misc]  # ipywidgets i
             layout=ipw.Layout(width="auto"),
         )
         button.on_click(lambda _button: self.acknowledge(session_id))
-        title, agent, badge, attention = (ipw.HTML(value="") for _ in range(4))
+        title, agent, badge, attention = (ipw.HTML(value="", layout=_FIT) for _ in range(4))
         box = ipw.HBox(
             children=[title, agent, badge, attention],
             layout=ipw.Layout(align_items="center", flex_flow="row wrap"),
@@ -190,7 +201,7 @@ class AgentsList(SnapshotMixin, ipw.VBox):  # type: ignore[misc]  # ipywidgets i
         return AgentRow(session_id, box, title, agent, badge, attention, button)
 
     def _new_dormant_row(self, dormant: DormantSession) -> DormantRow:
-        title = ipw.HTML(value=f"<b>{esc(dormant.title)}</b>&nbsp;")
+        title = ipw.HTML(value=f"{title_html(dormant.title)}&nbsp;", layout=_FIT)
         agent = ipw.HTML(
             value=f'<span style="{styles.FAINT_TEXT}">{esc(dormant.agent_name or "")}</span>&nbsp;'
         )
@@ -198,6 +209,11 @@ class AgentsList(SnapshotMixin, ipw.VBox):  # type: ignore[misc]  # ipywidgets i
             value=f'<span style="{styles.FAINT_TEXT}">{esc(dormant_state(dormant))}</span>&nbsp;'
         )
         note = ipw.HTML(value="")
+        if dormant.open_in is not None:
+            # Open in another kernel: that kernel writes its journal, so there is nothing to resume here.
+            return DormantRow(
+                dormant, ipw.HBox(children=[title, agent, state, note], layout=_ROW), note, None
+            )
         button = ipw.Button(
             description="Continue" if dormant.stale else "Resume",
             icon="play",
@@ -210,10 +226,8 @@ class AgentsList(SnapshotMixin, ipw.VBox):  # type: ignore[misc]  # ipywidgets i
             disabled=self.on_resume is None,
         )
         button.on_click(lambda _button: self.resume(dormant.session_id))
-        box = ipw.HBox(
-            children=[title, agent, state, button, note],
-            layout=ipw.Layout(align_items="center", flex_flow="row wrap"),
-        )
+        shown = [title, agent, state, button, note]
+        box = ipw.HBox(children=shown, layout=_ROW)
         return DormantRow(dormant, box, note, button)
 
     def _shown_dormant(self) -> list[DormantRow]:
@@ -221,7 +235,7 @@ class AgentsList(SnapshotMixin, ipw.VBox):  # type: ignore[misc]  # ipywidgets i
         return [row for sid, row in self.dormant_rows.items() if sid not in live and sid not in self._gone]
 
     def _paint(self, row: AgentRow, info: AgentInfo) -> None:
-        row.title.value = f"<b>{esc(info.title)}</b>&nbsp;"
+        row.title.value = f"{title_html(info.title)}&nbsp;"
         row.agent.value = f'<span style="{styles.FAINT_TEXT}">{esc(info.agent_name or "")}</span>&nbsp;'
         elapsed = seconds_since(info.working_since) if info.activity in _TICKING else None
         row.badge.value = status_badge_html(info.activity, elapsed=elapsed)

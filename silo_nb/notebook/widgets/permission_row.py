@@ -14,6 +14,8 @@
 - Bounded whatever the agent sends: at most :data:`MAX_OPTION_BUTTONS` buttons (a widget each; 10,000
   froze the kernel 12 s), then a line saying how many more there are; every option stays answerable
   with :meth:`choose` or ``request.respond`` (listeners see them all).
+- A request to run code (a tool call of kind ``code``: the kernel tools' ``run_code``) shows the code,
+  highlighted, above its buttons (:attr:`PermissionRow.code_html`): what is allowed is what is seen.
 """
 
 from __future__ import annotations
@@ -22,10 +24,11 @@ from collections.abc import Callable
 from typing import Any
 
 from silo_nb.notebook.render import styles
+from silo_nb.notebook.render.code import code_block_html, lexer_for_language
 from silo_nb.notebook.widgets._common import close_tree, esc, ipw, log
 from silo_nb.sessions.agent_requests import AgentPermissionOption, AgentPermissionRequest
 
-__all__ = ["MAX_OPTION_BUTTONS", "PermissionRow", "is_lasting"]
+__all__ = ["MAX_OPTION_BUTTONS", "PermissionRow", "code_of", "is_lasting"]
 
 MAX_OPTION_BUTTONS = 12
 
@@ -58,6 +61,15 @@ def _tooltip(option: AgentPermissionOption) -> str:
     if not is_lasting(option):
         return option.name
     return LASTING_ALLOW_TOOLTIP if option.kind.startswith("allow") else LASTING_REJECT_TOOLTIP
+
+
+def code_of(request: AgentPermissionRequest) -> str | None:
+    """The code a ``code`` request would run (None for any other request)."""
+    call = request.tool_call
+    if call is None or call.kind != "code" or not isinstance(call.raw_input, dict):
+        return None
+    code = call.raw_input.get("code")
+    return code if isinstance(code, str) else None
 
 
 def _chosen_html(option: AgentPermissionOption | None) -> str:
@@ -98,8 +110,17 @@ class PermissionRow(ipw.HBox):  # type: ignore[misc]  # ipywidgets is untyped
             else ""
         )
         self.status_html: Any = ipw.HTML(value="")
+        code = code_of(request)
+        self.code_html: Any = (
+            ipw.HTML(
+                value=code_block_html(code, lexer_for_language("python")), layout=ipw.Layout(width="100%")
+            )
+            if code is not None
+            else None
+        )
+        shown = [self.code_html] if self.code_html is not None else []
         super().__init__(
-            children=[self.title_html, *self.buttons.values(), self.more_html, self.status_html],
+            children=[self.title_html, *shown, *self.buttons.values(), self.more_html, self.status_html],
             layout=ipw.Layout(flex_flow="row wrap", align_items="center"),
         )
         if request.answered:

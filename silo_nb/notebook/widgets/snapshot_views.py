@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from silo_nb.notebook.render import saved_part, status_badge_html, styles, transcript_html, transcript_text
+from silo_nb.notebook.render.labels import short_title, title_html
 from silo_nb.notebook.transcript import TranscriptState, with_status
 from silo_nb.notebook.widgets._common import esc, local_clock, parse_iso
 from silo_nb.sessions.dormant_sessions import DormantSession
@@ -85,7 +86,10 @@ def _attention(info: AgentInfo) -> str:
 
 def dormant_state(dormant: DormantSession) -> str:
     """``dormant · idle since 2026-05-01 14:03 · 3 turns`` (local time), or why it is stale."""
-    parts = ["stale — the agent can neither resume nor load it" if dormant.stale else "dormant"]
+    if dormant.open_in is not None:
+        parts = [f"open in another kernel (pid {dormant.open_in})"]
+    else:
+        parts = ["stale — the agent can neither resume nor load it" if dormant.stale else "dormant"]
     since = parse_iso(dormant.idle_since)
     if since is not None:
         parts.append(f"idle since {since.astimezone().strftime('%Y-%m-%d %H:%M')}")
@@ -107,11 +111,11 @@ def agents_snapshot(
         attention = _attention(info)
         note = f' <span style="{styles.WARNING_TEXT}">● {esc(attention)}</span>' if attention else ""
         rows.append(
-            f"<tr><td><b>{esc(info.title)}</b></td><td>{esc(info.agent_name or '')}</td>"
+            f"<tr><td>{title_html(info.title)}</td><td>{esc(info.agent_name or '')}</td>"
             f"<td>{status_badge_html(info.activity)}{note}</td></tr>"
         )
         extra = f" · {attention}" if attention else ""
-        lines.append(f"{info.title} · {info.agent_name or ''} · {info.activity}{extra}")
+        lines.append(f"{short_title(info.title)} · {info.agent_name or ''} · {info.activity}{extra}")
     if not rows:
         empty = "No live sessions." if dormant else "No agent sessions."
         rows.append(f'<tr><td style="{styles.FAINT_TEXT}">{empty}</td></tr>')
@@ -122,10 +126,10 @@ def agents_snapshot(
     for row in dormant:
         state = dormant_state(row)
         rows.append(
-            f'<tr style="{styles.MUTED}"><td><b>{esc(row.title)}</b></td><td>{esc(row.agent_name or "")}</td>'
+            f'<tr style="{styles.MUTED}"><td>{title_html(row.title)}</td><td>{esc(row.agent_name or "")}</td>'
             f"<td>{esc(state)}</td></tr>"
         )
-        lines.append(f"{row.title} · {row.agent_name or ''} · {state}")
+        lines.append(f"{short_title(row.title)} · {row.agent_name or ''} · {state}")
     table = f'<table style="{styles.SMALL}">{"".join(rows)}</table>'
     heading = '<div style="font-weight:600">Agent sessions</div>'
     html = f'<div class="silo-agents" style="{styles.BOX}">{heading}{table}</div>'

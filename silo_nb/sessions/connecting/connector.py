@@ -31,9 +31,15 @@ from silo_nb.sessions.connecting.handshake import authenticate, initialize, new_
 from silo_nb.sessions.errors import AgentSessionError, AgentSessionInputError
 from silo_nb.sessions.host import ConnectHost
 from silo_nb.sessions.journal import JournalFiles
-from silo_nb.sessions.journal.reconcile import has_conversation_content, last_title, reconcile_load
+from silo_nb.sessions.journal.reconcile import (
+    has_conversation_content,
+    last_commands,
+    last_title,
+    reconcile_load,
+)
 from silo_nb.sessions.mcp_servers import McpServerConfig, wire_servers
 from silo_nb.sessions.models import AgentInfo, AgentSessionRestore
+from silo_nb.sessions.parse import parse_commands
 from silo_nb.sessions.profiles import AgentProfile
 from silo_nb.sessions.session.core import SessionCore
 from silo_nb.sessions.session.handle import AgentSessionHandle
@@ -58,8 +64,9 @@ class Connector:
         if profile is None:
             known = ", ".join(p.id for p in profiles.list())
             hint = f" Known profiles: {known}." if known else ""
-            if profiles.problems:
-                hint += f" (Skipped: {profiles.problems[0]})"
+            problem = profiles.problems.about(profile_id) if isinstance(profile_id, str) else None
+            if problem is not None:
+                hint += f" (Skipped: {problem})"
             raise AgentSessionError(f'No agent profile with id "{profile_id}".{hint}')
         if profile.interface != "chat":
             raise AgentSessionError(
@@ -304,6 +311,9 @@ class Connector:
         slot.attach(writer)
         core.wiring.adopt(restore.session_id, "new")
         outcome = await self._try_resume_or_load(core, connection, restore.session_id)
+        if not core.commands:  # what the agent offered last time, until it says so again
+            core.commands = parse_commands(last_commands(journals.lines(old_path)))
+            core.command_listeners.emit()
         if outcome is not None:
             core.wiring.adopt(restore.session_id, "resumed")
             self._after_load(core, outcome, mark)
@@ -358,6 +368,7 @@ class Connector:
         profile = core.profile
         old = core.wiring.connection
         core.turns.handshaking = True
+        core.turns.opening = False  # what the load replays is delivered live, not kept as an opening
         try:
             connection = await self._open(core)
             try:

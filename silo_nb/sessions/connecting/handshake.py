@@ -99,7 +99,7 @@ async def authenticate(
     caps: AgentCapabilities, connection: AgentConnection, profile: AgentProfile, method_id: str | None
 ) -> AuthMethod | None:
     """``authenticate`` with ``method_id`` (``%silo login``), the profile's ``auth_method``, or an env_var
-    method whose variables are set; nothing when none applies. Returns the method used."""
+    or api-key method whose variables are set; nothing when none applies. Returns the method used."""
     label = profile.display_label
     methods = caps.auth_methods
     try:

@@ -5,7 +5,8 @@
 - ``lockf`` (a POSIX record lock: not inherited by a ``fork()``ed child, unlike ``flock``) on
   ``<journal>.lock``, which also records the holder's pid for the message. It goes away with the process,
   even on SIGKILL. The lock file is reached like the journal (``safe_files``): a ``.lock`` that is a
-  link is refused, never truncated through.
+  link is refused, never truncated through. :func:`lock_owner` tells, without taking it, which other
+  process holds it (the agents list shows such a session as open in another kernel).
 - A ``lockf`` lock belongs to the *process*: a second descriptor of the same process gets it too, and
   closing either drops it. So the one descriptor per journal is shared by every holder in this process
   (:class:`ProcessLocks`, the only process-wide fact here; it keeps its holders weakly, so a holder that is
@@ -24,6 +25,9 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import stat
+import struct
+import sys
 import weakref
 from collections.abc import Iterator
 from pathlib import Path
@@ -32,7 +36,7 @@ from typing import Any, Protocol
 from silo_nb.sessions.errors import AgentSessionError
 from silo_nb.sessions.safe_files import open_file
 
-__all__ = ["PROCESS_LOCKS", "JournalLocks", "JournalUser", "ProcessLocks"]
+__all__ = ["PROCESS_LOCKS", "JournalLocks", "JournalUser", "ProcessLocks", "lock_owner"]
 
 
 class JournalUser(Protocol):
@@ -86,6 +90,10 @@ class ProcessLocks:
     def parties(self, path: Path) -> list[JournalLocks]:
         return list(self._parties.get(path, ()))
 
+    def holds_file(self, path: Path) -> bool:
+        """Whether this process holds the lock of the journal at ``path`` (some holder of it)."""
+        return path in self._fds
+
     def held(self) -> set[Path]:
         """The journals some holder of this process has locked now (the tests' leak check reads it)."""
         for path in list(self._holders):
@@ -117,6 +125,48 @@ def _lock(path: Path, session_id: str, root: Path | None) -> int:
 
 
 PROCESS_LOCKS = ProcessLocks()
+
+# ``struct flock`` on Linux: l_type, l_whence (short), l_start, l_len (off_t), l_pid (pid_t).
+_FLOCK = "hhqqi"
+
+
+def lock_owner(path: Path, process: ProcessLocks = PROCESS_LOCKS) -> int | None:
+    """The pid of another process that holds the journal's lock (its session is open there), else None.
+
+    Asked without taking the lock (``F_GETLK``: a probe that took it would refuse that process's own
+    reconnect for a moment), and never for a journal this process holds: closing any descriptor of the
+    lock file would drop this process's ``lockf`` lock. Where ``F_GETLK``'s layout is not Linux's, the
+    pid the holder wrote into the file is used if that process is alive.
+    """
+    if process.holds_file(path):
+        return None
+    try:  # never through a link, never blocking on a FIFO planted there
+        fd = os.open(_lock_path(path), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None  # no lock file (never opened for writing), or a link
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        if sys.platform.startswith("linux"):
+            query = struct.pack(_FLOCK, fcntl.F_WRLCK, os.SEEK_SET, 0, 0, 0)
+            answer = struct.unpack(_FLOCK, fcntl.fcntl(fd, fcntl.F_GETLK, query))
+            held = answer[0] != fcntl.F_UNLCK
+            return int(answer[4]) if held and answer[4] else None
+        text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    pid = int(text) if text.isdigit() else None
+    if pid is None or pid == os.getpid():
+        return None
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return None
+    except PermissionError:
+        pass  # alive, another user's
+    return pid
 
 
 def _in_use(handle: JournalUser | None) -> bool:

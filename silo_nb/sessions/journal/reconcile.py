@@ -15,7 +15,13 @@ from silo_nb.sessions.journal.writer import JournalWriter
 from silo_nb.sessions.kinds import RESUME_METADATA_KINDS, TURN_END_KIND, USER_PROMPT_KIND
 from silo_nb.sessions.parse import session_title
 
-__all__ = ["backfill_user_prompt_timestamps", "has_conversation_content", "last_title", "reconcile_load"]
+__all__ = [
+    "backfill_user_prompt_timestamps",
+    "has_conversation_content",
+    "last_commands",
+    "last_title",
+    "reconcile_load",
+]
 
 log = logging.getLogger("silo_nb.sessions")
 
@@ -35,6 +41,21 @@ def last_title(lines: Iterable[str]) -> str | None:
             continue
         for update in parse_lines([line]):
             found = session_title(update) or found
+    return found
+
+
+def last_commands(lines: Iterable[str]) -> Any:
+    """The ``availableCommands`` of a journal's last ``available_commands_update`` (None: there is none),
+    found as :func:`last_title` finds the title (streamed, only lines that can hold them parsed): a resumed
+    session has them before the agent says them again, so ``%silo commands`` and the panel after a restart
+    show what they showed before."""
+    found = None
+    for line in lines:
+        if '"available_commands_update"' not in line:
+            continue
+        for update in parse_lines([line]):
+            if update.kind == "available_commands_update":
+                found = update.raw.get("availableCommands")
     return found
 
 

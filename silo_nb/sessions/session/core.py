@@ -4,16 +4,22 @@
   agent connection, its capabilities, the session id) and a :class:`~.journal_slot.JournalSlot`; the parts
   each own one job: ``inbound`` (what the agent sends, in arrival order), ``turns`` (turn tracking and the
   quiet-period timer), ``permissions`` (pending permissions), ``options`` (config options), ``stop`` (a Stop
-  and its bound). They reach each other only through this object's public attributes.
+  and its bound), ``client_tools`` (tools silo_nb runs for the agent). They reach each other only
+  through this object's public attributes.
 - :meth:`SessionCore.record` is the one way into the transcript: the journal, then ``on_transcript``.
 - Everything the session reports to its service goes to ``registry`` (``host.SessionRegistry``).
+- :attr:`SessionCore.opening`: what the agent sent a new session before its first prompt (pi's banner
+  and usage, commands), up to :data:`MAX_OPENING_UPDATES`. It mostly arrives while ``connect`` is still
+  returning, before anyone could listen, so a listener added before the first prompt is handed it first
+  (:meth:`SessionCore.replay_opening`) — as Silo's ``onUpdate`` shows pi's banner.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Mapping
+import logging
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +32,7 @@ from silo_nb.sessions.models import AgentCommand, AgentSessionUpdate
 from silo_nb.sessions.parse import MessageIdSynthesizer
 from silo_nb.sessions.profiles import AgentProfile
 from silo_nb.sessions.session.client_files import ClientFiles
+from silo_nb.sessions.session.client_tool_calls import ClientToolCalls
 from silo_nb.sessions.session.config_options import ConfigOptions
 from silo_nb.sessions.session.inbound import InboundTraffic
 from silo_nb.sessions.session.journal_slot import JournalSlot
@@ -37,9 +44,12 @@ from silo_nb.sessions.session.turn_tracker import TurnTracker
 from silo_nb.sessions.session.wiring import SessionWiring
 from silo_nb.util import ListenerSet
 
-__all__ = ["SESSION_CLOSE_TIMEOUT_SECONDS", "SessionCore"]
+__all__ = ["MAX_OPENING_UPDATES", "SESSION_CLOSE_TIMEOUT_SECONDS", "SessionCore"]
+
+log = logging.getLogger("silo_nb.sessions")
 
 SESSION_CLOSE_TIMEOUT_SECONDS = 2.0
+MAX_OPENING_UPDATES = 1000
 
 
 class SessionCore:
@@ -69,6 +79,7 @@ class SessionCore:
         self.agent_id: str | None = profile.agent_id
         self.user_prompts = 0  # prompts this connection journaled (the n of silo-journal-user-<n>)
         self.commands: tuple[AgentCommand, ...] = ()
+        self.opening: list[AgentSessionUpdate] = []  # before the first prompt (see the module docstring)
         self.title: str | None = None
         self.synth = MessageIdSynthesizer()
         self.wiring = SessionWiring(profile.display_label)
@@ -107,6 +118,13 @@ class SessionCore:
             max_terminals=profile.max_terminals,
             record=self.record,
         )
+        # Tools silo_nb runs for the agent (the kernel tools): journaled, asking through the same desk.
+        self.client_tools = ClientToolCalls(
+            record=self.record,
+            desk=self.permissions,
+            turn_running=lambda: self.turns.prompts_in_flight > 0,
+            is_open=lambda: self.journal_in_use,
+        )
         self.inbound = InboundTraffic(self)
 
     @property
@@ -131,6 +149,21 @@ class SessionCore:
         if not self.disposed:
             self.transcript_listeners.emit(update)
 
+    def keep_opening(self, update: AgentSessionUpdate) -> None:
+        """An update that came before the first prompt (``turns.opening``): kept for later listeners."""
+        if len(self.opening) < MAX_OPENING_UPDATES:
+            self.opening.append(update)
+
+    def replay_opening(self, listener: Callable[[AgentSessionUpdate], None]) -> None:
+        """Hand a new listener the session's opening, if the first prompt has not been sent yet."""
+        if not self.turns.opening or self.disposed:
+            return
+        for update in tuple(self.opening):
+            try:
+                listener(update)
+            except Exception:
+                log.exception("a listener raised on the session's opening updates")
+
     def turn_context(self) -> dict[str, object]:
         """What a ``turn_end`` line records of the session (``silo_nb.frame`` reads it)."""
         config = {option.id: option.current_value for option in self.options.options}
@@ -147,6 +180,9 @@ class SessionCore:
     def finish_setup(self, result: Mapping[str, Any]) -> None:
         """The handshake is over: final id, config options, and the journal as it stands."""
         self.turns.handshaking = False
+        if self.wiring.resume_outcome != "new":  # a load's replay is the journal's, not an opening
+            self.turns.opening = False
+            self.opening.clear()
         self.id = "chat:" + self.session_id
         self.options.adopt_result(result, notify=False)
         if self.journal.writer is not None:

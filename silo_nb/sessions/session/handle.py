@@ -31,6 +31,7 @@ from silo_nb.sessions.models import (
     AgentSessionUpdate,
     ResumeOutcome,
 )
+from silo_nb.sessions.session.client_tool_calls import ClientToolCalls
 from silo_nb.sessions.session.core import SessionCore
 from silo_nb.sessions.session.permission_desk import PermissionPolicy
 from silo_nb.sessions.session.prompt_blocks import prompt_line, validate_prompt_blocks
@@ -186,13 +187,20 @@ class AgentSessionHandle:
     # -- listeners --------------------------------------------------------------------------------
 
     def on_update(self, listener: Callable[[AgentSessionUpdate], None]) -> Disposable:
-        return self._core.update_listeners.add(listener)
+        """Every update the agent sends, in and outside turns. Added before the first prompt, the listener
+        is first handed what the session got so far (pi's banner comes before anyone could listen)."""
+        disposable = self._core.update_listeners.add(listener)
+        self._core.replay_opening(listener)
+        return disposable
 
     def on_transcript(self, listener: Callable[[AgentSessionUpdate], None]) -> Disposable:
         """Every update as it is journaled: the wire updates plus silo_nb's synthesized lines (the user
         prompt, permission requests and decisions). A transcript view fed from here shows exactly what a
-        view repainted from the journal shows (improvement: Silo's UI appends its prompt locally)."""
-        return self._core.transcript_listeners.add(listener)
+        view repainted from the journal shows (improvement: Silo's UI appends its prompt locally). Added
+        before the first prompt, it is first handed the session's opening, as :meth:`on_update` is."""
+        disposable = self._core.transcript_listeners.add(listener)
+        self._core.replay_opening(listener)
+        return disposable
 
     def on_permission(
         self, listener: Callable[[AgentPermissionRequest], None] | PermissionPolicy
@@ -206,6 +214,12 @@ class AgentSessionHandle:
         """A listener for the agent's questions (answer with ``request.accept(values)``, ``decline()`` or
         ``cancel()``), or a policy that answers by rule (journaled). With none, questions are cancelled."""
         return self._core.questions.add(listener)
+
+    @property
+    def client_tool_calls(self) -> ClientToolCalls:
+        """The tools silo_nb runs for the agent in this session's turns (the kernel tools' MCP server):
+        each call journaled as ``kernel_tool`` lines and asking through :meth:`on_permission`'s flow."""
+        return self._core.client_tools
 
     @property
     def pending_questions(self) -> tuple[AgentElicitationRequest, ...]:

@@ -2,7 +2,8 @@
 
 - ``session/update``: parse (with the message id; the decoded wire dict becomes ``raw``, uncopied) →
   side effects (commands, config options, title: only the kinds the table marks, ``kinds.py``) →
-  *record* (journal + ``on_transcript``) → turn tracking → ``on_update`` listeners. Once the session is
+  *record* (journal + ``on_transcript``; before a new session's first prompt also its opening,
+  ``core.keep_opening``) → turn tracking → ``on_update`` listeners. Once the session is
   set up, updates for another session id are dropped with a warning (during setup they are the load's
   replay).
 - ``session/request_permission``: served by the session's ``PermissionDesk``.
@@ -68,6 +69,8 @@ class InboundSession(Protocol):
 
     @property
     def label(self) -> str: ...
+
+    def keep_opening(self, update: AgentSessionUpdate) -> None: ...
 
 
 class InboundTraffic:
@@ -158,6 +161,8 @@ class InboundTraffic:
         if update.kind in SIDE_EFFECT_KINDS:
             self._apply_side_effects(update)
         self._journal.record(update, value)
+        if self._turns.opening:
+            self._core.keep_opening(update)
         if self._core.disposed:
             return
         self._transcript.emit(update)

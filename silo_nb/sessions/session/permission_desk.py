@@ -17,11 +17,14 @@
   "Reject" that sends the id of "Allow") — is answered ``cancelled`` at once, asking nobody; a listener
   or a policy that raises answers it ``cancelled`` at once too. The decision line's ``note`` says why,
   so the turn shows it (issue 21).
+- silo_nb can ask for itself (:meth:`PermissionDesk.ask_for_client`: a kernel tool's ``run_code``): the
+  same request, listeners, policies, buttons and journal lines as an agent's request; ``raw.origin`` is
+  ``silo_nb``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -183,6 +186,17 @@ class PermissionDesk:
         if pending.choice is None:
             return {"outcome": {"outcome": "cancelled"}}
         return {"outcome": {"outcome": "selected", "optionId": pending.choice}}
+
+    async def ask_for_client(
+        self, tool_call: Mapping[str, Any], options: Sequence[Mapping[str, Any]], *, open_: bool
+    ) -> str | None:
+        """A permission silo_nb asks for itself, before a tool call of its own (``tool_call`` and
+        ``options`` in ACP's shape): served exactly like an agent's request. The chosen option id, or
+        None (cancelled, or nobody to ask)."""
+        params = {"toolCall": dict(tool_call), "options": [dict(o) for o in options], "origin": "silo_nb"}
+        outcome = (await self.ask(params, open_=open_))["outcome"]
+        choice = outcome.get("optionId") if outcome.get("outcome") == "selected" else None
+        return choice if isinstance(choice, str) else None
 
 
 def _unanswerable(request: AgentPermissionRequest) -> str | None:

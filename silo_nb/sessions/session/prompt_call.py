@@ -45,7 +45,7 @@ async def send_prompt(
     )
     try:
         with anyio.CancelScope() as scope:
-            stop.scope = scope
+            stop.scope, stop.asked = scope, False
             result = await call.wait(abandon_on_cancel=False)
     except AcpRpcError as exc:
         if is_auth_error(exc):
@@ -65,15 +65,22 @@ async def send_prompt(
     if scope.cancelled_caught:  # a Stop's bound passed and the agent has not answered
         stop.went_unanswered(call)
         return AgentPromptResult(stop_reason="cancelled")
-    stop_reason = result.get("stopReason") if isinstance(result, Mapping) else None
+    raw = dict(result) if isinstance(result, Mapping) else {}
+    stop_reason = raw.get("stopReason")
     if not isinstance(stop_reason, str) or not stop_reason:
         stop_reason = "end_turn"
-    return AgentPromptResult(stop_reason=stop_reason)
+    if stop.asked:  # answered after a Stop: stopped, whatever the agent calls it (it is kept in raw)
+        stop_reason = "cancelled"
+    usage = raw.get("usage")
+    return AgentPromptResult(
+        stop_reason=stop_reason, raw=raw, usage=dict(usage) if isinstance(usage, Mapping) else None
+    )
 
 
 class TurnEnd:
     """How a prompt turn ended, for its journaled ``turn_end`` line (``turn_tracker.turn_end_line``): what the
-    user saw — the stop reason, or the error as raised — and the sign-in methods an auth error named."""
+    user saw — the stop reason, or the error as raised — the agent's own stop reason when it differs (a
+    Stop answered ``end_turn``), and the sign-in methods an auth error named."""
 
     def __init__(self, stop: StopControl) -> None:
         self._stop = stop
@@ -86,6 +93,9 @@ class TurnEnd:
     def answered(self, result: AgentPromptResult) -> AgentPromptResult:
         self.outcome = "cancelled" if result.stop_reason == "cancelled" else "finished"
         self.details = {"stop_reason": result.stop_reason, "error": self._note()}
+        agent_said = result.raw.get("stopReason")
+        if isinstance(agent_said, str) and agent_said != result.stop_reason:
+            self.details["agent_stop_reason"] = agent_said
         return result
 
     def raised(self, exc: BaseException) -> None:

@@ -8,6 +8,9 @@
   ("overdue"); if the agent answers later, the overdue mark goes away.
 - A Stop while a cancel is overdue kills the agent's process group and closes the connection with
   :data:`KILLED`: the session is no longer live (``is_live`` False; a prompt says to reconnect).
+- An answer after a Stop is the turn's end, whatever its ``stopReason``: the user asked to stop, so the
+  turn is "cancelled" (opencode answers ``end_turn``; the agent's own reason stays in the result's
+  ``raw`` and the journal's ``agentStopReason``).
 - Improvement over Silo, whose cancel is fire-and-forget: the turn ended while the agent kept working.
 """
 
@@ -38,6 +41,7 @@ class StopControl:
     def __init__(self, timeout: float) -> None:
         self.timeout = timeout
         self.scope: anyio.CancelScope | None = None  # the running prompt's wait for its answer
+        self.asked = False  # a Stop came while the running prompt waited (its answer means "stopped")
         self._overdue: PendingRequest | None = None
         self._watch: asyncio.Task[None] | None = None
 
@@ -49,7 +53,10 @@ class StopControl:
     def requested(self) -> None:
         """A Stop sent ``session/cancel``: the running prompt's wait now ends after ``timeout``."""
         scope = self.scope
-        if scope is not None and math.isinf(scope.deadline):
+        if scope is None:
+            return
+        self.asked = True
+        if math.isinf(scope.deadline):
             scope.deadline = anyio.current_time() + self.timeout
 
     def went_unanswered(self, call: PendingRequest) -> None:

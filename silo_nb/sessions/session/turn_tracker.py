@@ -6,12 +6,16 @@
   or, for agents that never send one, after ``quiescence_seconds`` of silence with no tool call still
   running (Silo's ``TURN_QUIESCENCE_MS``).
 - Each turn's end is journaled (improvement over Silo, which keeps no outcome): a synthesized
-  ``turn_end`` line (``raw``: ``synthesized``, ``outcome`` finished/cancelled/failed, the agent's
-  ``stopReason``, the ``error`` as the user saw it, ``signIn``: the method ids when the agent wants a
+  ``turn_end`` line (``raw``: ``synthesized``, ``outcome`` finished/cancelled/failed, the turn's
+  ``stopReason`` (``agentStopReason``: the agent's own, when a Stop made it "cancelled"), the ``error`` as
+  the user saw it, ``signIn``: the method ids when the agent wants a
   sign-in; ``startedAt``/``endedAt``/``durationMs``, and the session's ``profile``, ``agent`` and
   ``config`` values at the end), recorded like the prompt line — journal and ``on_transcript`` — so a
   restored cell repaints a failed or cancelled turn as it ended live, and ``silo_nb.frame`` can describe
   each turn from the journal alone. Silo's readers skip kinds they do not know.
+- A new session's opening (what the agent sends before the first prompt: pi's "pi v1.6.0" banner, as an
+  ``agent_message_chunk`` right after ``session/new``) is not agent work: message chunks then open no
+  turn (the session stays idle, as Silo shows pi), while a tool call or a plan still does.
 - What it decides goes to the registry through :class:`~silo_nb.sessions.host.SessionRegistry`; it
   knows nothing else of the session.
 """
@@ -23,7 +27,7 @@ import time
 from collections.abc import Callable, Mapping
 
 from silo_nb.sessions.host import SessionRegistry
-from silo_nb.sessions.kinds import TURN_END_KIND, WORK_KINDS
+from silo_nb.sessions.kinds import TEXT_KINDS, TURN_END_KIND, WORK_KINDS
 from silo_nb.sessions.models import AgentSessionUpdate
 from silo_nb.sessions.status import TurnOutcome, now_iso
 
@@ -54,11 +58,14 @@ def turn_end_line(
     error: str | None = None,
     sign_in: tuple[str, ...] = (),
     context: Mapping[str, object] | None = None,
+    agent_stop_reason: str | None = None,
 ) -> AgentSessionUpdate:
     """The synthesized journal line that ends a turn (see the module docstring)."""
     raw: dict[str, object] = {"synthesized": True, "outcome": outcome, **(context or {})}
     if stop_reason:
         raw["stopReason"] = stop_reason
+    if agent_stop_reason:
+        raw["agentStopReason"] = agent_stop_reason
     if error:
         raw["error"] = error
     if sign_in:
@@ -84,6 +91,7 @@ class TurnTracker:
         self._context = context
         self._started: tuple[str, float] | None = None  # the open turn's start: ISO time, monotonic
         self.handshaking = True
+        self.opening = True  # a new session before its first prompt (see the module docstring)
         self.closed = False
         self.quiescence_seconds = TURN_QUIESCENCE_SECONDS
         self.prompts_in_flight = 0
@@ -97,6 +105,7 @@ class TurnTracker:
     def prompt_started(self) -> None:
         """A prompt takes over any agent-initiated turn."""
         self.reset()
+        self.opening = False
         if self.prompts_in_flight == 0:
             self._started = (now_iso(), time.monotonic())
             self._registry.begin_turn(self._entry_id())
@@ -109,9 +118,16 @@ class TurnTracker:
         stop_reason: str | None = None,
         error: str | None = None,
         sign_in: tuple[str, ...] = (),
+        agent_stop_reason: str | None = None,
     ) -> None:
         self.prompts_in_flight -= 1
-        self._journal_end(outcome, stop_reason=stop_reason, error=error, sign_in=sign_in)
+        self._journal_end(
+            outcome,
+            stop_reason=stop_reason,
+            error=error,
+            sign_in=sign_in,
+            agent_stop_reason=agent_stop_reason,
+        )
         self._flush()
         if not self.closed and self.prompts_in_flight == 0:
             self._registry.end_turn(self._entry_id(), outcome)
@@ -136,6 +152,8 @@ class TurnTracker:
                 self._end_agent_turn("finished")
             return
         if update.kind in WORK_KINDS:
+            if self.opening and update.kind in TEXT_KINDS and not self._agent_turn_open:
+                return  # a banner, not a turn
             self.open_agent_turn()
 
     def permission_answered(self) -> None:
@@ -175,6 +193,7 @@ class TurnTracker:
         stop_reason: str | None = None,
         error: str | None = None,
         sign_in: tuple[str, ...] = (),
+        agent_stop_reason: str | None = None,
     ) -> None:
         # Not refused once closed: a prompt cut short by dispose still ends (failed, as the user saw it),
         # journaled while the writer is still held (the handle drops lines after it lets it go).
@@ -185,7 +204,14 @@ class TurnTracker:
             started_at, start = self._started
             ms = round((time.monotonic() - start) * 1000, 1)
             context.update(startedAt=started_at, endedAt=now_iso(), durationMs=ms)
-        line = turn_end_line(outcome, stop_reason=stop_reason, error=error, sign_in=sign_in, context=context)
+        line = turn_end_line(
+            outcome,
+            stop_reason=stop_reason,
+            error=error,
+            sign_in=sign_in,
+            context=context,
+            agent_stop_reason=agent_stop_reason,
+        )
         self._record(line)
 
     def _end_agent_turn(self, outcome: TurnOutcome) -> None:

@@ -34,7 +34,8 @@ def _non_text_html(entry: MessageEntry) -> str:
 def _attachments_html(entry: MessageEntry) -> str:
     return "".join(
         f'<div class="silo-attachment" style="{styles.SMALL};{styles.MUTED}">'
-        f"{labels.ATTACHMENT_ICON} {esc(labels.attachment_text(item))}{_preview_html(item.preview)}</div>"
+        f"{labels.ATTACHMENT_ICON_HTML} {esc(labels.attachment_text(item))}"
+        f"{_preview_html(item.preview)}</div>"
         for item in entry.attachments
     )
 

@@ -1,0 +1,20 @@
+"""The kernel as the agent's workbench: a "notebook" MCP server whose tools act on the live kernel.
+
+- ``relay.py`` (``python -m silo_nb.kernel_tools``): the stdio MCP server the agent starts, written with
+  the official ``mcp`` SDK; it relays each tool call to the kernel over a Unix socket (``wire.py``).
+- ``socket_server.py`` (:class:`KernelToolServer`): the socket, in a 0700 folder, on the kernel's event
+  loop; a random per-session token checked on every request; tools served only while a turn of the bound
+  session runs, each call journaled there (``sessions/session/client_tool_calls.py``); ``run_code`` asks
+  the user first, through the session's permission flow.
+- ``tools.py`` with ``variables.py`` (``list_variables``, ``inspect_variable``), ``code_runner.py``
+  (``run_code``), ``cells.py`` (``read_cells``, ``show_figure``), ``figures.py``: the tools, on a
+  :class:`KernelNamespace` (``namespace.py``); ``guard.py`` bounds them in time; ``limits.py`` holds every
+  cap; ``report_text.py`` formats what the agent reads.
+- A layer above ``sessions`` that never imports IPython: the notebook layer (``%silo connect``) and
+  ``run_grid(kernel_tools=True)`` lend it a namespace.
+"""
+
+from silo_nb.kernel_tools.namespace import KernelNamespace
+from silo_nb.kernel_tools.socket_server import KernelToolServer
+
+__all__ = ["KernelNamespace", "KernelToolServer"]
