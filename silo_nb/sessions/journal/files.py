@@ -72,7 +72,12 @@ class JournalFiles:
             live.flush()
             if live.pending:
                 return live.snapshot_lines()
-        return iter_lines(path, root=self.data_dir)
+        return iter_lines(path, root=self._read_root(path))
+
+    def _read_root(self, path: Path) -> Path | None:
+        """Where a read of ``path`` is checked from: the data folder for its journals; a journal elsewhere
+        (a recording the user named) is read as itself, still never through a link nor from a FIFO."""
+        return self.data_dir if path.is_relative_to(self.data_dir) else None
 
     def read_updates(self, path: Path) -> list[AgentSessionUpdate]:
         """:meth:`read`'s lines as updates (what ``read_journal`` returns), parsed from the file's bytes."""
@@ -81,20 +86,20 @@ class JournalFiles:
             live.flush()
             if live.pending or path in self._released:
                 return parse_lines(self.read(path))
-        return read_updates(path, root=self.data_dir)
+        return read_updates(path, root=self._read_root(path))
 
     def read(self, path: Path) -> list[str]:
         """The file's lines, after flushing a live writer on it; while that writer cannot write, its
         lines (the file as it should be), so a full disk never hides an accepted line."""
         live = self._live.get(path)
         if live is None:
-            return read_lines(path, root=self.data_dir)
+            return read_lines(path, root=self._read_root(path))
         live.flush()
         if live.pending:
             return live.snapshot_lines()
         if path in self._released:
             self._forget(path)
-        return read_lines(path, root=self.data_dir)
+        return read_lines(path, root=self._read_root(path))
 
     def flush(self, path: Path) -> bool:  # False: its live writer cannot write now (read() has the lines)
         live = self._live.get(path)
