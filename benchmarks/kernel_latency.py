@@ -12,6 +12,10 @@ is shown. Scenarios (issue 10, issue 8):
   10 MB, shown inside its tool call (issue 18);
 - ``next 100000``: a turn of 100,000 chunks first (not timed), then the figure is the next ``%%prompt``
   of a new cell (its restore check reads the journal) and its short turn.
+- ``permissions 20``: ``tests/agents/permission_agent.py``'s hostile permission requests (10,000 options,
+  a repeated option id, none, another session's id, a NUL path), SIZE times over in one turn; the buttons
+  are clicked as they appear ("Option 3", "Reject") and at the end the answers the agent reports having
+  received are checked against the ones clicked (issue 21).
 
 ``--silo-path DIR`` runs the kernel on another copy of silo_nb (the "before" figure). ``--tuning on|off``
 sets both of ``silo_nb.tuning``'s switches in the kernel (its environment variables); without it the
@@ -38,7 +42,7 @@ from _results import write_section
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
-from tests.integration.kernel_harness import KernelHarness  # noqa: E402
+from tests.integration.kernel_harness import KernelHarness, Message  # noqa: E402
 
 # silo_nb.tuning.ENVIRONMENT's names, written out: --silo-path may point at a copy without that module.
 TUNING_VARIABLES = ("SILO_NB_SWITCH_INTERVAL", "SILO_NB_GC_TUNING")
@@ -95,9 +99,76 @@ async def prompt_round(kernel: KernelHarness, text: str, cell: str) -> list[floa
     return samples
 
 
+PERMISSION_AGENT = HERE.parent / "tests" / "agents" / "permission_agent.py"
+PERMISSION_ANSWERS = {
+    "many": "o3",
+    "duplicate": "cancelled",
+    "empty": "cancelled",
+    "foreign": "error -32602",
+    "nul": "reject",
+}
+
+
+def _buttons(messages: list[Message], labels: tuple[str, ...]) -> list[str]:
+    found = []
+    for message in messages:
+        if message["msg_type"] == "comm_open":
+            state = message["content"].get("data", {}).get("state", {})
+            if state.get("_model_name") == "ButtonModel" and state.get("description") in labels:
+                found.append(message["content"]["comm_id"])
+    return found
+
+
+async def permissions_round(kernel: KernelHarness, rounds: int, cell: str) -> list[float]:
+    """A --bg turn of hostile permission requests, clicked as they appear; the answers checked after."""
+    msg_id = kernel.execute("%%prompt perm --bg\ngo", cell_id=cell)
+    try:  # the cell returns at once (--bg); pinging starts then
+        await kernel.reply(msg_id, timeout=UNANSWERED, settled=False)
+    except TimeoutError:
+        raise SystemExit(f"the %%prompt --bg cell got no reply in {UNANSWERED:.0f} s") from None
+    seen = len(kernel.iopub)
+
+    async def clicker() -> None:  # reads each message once: the figure is the kernel's, not this loop's
+        nonlocal seen
+        while True:
+            fresh, seen = kernel.iopub[seen:], len(kernel.iopub)
+            for comm_id in _buttons(fresh, ("Option 3", "Reject")):
+                kernel.click(comm_id)
+            await asyncio.sleep(0.05)
+
+    start = len(kernel.iopub)
+
+    def ended() -> str | None:
+        for message in kernel.iopub[start:]:
+            content = message["content"]
+            if (
+                message["msg_type"] == "update_display_data"
+                and "text/markdown" in content.get("data", {})
+                and content["metadata"].get("silo", {}).get("cell_id") == cell
+            ):
+                return str(content["data"]["text/plain"])
+        return None
+
+    task = asyncio.create_task(clicker())
+    try:
+        samples = await ping(kernel, lambda: ended() is not None)
+    finally:
+        task.cancel()
+    plain = ended() or ""
+    reported = next(line for line in plain.splitlines() if "[[" in line)
+    received = json.loads(reported[reported.index("[[") :])
+    expected = [[label, answer] for _ in range(rounds) for label, answer in PERMISSION_ANSWERS.items()]
+    if received != expected:
+        raise SystemExit(f"the agent received other answers than the ones clicked: {received[:10]}")
+    return samples
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("scenario", choices=["chunks", "mixed", "tools", "markdown", "terminal", "next"])
+    parser.add_argument(
+        "scenario",
+        choices=["chunks", "mixed", "tools", "markdown", "terminal", "next", "permissions"],
+    )
     parser.add_argument("size", type=int)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--silo-path", default=str(HERE.parent))
@@ -116,7 +187,13 @@ async def main() -> None:
         "command": sys.executable,
         "args": [str(HERE / "scenario_agent.py")],
     }
-    profiles.write_text(json.dumps({"profiles": [agent]}))
+    hostile = {
+        "id": "perm",
+        "label": "Hostile",
+        "command": sys.executable,
+        "args": [str(PERMISSION_AGENT), str(args.size)],
+    }
+    profiles.write_text(json.dumps({"profiles": [agent, hostile]}))
     env = {
         "SILO_NB_DATA_DIR": str(root / "data"),
         "SILO_NB_PROFILES": str(profiles),
@@ -130,6 +207,8 @@ async def main() -> None:
     try:
         await kernel.run("%load_ext silo_nb")
         await kernel.run("%silo connect bench")
+        if args.scenario == "permissions":
+            await kernel.run("%silo connect perm")
         if args.profile:
             await kernel.run("from pyinstrument import Profiler\n_prof = Profiler(async_mode='disabled')")
         if args.stalls:
@@ -140,7 +219,9 @@ async def main() -> None:
             references.append(p95(await ping(kernel, lambda t=idle_until: time.perf_counter() > t)))
             if args.profile:
                 await kernel.run("_prof.start()")
-            if args.scenario == "next":
+            if args.scenario == "permissions":
+                samples = await permissions_round(kernel, args.size, f"perm-{round_}")
+            elif args.scenario == "next":
                 await prompt_round(kernel, f"chunks {args.size}", f"fill-{round_}")  # not timed
                 samples = await prompt_round(kernel, "chunks 10", f"next-{round_}")
             else:
@@ -173,6 +254,8 @@ async def main() -> None:
         "tools": f"a turn of {args.size:,} distinct tool calls (each then completed)",
         "markdown": f"a turn of {args.size / 1e6:g} MB of pathological Markdown",
         "terminal": f"a client terminal streaming {args.size / 1e6:g} MB of output inside a tool call",
+        "permissions": f"{args.size} rounds of hostile permission requests (10,000 options, a repeated id, "
+        "none, another session's, a NUL path), clicked as they appear; answers received = answers clicked",
     }[args.scenario]
     tuned = "" if args.tuning is None else f"; tuning {args.tuning}"
     lines = [

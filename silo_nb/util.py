@@ -69,6 +69,17 @@ class ListenerSet(Generic[P]):
             except Exception:
                 log.exception("a %s listener raised", self._what)
 
+    def emit_checked(self, *args: P.args, **kwargs: P.kwargs) -> Exception | None:
+        """:meth:`emit`, returning the first exception a listener raised (each is logged, as there)."""
+        first: Exception | None = None
+        for listener in self._listeners:
+            try:
+                listener(*args, **kwargs)
+            except Exception as exc:
+                log.exception("a %s listener raised", self._what)
+                first = first or exc
+        return first
+
     def clear(self) -> None:
         self._listeners = ()
 

@@ -7,7 +7,9 @@ import functools
 import gc
 import json
 import os
+import pwd
 import random
+import subprocess
 import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -186,3 +188,15 @@ def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Workspace:
     monkeypatch.delenv("SILO_NB_PROFILES", raising=False)
     monkeypatch.delenv("SILO_NB_DATA_DIR", raising=False)
     return Workspace(root=tmp_path, folder=folder, config=tmp_path / "config", data=tmp_path / "data")
+
+
+OTHER_USER = "silo-nb-intruder"  # a real second account for the tests that need one (made as root: CI)
+
+
+def make_other_user() -> pwd.struct_passwd:
+    """The second local account (``useradd`` once; root only, as CI runs)."""
+    try:
+        return pwd.getpwnam(OTHER_USER)
+    except KeyError:
+        subprocess.run(["useradd", "--no-create-home", OTHER_USER], check=True, capture_output=True)
+        return pwd.getpwnam(OTHER_USER)

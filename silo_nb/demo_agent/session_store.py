@@ -13,9 +13,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import re
+import stat
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Final
@@ -110,27 +112,55 @@ class Session:
 
 
 class Store:
-    """Sessions on disk: ``<state dir>/<sessionId>.json``, written atomically."""
+    """Sessions on disk: ``<state dir>/<sessionId>.json``, written atomically, private: the folder is made
+    0700 and each file 0600 whatever the umask; a folder that is another user's, or that others may write
+    (the default one lives in the shared temp folder), is not used at all (said once on stderr)."""
 
     def __init__(self, directory: Path, clock: Clock) -> None:
         self.directory = directory
         self.clock = clock
+        self._refused = False
 
     def _path(self, session_id: str) -> Path | None:
         if not SAFE_SESSION_ID.match(session_id):
             return None
         return self.directory / f"{session_id}.json"
 
+    def _usable(self, *, create: bool = True) -> bool:
+        """The folder exists (made 0700 if missing), is ours, and nobody else may write or read it."""
+        if create:
+            with contextlib.suppress(FileExistsError):
+                self.directory.mkdir(mode=0o700, parents=True)
+        try:
+            info = os.lstat(self.directory)
+        except FileNotFoundError:
+            return False
+        if not stat.S_ISDIR(info.st_mode):
+            raise NotADirectoryError(f"{self.directory} is not a folder")
+        if stat.S_ISDIR(info.st_mode) and info.st_uid == os.geteuid() and not info.st_mode & 0o077:
+            return True
+        if stat.S_ISDIR(info.st_mode) and info.st_uid == os.geteuid() and not info.st_mode & 0o022:
+            os.chmod(self.directory, 0o700)  # ours and only readable by others: made private
+            return True
+        if not self._refused:
+            self._refused = True
+            log(f"not saving sessions in {self.directory}: not a private folder of this user")
+        return False
+
     def save(self, session: Session) -> None:
         path = self._path(session.session_id)
         if path is None:
             return
         try:
-            self.directory.mkdir(parents=True, exist_ok=True)
+            if not self._usable():
+                return
             # pid and object id: two agents in one process never share a temp file
             temp = path.with_name(f".{path.name}.{os.getpid()}.{id(self):x}.tmp")
             payload = json.dumps(session.to_json(), ensure_ascii=False, separators=(",", ":"))
-            temp.write_text(payload, encoding="utf-8")
+            flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW
+            with os.fdopen(os.open(temp, flags, 0o600), "w", encoding="utf-8") as file:
+                os.fchmod(file.fileno(), 0o600)
+                file.write(payload)
             os.replace(temp, path)
         except OSError as exc:
             log(f"could not save {session.session_id}: {exc}")
@@ -150,13 +180,20 @@ class Store:
 
     def load(self, session_id: str) -> Session | None:
         path = self._path(session_id)
-        if path is None:
+        try:
+            if path is None or not self._usable(create=False):
+                return None
+        except OSError:
             return None
         return self._read(path)
 
     def _read(self, path: Path) -> Session | None:
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+            with os.fdopen(fd, "rb") as file:
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    return None  # a FIFO or a device: never read (it could block)
+                data = json.loads(file.read().decode("utf-8"))
         except (OSError, ValueError):
             return None
         if not isinstance(data, dict) or not isinstance(data.get("sessionId"), str):
@@ -165,6 +202,8 @@ class Store:
 
     def list(self, cwd: str | None) -> list[Session]:
         try:
+            if not self._usable(create=False):
+                return []
             paths = sorted(self.directory.glob("*.json"))
         except OSError:
             return []

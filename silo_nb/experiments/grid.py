@@ -35,7 +35,7 @@ import anyio
 from silo_nb.experiments._pandas import require_pandas
 from silo_nb.experiments.budgets import CellBudget, GridSpend, check_grid_budget
 from silo_nb.experiments.executors import CellExecutor, executor_for
-from silo_nb.experiments.grid_cell import CellResult, CellSpec, template_folder
+from silo_nb.experiments.grid_cell import CellResult, CellSpec, one_line_error, template_folder
 from silo_nb.experiments.policy import PermissionPolicy
 from silo_nb.experiments.progress import GridCounts, GridProgress, TextProgress
 from silo_nb.experiments.question_policy import QuestionPolicy
@@ -123,51 +123,52 @@ async def run_grid(
     dirs = tuple(os.fspath(d) for d in config_dirs) if config_dirs is not None else None
     if executor is None:
         _check_profiles(profiles, dirs)
-    todo = []
-    for cell in cells:
-        record = run.record(cell["cell"])
-        if record is None or (retry_failed and record["status"] == "failed"):
-            todo.append(cell)
-        else:
-            spend.add(record.get("usage"))
-    sink: GridProgress | None = TextProgress() if progress is True else (progress or None)
-    tracker = _Tracker(run_name, len(cells), len(cells) - len(todo), sink, runner.label)
-    tracker.failed = sum(
-        1 for c in cells if c not in todo and (r := run.record(c["cell"])) and r["status"] == "failed"
-    )
-    log.info("run %s: %d cells, %d to run on %s", run_name, len(cells), len(todo), runner.label)
-    tracker.start()
-    attempt = _Attempt(run, anyio.CapacityLimiter(concurrency), tracker, spend)
-    try:
-        async with anyio.create_task_group() as group:
-            for cell in todo:
-                spec = CellSpec(
-                    cell=cell["cell"],
-                    profile=cell["profile"],
-                    config=dict(cell["config"]),
-                    prompts=tuple(cell["prompts"]),
-                    timeout=timeout,
-                    policy=policy,
-                    answers=question_policy,
-                    template=seed,
-                    config_dirs=dirs,
-                    variant=cell["variant"],
-                    prompt_index=cell["prompt_index"],
-                    repeat=cell["repeat"],
-                    scorers=chosen_scorers or None,
-                    score_timeout=float(score_timeout),
-                    budget=cell_budget if cell_budget.active else None,
-                    keep_to=str(run.workdir_path(cell["cell"])) if keep_workdirs else None,
-                    kernel_tools=kernel_tools,
-                )
-                group.start_soon(_one_cell, runner, spec, attempt)
-    finally:
-        tracker.finish()
-        order = [c["cell"] for c in cells]
-        run.save_not_run(spend.reached(), sorted(attempt.not_run, key=order.index))
-    table = rows_to_frame(run_rows(run), pd)
-    table.attrs["run_folder"] = str(run.path)
-    return table
+    with run.running():  # a second run_grid of this run, here or in another process, is refused
+        todo = []
+        for cell in cells:
+            record = run.record(cell["cell"])
+            if record is None or (retry_failed and record["status"] == "failed"):
+                todo.append(cell)
+            else:
+                spend.add(record.get("usage"))
+        sink: GridProgress | None = TextProgress() if progress is True else (progress or None)
+        tracker = _Tracker(run_name, len(cells), len(cells) - len(todo), sink, runner.label)
+        tracker.failed = sum(
+            1 for c in cells if c not in todo and (r := run.record(c["cell"])) and r["status"] == "failed"
+        )
+        log.info("run %s: %d cells, %d to run on %s", run_name, len(cells), len(todo), runner.label)
+        tracker.start()
+        attempt = _Attempt(run, anyio.CapacityLimiter(concurrency), tracker, spend)
+        try:
+            async with anyio.create_task_group() as group:
+                for cell in todo:
+                    spec = CellSpec(
+                        cell=cell["cell"],
+                        profile=cell["profile"],
+                        config=dict(cell["config"]),
+                        prompts=tuple(cell["prompts"]),
+                        timeout=timeout,
+                        policy=policy,
+                        answers=question_policy,
+                        template=seed,
+                        config_dirs=dirs,
+                        variant=cell["variant"],
+                        prompt_index=cell["prompt_index"],
+                        repeat=cell["repeat"],
+                        scorers=chosen_scorers or None,
+                        score_timeout=float(score_timeout),
+                        budget=cell_budget if cell_budget.active else None,
+                        keep_to=str(run.workdir_path(cell["cell"])) if keep_workdirs else None,
+                        kernel_tools=kernel_tools,
+                    )
+                    group.start_soon(_one_cell, runner, spec, attempt)
+        finally:
+            tracker.finish()
+            order = [c["cell"] for c in cells]
+            run.save_not_run(spend.reached(), sorted(attempt.not_run, key=order.index))
+        table = rows_to_frame(run_rows(run), pd)
+        table.attrs["run_folder"] = str(run.path)
+        return table
 
 
 @dataclass
@@ -199,7 +200,7 @@ async def _one_cell(runner: CellExecutor, spec: CellSpec, attempt: _Attempt) -> 
                     raise TypeError(f"{runner.label}: run() gave {type(result).__name__}, not a CellResult")
             except Exception as exc:  # the executor itself failed (a lost Dask worker): the cell failed
                 log.warning("cell %s could not run: %s", spec.cell, exc)
-                result = CellResult(spec.cell, error=f"{type(exc).__name__}: {exc}".splitlines()[0])
+                result = CellResult(spec.cell, error=one_line_error(exc, prefix=f"{type(exc).__name__}: "))
             record = result.record()
             record.update(
                 profile=spec.profile,

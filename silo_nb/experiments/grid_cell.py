@@ -13,8 +13,13 @@
   (``budgets.py``) is not a failure: the turn is cancelled, no further prompt is sent, and the record
   says which limit.
 - A turn that fails (the agent's error) or a connect that fails makes the cell ``failed`` with that
-  one-line error; a closed connection ends the cell's remaining prompts. A failed cell is still diffed
-  and scored (a scorer says what it left behind).
+  error on one line (its stderr lines, the crash's cause, joined with `` | ``, up to
+  :data:`ERROR_CHARS`); a closed connection ends the cell's remaining prompts. A failed cell is still
+  diffed and scored (a scorer says what it left behind).
+- The cell's temporary folder (``silo-grid-<pid>-<cell>-…`` in the temp folder: the working copy under
+  ``work/``, the journals under ``data/``) holds a ``lockf`` lock on ``.alive`` while the cell runs. A
+  grid killed with ``kill -9`` cannot remove its folders: each cell sweeps the ones of this user whose
+  process is gone (their lock is free) before it starts.
 - ``kernel_tools`` (``run_grid(kernel_tools=True)``): the cell's session is offered the kernel tools on
   this process's ``__main__`` namespace (a kernel's: the user's), only where the cell runs on this loop;
   ``run_code`` then needs the policy's ``allow code``.
@@ -28,10 +33,11 @@
 
 from __future__ import annotations
 
-import contextlib
+import fcntl
 import os
 import shutil
 import socket
+import stat
 import sys
 import tempfile
 import time
@@ -51,9 +57,13 @@ from silo_nb.experiments.scorers import score_run
 from silo_nb.kernel_tools import KernelNamespace, KernelToolServer
 from silo_nb.sessions.agents import AgentsService
 from silo_nb.sessions.errors import AgentSessionError
+from silo_nb.sessions.journal import read_lines
 from silo_nb.sessions.status import now_iso
 
-__all__ = ["CellResult", "CellSpec", "run_cell", "run_cell_blocking"]
+__all__ = ["ERROR_CHARS", "CellResult", "CellSpec", "one_line_error", "run_cell", "run_cell_blocking"]
+
+ERROR_CHARS = 2000
+_PREFIX = "silo-grid-"
 
 # What IPython puts in a kernel's namespace (not the user's variables).
 _IPYTHON_NAMES = frozenset({"In", "Out", "get_ipython", "exit", "quit", "open"})
@@ -115,11 +125,16 @@ async def run_cell(spec: CellSpec) -> CellResult:
     """Run one cell on this loop (see the module docstring); never raises for the agent's failures."""
     result = CellResult(spec.cell, started=now_iso(), host=socket.gethostname(), pid=os.getpid())
     start = time.monotonic()
-    work = tempfile.mkdtemp(prefix=f"silo-grid-{spec.cell}-")
-    data = tempfile.mkdtemp(prefix="silo-grid-journal-")
+    sweep_stale_folders()
+    folder = Path(tempfile.mkdtemp(prefix=f"{_PREFIX}{os.getpid()}-{spec.cell}-"))
+    alive = os.open(folder / ".alive", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     try:
+        fcntl.lockf(alive, fcntl.LOCK_EX)
+        work, data = str(folder / "work"), str(folder / "data")
         if spec.template:
             await anyio.to_thread.run_sync(_copy, spec.template, work)
+        else:
+            os.mkdir(work, 0o700)
         base = await anyio.to_thread.run_sync(ChangeBase.capture, spec.template, work)
         service = AgentsService(workspace_dir=work, data_dir=data, config_dirs=spec.config_dirs)
         journal = await _drive(service, spec, work, result)
@@ -135,11 +150,33 @@ async def run_cell(spec: CellSpec) -> CellResult:
         if spec.keep_to:
             result.workdir = await anyio.to_thread.run_sync(_keep, work, spec.keep_to)
     finally:
-        shutil.rmtree(work, ignore_errors=True)
-        shutil.rmtree(data, ignore_errors=True)
+        shutil.rmtree(folder, ignore_errors=True)
+        os.close(alive)
         result.ended = now_iso()
         result.seconds = result.seconds or round(time.monotonic() - start, 3)
     return result
+
+
+def sweep_stale_folders() -> None:
+    """Remove the cell folders of this user whose process is gone (see the module notes)."""
+    for folder in Path(tempfile.gettempdir()).glob(f"{_PREFIX}*-*"):
+        pid = folder.name[len(_PREFIX) :].partition("-")[0]
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue  # another layout, or this process's own (its lock would not tell)
+        try:
+            info = folder.lstat()
+            if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.geteuid():
+                continue
+            fd = os.open(folder / ".alive", os.O_RDWR | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError:
+            continue
+        try:
+            fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # free: nobody runs that cell any more
+        except OSError:
+            continue
+        finally:
+            os.close(fd)
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _copy(template: str, work: str) -> None:
@@ -223,7 +260,7 @@ async def _drive(service: AgentsService, spec: CellSpec, work: str, result: Cell
                     try:
                         answer = await handle.prompt([{"type": "text", "text": prompt}])
                     except AgentSessionError as exc:
-                        errors.append(_one_line(exc))
+                        errors.append(one_line_error(exc))
                         if not handle.is_live:
                             break
                         continue
@@ -235,7 +272,7 @@ async def _drive(service: AgentsService, spec: CellSpec, work: str, result: Cell
         if scope.cancelled_caught:
             errors.append(f"timed out after {spec.timeout:g} s")
     except (AgentSessionError, ValueError, OSError) as exc:  # connect or a config option failed
-        errors.append(_one_line(exc))
+        errors.append(one_line_error(exc))
     finally:
         if tools is not None:
             tools.close()
@@ -244,8 +281,7 @@ async def _drive(service: AgentsService, spec: CellSpec, work: str, result: Cell
                 await handle.aclose()  # the agent's process group is gone and the journal flushed
             result.session_id = handle.session_id
             journal = service.sessions.journals.path(service.workspace_id, handle.session_id)
-            with contextlib.suppress(OSError):
-                result.lines = journal.read_text(encoding="utf-8").splitlines()
+            result.lines = read_lines(journal, root=service.data_dir)
     result.usage = watch.usage()
     result.budget = watch.exceeded
     result.error = "; ".join(errors) or None
@@ -259,9 +295,13 @@ async def _clock(watch: BudgetWatch, seconds: float) -> None:
     watch.trip("max_seconds", seconds, seconds)
 
 
-def _one_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
+def one_line_error(exc: BaseException, *, prefix: str = "") -> str:
+    """``exc``'s message on one line: its lines (the stderr lines stating a crash's cause too) joined with
+    `` | ``, cut at :data:`ERROR_CHARS`."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    lines = [line for line in lines if not line.startswith("Agent stderr")]
+    text = prefix + (" | ".join(lines) if lines else type(exc).__name__)
+    return text if len(text) <= ERROR_CHARS else text[: ERROR_CHARS - 1] + "…"
 
 
 def run_cell_blocking(spec: CellSpec) -> CellResult:

@@ -161,7 +161,12 @@ def paths_inside(request: AgentPermissionRequest, cwd: str) -> bool | None:
         return None
     root = os.path.realpath(cwd)
     for path in paths:
-        full = os.path.realpath(os.path.join(root, os.path.expanduser(path)))
+        if "\x00" in path:
+            return False  # names no file; outside, so no "inside" rule can allow it (realpath raises)
+        try:
+            full = os.path.realpath(os.path.join(root, os.path.expanduser(path)))
+        except (ValueError, OSError):
+            return False
         if os.path.commonpath([root, full]) != root:
             return False
     return True

@@ -17,33 +17,48 @@ Layout of ``<folder>/<name>/``::
   no record, so a re-run after a crash or a kernel restart redoes exactly the cells without one.
 - ``rescore`` rewrites ``scores/`` only. The frame of a run is rebuilt from these files alone
   (``run_rows.py``).
+- Private and this user's alone (issue 21): the run's folder is its files' root (``sessions.safe_files``):
+  folders 0700 and files 0600 whatever the umask, nothing reached through a link, and a run folder that
+  is another user's or that others may write is refused in one line (another user could forge a result).
+- One ``run_grid`` at a time per run (:meth:`RunFolder.running`: a ``lockf`` lock on ``.run.lock``, which
+  also refuses a second call in this process): two would run every cell twice.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from silo_nb.sessions.safe_files import check_folder, open_file, read_small_file, replace_file
+
 __all__ = ["CELL_STATUSES", "RunFolder", "atomic_write", "atomic_write_bytes"]
 
 CELL_STATUSES = ("finished", "failed")
+_RECORD_LIMIT = 16 << 20  # run.json lists every cell; a done record is small
+_DIFF_LIMIT = 256 << 20  # a cell's diff: bounded where it is written (grid_cell)
+_RUNNING: set[Path] = set()  # runs a run_grid of this process is running (lockf cannot tell them apart)
 
 
-def atomic_write(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` whole or not at all (a crash leaves the old file or none)."""
-    atomic_write_bytes(path, text.encode("utf-8"))
+def atomic_write(path: Path, text: str, *, root: Path | None = None) -> None:
+    """Write ``text`` to ``path`` whole or not at all (a crash leaves the old file or none); with ``root``
+    (a run's folder) reached from there, never through a link."""
+    atomic_write_bytes(path, text.encode("utf-8", "backslashreplace"), root=root)
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` whole or not at all."""
+def atomic_write_bytes(path: Path, data: bytes, *, root: Path | None = None) -> None:
+    """Write ``data`` to ``path`` whole or not at all (0600; with ``root``: see :func:`atomic_write`)."""
+    if root is not None:
+        replace_file(path, data, root=root, durable=True)
+        return
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)  # 0600
     try:
         with os.fdopen(fd, "wb") as file:
             file.write(data)
@@ -72,6 +87,7 @@ class RunFolder:
     @classmethod
     def create(cls, path: Path, name: str, cells: list[dict[str, Any]]) -> RunFolder:
         """Open the run at ``path``, creating it; an existing run must describe the same grid."""
+        check_folder(path, path)  # 0700; refused if another user's, or if others may write it
         marker = path / "run.json"
         if marker.is_file():
             existing = cls.open(path)
@@ -81,13 +97,38 @@ class RunFolder:
                     "or delete that folder to start over."
                 )
             return existing
-        atomic_write(marker, json.dumps({"name": name, "cells": cells}, indent=1) + "\n")
+        atomic_write(marker, json.dumps({"name": name, "cells": cells}, indent=1) + "\n", root=path)
         return cls(path, name, tuple(cells))
+
+    @contextlib.contextmanager
+    def running(self) -> Iterator[None]:
+        """Hold the run while the block runs; ``RuntimeError`` (one line) if another ``run_grid``, in any
+        process, runs it now."""
+        busy = f"The run {self.name!r} in {self.path} is being run by another run_grid"
+        if self.path in _RUNNING:
+            raise RuntimeError(f"{busy} in this kernel — await that one, or pick another name=.")
+        fd = open_file(self.path / ".run.lock", os.O_RDWR | os.O_CREAT, root=self.path)
+        try:
+            try:
+                fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                owner = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "?"
+                raise RuntimeError(f"{busy} (pid {owner}) — wait for it, or pick another name=.") from None
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, 0)
+                os.pwrite(fd, str(os.getpid()).encode(), 0)
+            _RUNNING.add(self.path)
+            try:
+                yield
+            finally:
+                _RUNNING.discard(self.path)
+        finally:
+            os.close(fd)  # drops the lock
 
     @classmethod
     def open(cls, path: Path) -> RunFolder:
         try:
-            data = json.loads((path / "run.json").read_text(encoding="utf-8"))
+            data = json.loads(read_small_file(path / "run.json", root=path, limit=_RECORD_LIMIT))
             return cls(path, str(data["name"]), tuple(data["cells"]))
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise ValueError(f"{path / 'run.json'} is not a silo_nb run description ({exc}).") from exc
@@ -101,7 +142,7 @@ class RunFolder:
     def record(self, cell: str) -> dict[str, Any] | None:
         """The cell's done record, or None when the cell has not finished (or its record is unreadable)."""
         try:
-            value = json.loads(self.record_path(cell).read_text(encoding="utf-8"))
+            value = json.loads(read_small_file(self.record_path(cell), root=self.path, limit=_RECORD_LIMIT))
         except (OSError, ValueError):
             return None
         return value if isinstance(value, dict) and value.get("status") in CELL_STATUSES else None
@@ -132,45 +173,49 @@ class RunFolder:
         scores: Mapping[str, Any] | None = None,
     ) -> None:
         """The cell is done: its journal, diff, changed files and scores, then its record (all atomic)."""
-        atomic_write(self.journal_path(cell), "".join(line + "\n" for line in journal_lines))
-        atomic_write(self.diff_path(cell), diff)
+        atomic_write(self.journal_path(cell), "".join(line + "\n" for line in journal_lines), root=self.path)
+        atomic_write(self.diff_path(cell), diff, root=self.path)
         if contents is not None:
-            atomic_write_bytes(self.changes_path(cell), contents)
+            atomic_write_bytes(self.changes_path(cell), contents, root=self.path)
         else:
             with contextlib.suppress(FileNotFoundError):
                 self.changes_path(cell).unlink()
         if scores is not None:
             self.save_scores(cell, scores)
-        atomic_write(self.record_path(cell), json.dumps(dict(record), indent=1) + "\n")
+        atomic_write(self.record_path(cell), json.dumps(dict(record), indent=1) + "\n", root=self.path)
 
     def save_scores(self, cell: str, scores: Mapping[str, Any]) -> None:
-        atomic_write(self.scores_path(cell), json.dumps(dict(scores), indent=1, allow_nan=False) + "\n")
+        atomic_write(
+            self.scores_path(cell), json.dumps(dict(scores), indent=1, allow_nan=False) + "\n", root=self.path
+        )
 
     def scores(self, cell: str) -> dict[str, Any]:
         """The cell's scores (``values``, ``errors``, ``outputs``); empty when it has none."""
         try:
-            value = json.loads(self.scores_path(cell).read_text(encoding="utf-8"))
+            value = json.loads(read_small_file(self.scores_path(cell), root=self.path, limit=_RECORD_LIMIT))
         except (OSError, ValueError):
             return {}
         return value if isinstance(value, dict) else {}
 
     def diff(self, cell: str) -> str:
         try:
-            return self.diff_path(cell).read_text(encoding="utf-8")
+            data = read_small_file(self.diff_path(cell), root=self.path, limit=_DIFF_LIMIT)
+            return data.decode("utf-8", "replace")
         except OSError:
             return ""
 
     def not_run(self) -> dict[str, Any]:
         """``{"reason": ..., "cells": [...]}`` of the cells the budget kept from starting, or empty."""
         try:
-            value = json.loads(self.not_run_path().read_text(encoding="utf-8"))
+            value = json.loads(read_small_file(self.not_run_path(), root=self.path, limit=_RECORD_LIMIT))
         except (OSError, ValueError):
             return {}
         return value if isinstance(value, dict) else {}
 
     def save_not_run(self, reason: str | None, cells: list[str]) -> None:
         if reason and cells:
-            atomic_write(self.not_run_path(), json.dumps({"reason": reason, "cells": cells}, indent=1) + "\n")
+            text = json.dumps({"reason": reason, "cells": cells}, indent=1) + "\n"
+            atomic_write(self.not_run_path(), text, root=self.path)
         else:
             with contextlib.suppress(FileNotFoundError):
                 self.not_run_path().unlink()

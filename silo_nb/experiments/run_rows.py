@@ -80,7 +80,7 @@ def run_rows(run: RunFolder) -> list[dict[str, Any]]:
             continue
         grid.update(cell_status=record["status"], executor=record.get("executor"))
         session = str(record.get("session_id") or "")
-        turns = turn_rows(parse_lines(read_lines(run.journal_path(name))), session=session)
+        turns = turn_rows(parse_lines(read_lines(run.journal_path(name), root=run.path)), session=session)
         if not turns:
             turns = [_empty_row(session, cell, record)]
         elif record.get("error"):

@@ -15,10 +15,13 @@
   the kernel's secrets to the agent. Embedded (its text sent in the prompt) when the agent accepts that
   and it is UTF-8 text up to :data:`MAX_EMBED_BYTES`; else sent as a link the agent reads itself. Any
   other readable file is allowed: the user names it on purpose.
-- Attachment files are private whatever the umask: the folders are 0700, each file is created 0600
-  (``mkstemp`` + ``fchmod``, then renamed over the old one, so a planted symlink is replaced, never
-  followed). They live as long as the session: :func:`discard_attachments` removes the session's
-  folder when it is disposed, unless the user put a ``.keep`` file in it.
+- Attachment files are private whatever the umask: the folders are 0700 (one of ours left loose is
+  tightened; another user's is refused), each file is created 0600 and renamed over the old one, in
+  folders reached from ``.silo`` without following a link (``sessions.safe_files``): a planted link is
+  replaced or refused, never followed. A session's folder is named like its journal
+  (``storage.encode_session_id``: reversible, so ``a/b`` and ``a_b`` never share one). They live as long
+  as the session: :func:`discard_attachments` removes the session's folder when it is disposed, unless
+  the user put a ``.keep`` file in it.
 """
 
 from __future__ import annotations
@@ -31,13 +34,14 @@ import os
 import re
 import shutil
 import stat
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from silo_nb.notebook.image_attachments import image_block, png_of
 from silo_nb.sessions.errors import AgentSessionInputError
+from silo_nb.sessions.safe_files import UnsafeFileError, replace_file
+from silo_nb.sessions.storage import encode_session_id
 
 __all__ = [
     "MAX_EMBED_BYTES",
@@ -105,38 +109,17 @@ def attachments_folder(workspace: Path, session_id: str | None) -> Path:
     root = workspace / ".silo" / "attachments"
     if session_id is None:
         return root
-    name = re.sub(r"[^A-Za-z0-9_.-]", "_", session_id).lstrip(".") or "_"
-    return root / name
+    return root / encode_session_id(session_id)
 
 
-def _private_folder(folder: Path) -> None:
-    """``folder`` (and missing parents) as a real 0700 folder whatever the umask."""
-    if not folder.parent.exists():
-        _private_folder(folder.parent)
-    with contextlib.suppress(FileExistsError):
-        os.mkdir(folder, 0o700)
-    info = os.lstat(folder)
-    if not stat.S_ISDIR(info.st_mode):  # a symlink or file planted where our folder goes
-        raise AgentSessionInputError(f"{folder} is not a folder — remove it and try again.")
-    if stat.S_IMODE(info.st_mode) != 0o700 and folder.name != ".silo":
-        os.chmod(folder, 0o700)
-
-
-def _spill(folder: Path, name: str, text: str, suffix: str) -> Path:
-    _private_folder(folder)
+def _spill(workspace: Path, folder: Path, name: str, text: str, suffix: str) -> Path:
     data = text.encode("utf-8", "backslashreplace")
     digest = hashlib.sha256(data).hexdigest()[:10]
     path = folder / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', name)}-{digest}{suffix}"
-    fd, temporary = tempfile.mkstemp(dir=folder, prefix=".part-", suffix=suffix)
     try:
-        os.fchmod(fd, 0o600)  # mkstemp asks for 0600 but the umask could only narrow it; say it anyway
-        with os.fdopen(fd, "wb") as stream:
-            stream.write(data)
-        os.replace(temporary, path)  # replaces a symlink at ``path`` itself, never its target
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
+        replace_file(path, data, root=workspace / ".silo", tighten=True)
+    except UnsafeFileError as exc:
+        raise AgentSessionInputError(f"--attach: {exc}") from None
     return path
 
 
@@ -187,7 +170,7 @@ def attachment_blocks(
                 {"type": "resource", "uri": f"silo:variable/{name}", "mime_type": mime, "text": text}
             )
         else:
-            path = _spill(attachments_folder(workspace, session_id), name, text, suffix)
+            path = _spill(workspace, attachments_folder(workspace, session_id), name, text, suffix)
             # Named after the variable (the file name carries a digest): the journal and "You" say "df".
             blocks.append({"type": "resource_link", "uri": path.resolve().as_uri(), "name": name})
     return blocks

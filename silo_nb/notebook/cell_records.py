@@ -5,22 +5,23 @@
   kernel), which is stable under "Run All" after a restart.
 - A notebook is ``$JPY_SESSION_NAME`` (its path, set by Jupyter Server) when present, else the workspace.
 - ``ConnectionRecords``: a small JSON file in the data dir mapping (notebook, NAME) → (profile, session
-  id), so ``%silo connect NAME`` after a restart resumes the session this notebook last used.
+  id), so ``%silo connect NAME`` after a restart resumes the session this notebook last used. Read and
+  written like a journal (``sessions.safe_files``: no link followed, a regular file only, folders this
+  user's alone, 0600), and at most :data:`RECORD_LIMIT` bytes are read.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import logging
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from silo_nb.sessions.dormant_sessions import RECORD_LIMIT
+from silo_nb.sessions.safe_files import read_small_file, replace_file
 from silo_nb.sessions.status import now_iso
-from silo_nb.sessions.storage import ensure_private_dir
 
 __all__ = ["ConnectionRecords", "execute_cell_id", "fallback_cell_key", "notebook_identity"]
 
@@ -56,14 +57,18 @@ class ConnectionRecords:
     """(notebook, NAME) → {profile, session_id}; one 0600 JSON file per notebook."""
 
     def __init__(self, data_dir: Path, workspace_id: str, notebook: str) -> None:
-        digest = hashlib.sha256(notebook.encode("utf-8")).hexdigest()[:20]
+        digest = hashlib.sha256(notebook.encode("utf-8", "surrogatepass")).hexdigest()[:20]
+        self.root = data_dir
         self.path = data_dir / "workspaces" / workspace_id / "notebooks" / f"{digest}.json"
         self.notebook = notebook
 
     def _read(self) -> dict[str, Any]:
         try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            data = json.loads(read_small_file(self.path, root=self.root, limit=RECORD_LIMIT))
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError) as exc:
+            log.warning("ignoring the connection record %s: %s", self.path, exc)
             return {}
         return data if isinstance(data, dict) else {}
 
@@ -82,13 +87,7 @@ class ConnectionRecords:
 
     def _write(self, data: dict[str, Any]) -> None:
         try:
-            ensure_private_dir(self.path.parent)
-            fd, temp = tempfile.mkstemp(dir=self.path.parent, prefix=".record-", suffix=".tmp")
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(data, handle, indent=1)
-            os.chmod(temp, 0o600)
-            os.replace(temp, self.path)
+            text = json.dumps(data, indent=1, ensure_ascii=True)  # ASCII: a lone surrogate is escaped
+            replace_file(self.path, text.encode("ascii"), root=self.root)
         except OSError as exc:
             log.warning("could not save the connection record %s: %s", self.path, exc)
-            with contextlib.suppress(OSError, UnboundLocalError):
-                os.unlink(temp)

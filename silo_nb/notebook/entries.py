@@ -220,6 +220,7 @@ class PermissionEntry:
     choice: str | None = None
     answered: bool = False
     request_id: str | None = None
+    note: str | None = None  # why silo_nb answered it itself (no options, repeated ids, a raising listener)
 
     @property
     def choice_name(self) -> str | None:

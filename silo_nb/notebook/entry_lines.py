@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from silo_nb.notebook.entries import FileEditEntry, KernelToolEntry, PermissionEntry, QuestionEntry
-from silo_nb.sessions.parse import parse_permission_options
+from silo_nb.sessions.parse import permission_option_fields
 
 __all__ = ["file_edit_entry", "is_png_base64", "kernel_tool_entry", "permission_entry", "question_entry"]
 
@@ -19,14 +19,15 @@ def permission_entry(raw: dict[str, Any], *, decided: bool) -> PermissionEntry:
     """A ``permission_request`` (or, ``decided``, ``permission_decision``) line's entry."""
     request_id = raw.get("requestId")
     choice = raw.get("optionId") if decided else None
-    options = parse_permission_options(raw.get("options"))
+    note = raw.get("note") if decided else None
     return PermissionEntry(
         tool_call_id=str(raw.get("toolCallId") or ""),
         title=str(raw.get("title") or ""),
-        options=tuple((o.option_id, o.name, o.kind) for o in options),
+        options=permission_option_fields(raw.get("options")),
         choice=choice if isinstance(choice, str) else None,
         answered=decided,
         request_id=request_id if isinstance(request_id, str) else None,
+        note=note[:500] if isinstance(note, str) else None,
     )
 
 

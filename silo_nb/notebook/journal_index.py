@@ -13,6 +13,9 @@
 - The cyclic GC is paused while a turn's lines are parsed (``util.gc_paused``).
 - A live writer is flushed first (``JournalFiles.flush``); while it cannot write, the file is behind and
   the journal is read whole through the session layer instead, as before.
+- Bounded whatever the file (issue 21): opened like every journal (no link, a regular file only), read in
+  chunks of :data:`CHUNK_BYTES`; a line longer than the line limit (or a sparse file's hole) is stepped
+  over, never held; a turn is read back through the journal reader, which skips such lines too.
 """
 
 from __future__ import annotations
@@ -24,11 +27,10 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from silo_nb.sessions.journal import BIG_JOURNAL_BYTES, JournalFiles, parse_lines
+from silo_nb.sessions.journal import MAX_LINE_BYTES, JournalFiles, open_journal, parse_lines, read_updates
 from silo_nb.sessions.journal_turns import split_turns, starts_prompt, until_turn_end
 from silo_nb.sessions.kinds import USER_PROMPT_KIND
 from silo_nb.sessions.models import AgentSessionUpdate
-from silo_nb.util import gc_paused
 
 __all__ = ["JournalIndex", "JournalIndexes"]
 
@@ -36,6 +38,7 @@ log = logging.getLogger("silo_nb.notebook")
 
 _MARK = USER_PROMPT_KIND.encode()
 _KEEP = 16  # journals indexed per kernel
+CHUNK_BYTES = 4 << 20
 _NONBLANK = re.compile(rb"\S")
 
 
@@ -44,6 +47,7 @@ class JournalIndex:
     """Where the turns of one journal file start, and the cell and text of each prompt."""
 
     path: Path
+    root: Path | None = None  # the data folder the journal is reached from
     identity: tuple[int, int] = (0, 0)  # (st_dev, st_ino)
     stat_key: tuple[int, int] = (-1, -1)  # (st_size, st_mtime_ns) when last refreshed
     consumed: int = 0  # bytes indexed: up to and including the last newline seen
@@ -53,28 +57,41 @@ class JournalIndex:
 
     def refresh(self) -> None:
         """Index what was appended since the last call (everything, if the file was replaced)."""
-        try:
-            info = os.stat(self.path)
-        except OSError:
+        fd = open_journal(self.path, self.root)
+        if fd is None:
             self._reset((0, 0))
             return
-        identity = (info.st_dev, info.st_ino)
-        if identity != self.identity or info.st_size < self.consumed:
-            self._reset(identity)
-        key = (info.st_size, info.st_mtime_ns)
-        if key == self.stat_key:
-            return
         try:
-            with open(self.path, "rb") as handle:
-                handle.seek(self.consumed)
-                data = handle.read()
+            info = os.fstat(fd)
+            identity = (info.st_dev, info.st_ino)
+            if identity != self.identity or info.st_size < self.consumed:
+                self._reset(identity)
+            key = (info.st_size, info.st_mtime_ns)
+            if key != self.stat_key:
+                self._index(fd, info.st_size)
+                self.stat_key = key
         except OSError as exc:
             log.warning("could not read the journal %s: %s", self.path, exc)
-            return
-        end = data.rfind(b"\n") + 1  # a torn last line waits until it is whole
-        self._scan(data[:end], self.consumed)
-        self.consumed += end
-        self.stat_key = key
+        finally:
+            os.close(fd)
+
+    def _index(self, fd: int, size: int) -> None:
+        """Scan whole lines from :attr:`consumed` to ``size`` a chunk at a time (a torn last line waits)."""
+        position = self.consumed
+        while position < size:
+            data = os.pread(fd, min(CHUNK_BYTES, size - position), position)
+            end = data.rfind(b"\n") + 1
+            if end == 0:  # one line longer than a chunk: read whole if it fits the limit, else step over it
+                newline = _newline_after(fd, position + len(data), size)
+                if newline < 0:
+                    break
+                if newline - position <= MAX_LINE_BYTES:
+                    self._scan(os.pread(fd, newline + 1 - position, position), position)
+                position = newline + 1
+                continue
+            self._scan(data[:end], position)
+            position += end
+        self.consumed = position
 
     def _reset(self, identity: tuple[int, int]) -> None:
         self.identity, self.stat_key, self.consumed = identity, (-1, -1), 0
@@ -107,6 +124,8 @@ class JournalIndex:
             return False
         if self.last_user_end >= base:
             gap = data[self.last_user_end - base + 1 : start]
+        elif base - self.last_user_end > MAX_LINE_BYTES:
+            return False  # more than a line in between: an update surely is
         else:  # the last user line was in an earlier read
             gap = self._read(self.last_user_end + 1, base) + data[:start]
         if _blank(gap, 0, len(gap)):
@@ -114,9 +133,13 @@ class JournalIndex:
         return not parse_lines(_lines(gap))
 
     def _read(self, start: int, stop: int) -> bytes:
-        with open(self.path, "rb") as handle:
-            handle.seek(start)
-            return handle.read(stop - start)
+        fd = open_journal(self.path, self.root)
+        if fd is None:
+            return b""
+        try:
+            return os.pread(fd, stop - start, start)
+        finally:
+            os.close(fd)
 
     def turn(self, cell_id: str, text: str) -> list[AgentSessionUpdate] | None:
         """The updates of the last turn sent from ``cell_id`` with this very text, if any."""
@@ -125,13 +148,30 @@ class JournalIndex:
             return None
         start = self.boundaries[number]
         stop = self.boundaries[number + 1] if number + 1 < len(self.boundaries) else self.consumed
+        return list(until_turn_end(read_updates(self.path, root=self.root, start=start, stop=stop)))
+
+
+def _newline_after(fd: int, position: int, size: int) -> int:
+    """The offset of the first newline at or after ``position`` (holes of a sparse file jumped), or -1."""
+    while position < size:
         try:
-            data = self._read(start, stop)
-        except OSError as exc:
-            log.warning("could not read the journal %s: %s", self.path, exc)
-            return None
-        with gc_paused(promote=len(data) >= BIG_JOURNAL_BYTES):
-            return list(until_turn_end(parse_lines(_lines(data))))
+            hole = min(os.lseek(fd, position, os.SEEK_HOLE), size)
+        except OSError:
+            hole = size
+        if hole <= position:
+            try:
+                position = os.lseek(fd, position, os.SEEK_DATA)
+            except OSError:
+                return -1
+            continue
+        data = os.pread(fd, min(CHUNK_BYTES, hole - position), position)
+        if not data:
+            return -1
+        found = data.find(b"\n")
+        if found >= 0:
+            return position + found
+        position += len(data)
+    return -1
 
 
 def _lines(data: bytes) -> list[str]:
@@ -165,7 +205,7 @@ class JournalIndexes:
                 if turn.number is not None and first.raw.get("cellId") == cell_id and first.text == text:
                     found = list(turn.head)
             return found
-        index = self._indexes.pop(path, None) or JournalIndex(path)
+        index = self._indexes.pop(path, None) or JournalIndex(path, journals.data_dir)
         self._indexes[path] = index
         while len(self._indexes) > _KEEP:
             self._indexes.popitem(last=False)

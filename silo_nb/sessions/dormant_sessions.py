@@ -18,29 +18,52 @@
 - Journals are scanned, not parsed: only the lines that can carry a title, a turn end or a prompt are
   decoded; summaries are cached per (path, mtime, size), so listing again after a turn is cheap. The
   most recent :data:`DORMANT_LIMIT` entries are returned (idle since, newest first).
+- Bounded whatever is on disk (issue 21): a journal is opened like every journal (no link, nothing but a
+  regular file: a FIFO never blocks) and only its first and last :data:`SCAN_BYTES` are read (its title,
+  its last turn end and its prompts are there; ``turns`` counts the prompts seen); a record over
+  :data:`RECORD_LIMIT` bytes is skipped. :func:`scan_dormant` gives the kernel's loop its turn every few
+  milliseconds, so 10,000 journals never freeze it (:func:`find_dormant` is the same scan, at once).
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable, Mapping
+import os
+import time
+from collections.abc import Generator, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from silo_nb.sessions.journal import journal_line_to_update
+import anyio
+import anyio.lowlevel
+
+from silo_nb.sessions.journal import journal_line_to_update, open_journal
 from silo_nb.sessions.journal.locks import lock_owner
 from silo_nb.sessions.kinds import TURN_END_KIND, USER_PROMPT_KIND
 from silo_nb.sessions.parse import session_title
+from silo_nb.sessions.safe_files import read_small_file
 from silo_nb.sessions.storage import decode_session_id, journal_dir
 
-__all__ = ["DORMANT_LIMIT", "DormantSession", "JournalSummaries", "find_dormant", "records_dir"]
+__all__ = [
+    "DORMANT_LIMIT",
+    "RECORD_LIMIT",
+    "SCAN_BYTES",
+    "DormantSession",
+    "JournalSummaries",
+    "find_dormant",
+    "records_dir",
+    "scan_dormant",
+]
 
 log = logging.getLogger("silo_nb.dormant")
 
 DORMANT_LIMIT = 20
+SCAN_BYTES = 256 * 1024  # read from each end of a journal
+RECORD_LIMIT = 1 << 20  # a notebook's connection record is a few hundred bytes
+_GIVE_WAY_SECONDS = 0.005  # scan_dormant lets the loop run after this much work
 _MARKERS = ('"session_info_update"', f'"{TURN_END_KIND}"', '"synthesized"')
 
 
@@ -84,19 +107,26 @@ def _iso_of(seconds: float) -> str:
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def _scan(path: Path) -> _JournalSummary:
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return _JournalSummary()
+def _bounded_text(fd: int, size: int) -> str:
+    """The journal's text, or its first and last :data:`SCAN_BYTES` (whole lines only) when longer."""
+    if size <= 2 * SCAN_BYTES:
+        data = os.pread(fd, size, 0)
+    else:
+        head = os.pread(fd, SCAN_BYTES, 0)
+        tail = os.pread(fd, SCAN_BYTES, size - SCAN_BYTES)
+        data = head[: head.rfind(b"\n") + 1] + tail[tail.find(b"\n") + 1 :]
+    return data.decode("utf-8", "replace")
+
+
+def _scan(text: str) -> _JournalSummary:
     title = agent = profile = last_time = None
     turns = 0
-    for line in data.decode("utf-8", "replace").split("\n"):
+    for line in text.split("\n"):
         if not any(marker in line for marker in _MARKERS):
             continue
         try:
             value = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue  # a torn line
         update = journal_line_to_update(value)
         if update is None:
@@ -121,16 +151,21 @@ class JournalSummaries:
     def __init__(self) -> None:
         self._kept: dict[Path, tuple[tuple[int, int], _JournalSummary]] = {}
 
-    def of(self, path: Path) -> _JournalSummary:
+    def of(self, path: Path, root: Path | None = None) -> _JournalSummary:
+        fd = open_journal(path, root)  # no link, no FIFO: those are not journals
+        if fd is None:
+            return _JournalSummary()
         try:
-            info = path.stat()
+            info = os.fstat(fd)
+            key = (info.st_mtime_ns, info.st_size)
+            kept = self._kept.get(path)
+            if kept is not None and kept[0] == key:
+                return kept[1]
+            summary = _scan(_bounded_text(fd, info.st_size))
         except OSError:
             return _JournalSummary()
-        key = (info.st_mtime_ns, info.st_size)
-        kept = self._kept.get(path)
-        if kept is not None and kept[0] == key:
-            return kept[1]
-        summary = _scan(path)
+        finally:
+            os.close(fd)
         if summary.last_time is None:
             summary = _JournalSummary(
                 summary.title, summary.agent, summary.profile, _iso_of(info.st_mtime), summary.turns
@@ -139,7 +174,7 @@ class JournalSummaries:
         return summary
 
 
-def _records(folder: Path) -> dict[str, dict[str, Any]]:
+def _records(folder: Path, root: Path) -> dict[str, dict[str, Any]]:
     """session id → the most recently updated record naming it (with its NAME under ``name``)."""
     found: dict[str, dict[str, Any]] = {}
     try:
@@ -148,7 +183,7 @@ def _records(folder: Path) -> dict[str, dict[str, Any]]:
         return found
     for file in files:
         try:
-            data = json.loads(file.read_text(encoding="utf-8"))
+            data = json.loads(read_small_file(file, root=root, limit=RECORD_LIMIT))
         except (OSError, ValueError):
             continue
         connections = data.get("connections") if isinstance(data, dict) else None
@@ -172,10 +207,48 @@ def find_dormant(
 ) -> list[DormantSession]:
     """This workspace's dormant sessions, most recently idle first (see the module notes); ``summaries``
     keeps what was read of each journal for the next scan."""
+    scan = _collect(data_dir, workspace_id, live_ids, profile_labels, limit, summaries)
+    while True:
+        try:
+            next(scan)
+        except StopIteration as done:
+            result: list[DormantSession] = done.value
+            return result
+
+
+async def scan_dormant(
+    data_dir: Path,
+    workspace_id: str,
+    *,
+    live_ids: Iterable[str] = (),
+    profile_labels: Mapping[str, str] | None = None,
+    limit: int = DORMANT_LIMIT,
+    summaries: JournalSummaries | None = None,
+) -> list[DormantSession]:
+    """:func:`find_dormant` on the running loop, letting it run every few milliseconds of work."""
+    scan = _collect(data_dir, workspace_id, live_ids, profile_labels, limit, summaries)
+    while True:
+        try:
+            next(scan)
+        except StopIteration as done:
+            result: list[DormantSession] = done.value
+            return result
+        await anyio.lowlevel.checkpoint()
+
+
+def _collect(  # noqa: PLR0917 - find_dormant's keywords, handed on as they came
+    data_dir: Path,
+    workspace_id: str,
+    live_ids: Iterable[str],
+    profile_labels: Mapping[str, str] | None,
+    limit: int,
+    summaries: JournalSummaries | None,
+) -> Generator[None, None, list[DormantSession]]:
+    """The scan; it yields whenever it has worked :data:`_GIVE_WAY_SECONDS` (a caller's give-way point)."""
     summaries = summaries or JournalSummaries()
     live = set(live_ids)
     labels = profile_labels or {}
-    records = _records(records_dir(data_dir, workspace_id))
+    records = _records(records_dir(data_dir, workspace_id), data_dir)
     journals: dict[str, Path] = {}
     try:
         for path in journal_dir(data_dir, workspace_id).glob("*.jsonl"):
@@ -185,31 +258,43 @@ def find_dormant(
     except OSError as exc:
         log.warning("could not list the journals of %s: %s", workspace_id, exc)
     found: list[DormantSession] = []
+    worked_since = time.perf_counter()
     for session_id in set(journals) | set(records):
+        if time.perf_counter() - worked_since > _GIVE_WAY_SECONDS:
+            yield
+            worked_since = time.perf_counter()
         if session_id in live:
             continue
         record = records.get(session_id, {})
-        summary = summaries.of(journals[session_id]) if session_id in journals else _JournalSummary()
+        journal = journals.get(session_id)
+        summary = summaries.of(journal, data_dir) if journal is not None else _JournalSummary()
         if not record and summary.turns == 0:
             continue  # a journal nobody prompted and no notebook named: nothing to go back to
-        profile = record.get("profile") if isinstance(record.get("profile"), str) else summary.profile
-        agent = record.get("agent") if isinstance(record.get("agent"), str) else summary.agent
-        can_resume = record.get("can_resume")
-        idle = summary.last_time or (
-            record.get("updated") if isinstance(record.get("updated"), str) else None
-        )
-        found.append(
-            DormantSession(
-                session_id=session_id,
-                title=summary.title or (labels.get(profile) if profile else None) or session_id,
-                agent_name=agent,
-                profile_id=profile,
-                name=record.get("name"),
-                idle_since=idle,
-                can_resume=can_resume if isinstance(can_resume, bool) else None,
-                turns=summary.turns,
-                open_in=lock_owner(journals[session_id]) if session_id in journals else None,
-            )
-        )
+        open_in = lock_owner(journal) if journal is not None else None
+        found.append(_entry(session_id, record, summary, labels, open_in))
     found.sort(key=lambda d: d.idle_since or "", reverse=True)
     return found[: max(limit, 0)]
+
+
+def _entry(
+    session_id: str,
+    record: dict[str, Any],
+    summary: _JournalSummary,
+    labels: Mapping[str, str],
+    open_in: int | None,
+) -> DormantSession:
+    profile = record.get("profile") if isinstance(record.get("profile"), str) else summary.profile
+    agent = record.get("agent") if isinstance(record.get("agent"), str) else summary.agent
+    can_resume = record.get("can_resume")
+    idle = summary.last_time or (record.get("updated") if isinstance(record.get("updated"), str) else None)
+    return DormantSession(
+        session_id=session_id,
+        title=summary.title or (labels.get(profile) if profile else None) or session_id,
+        agent_name=agent,
+        profile_id=profile,
+        name=record.get("name"),
+        idle_since=idle,
+        can_resume=can_resume if isinstance(can_resume, bool) else None,
+        turns=summary.turns,
+        open_in=open_in,
+    )

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from silo_nb.sessions.connecting.auth_methods import AuthMethod
 
-__all__ = ["AgentSessionError", "AgentSessionInputError", "AgentSignInError"]
+__all__ = ["AgentSessionError", "AgentSessionInputError", "AgentSignInError", "no_answer"]
 
 
 class AgentSessionError(RuntimeError):
@@ -25,3 +25,11 @@ class AgentSignInError(AgentSessionError):
         super().__init__(message)
         self.profile_id = profile_id
         self.methods = methods
+
+
+def no_answer(label: str, method: str, seconds: float) -> AgentSessionError:
+    """A request the agent left unanswered past the profile's ``request_timeout``."""
+    return AgentSessionError(
+        f"{label} did not answer {method} within {seconds:g} s (raise request_timeout in the profile if "
+        "the agent is just slow)."
+    )

@@ -7,7 +7,8 @@ A broken file or entry is skipped with a warning and remembered, so "no profile 
 
 - ``auth_method`` pins the agent's sign-in method (an id from its ``authMethods``); ``cancel_timeout`` bounds
   how long a Stop waits for the agent to end the turn (see ``sessions/auth_methods.py``,
-  ``session/handle.py``).
+  ``session/handle.py``); ``request_timeout`` bounds every other request outside a connect (config
+  options, ``session/list``, ``session/delete``, ``logout``).
 - ``command``: a bare name (``npx``) is looked up on PATH when the agent starts; a path with a slash that
   is relative (``./bin/agent``, ``tools/agent``) is made absolute here, at load time, against the folder
   of the profile file it is written in (as named, symlinks not resolved), so it never depends on a
@@ -31,9 +32,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from silo_nb.sessions.mcp_servers import McpServerConfig
 from silo_nb.sessions.models import AgentProfileSummary
+from silo_nb.sessions.safe_files import open_file
 
 __all__ = [
     "DEMO_PROFILE_ID",
+    "MAX_PROFILES_FILE_BYTES",
     "AgentProfile",
     "AgentProfilesService",
     "load_profiles",
@@ -46,6 +49,7 @@ __all__ = [
 log = logging.getLogger("silo_nb.profiles")
 
 DEMO_PROFILE_ID = "demo"
+MAX_PROFILES_FILE_BYTES = 1 << 20  # a profiles file is a few kilobytes; a 50 MB one took 20 s to list
 
 
 class AgentProfile(BaseModel):
@@ -68,6 +72,9 @@ class AgentProfile(BaseModel):
     connect_timeout: float = Field(default=60.0, gt=0)
     # How long a Stop waits for the agent to answer ``session/cancel`` before saying it did not stop.
     cancel_timeout: float = Field(default=3.0, gt=0)
+    # Every other request that is neither part of a connect nor a turn (set_config_option, set_mode and
+    # set_model, session/list, session/delete, logout): an agent that never answers fails it after this.
+    request_timeout: float = Field(default=30.0, gt=0)
     # An ``authMethods`` id to authenticate with before every session (else: an env_var or api-key
     # method whose variables are set in ``env`` or the kernel's environment, if any).
     auth_method: str | None = None
@@ -164,7 +171,18 @@ def profile_files(config_dirs: Iterable[str | os.PathLike[str]] | None = None) -
 
 
 def _read_file(path: Path) -> list[Any]:
-    text = path.read_text(encoding="utf-8")
+    fd = open_file(path, os.O_RDONLY, root=None)  # a regular file: a FIFO named there never blocks
+    try:
+        size = os.fstat(fd).st_size
+        if size > MAX_PROFILES_FILE_BYTES:
+            raise ValueError(
+                f"{size:,} bytes, over the 1 MiB limit for a profiles file — skipped (a profiles file is a "
+                "few kilobytes: check it is the right file)"
+            )
+        raw = os.read(fd, MAX_PROFILES_FILE_BYTES + 1)
+    finally:
+        os.close(fd)
+    text = raw.decode("utf-8")
     data: Any = json.loads(text) if path.suffix.lower() == ".json" else tomllib.loads(text)
     if isinstance(data, dict):
         data = data.get("profiles", [])

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 from silo_nb.sessions.connecting.bare_agent import agent_request, bare_agent
@@ -22,6 +23,7 @@ from silo_nb.sessions.host import ConnectHost
 from silo_nb.sessions.journal import JournalFiles, journal_profile
 from silo_nb.sessions.mcp_servers import McpServerConfig
 from silo_nb.sessions.models import AgentSessionRestore, AgentSessionUpdate
+from silo_nb.sessions.profiles import AgentProfile
 from silo_nb.sessions.session.handle import AgentSessionHandle
 
 __all__ = ["AgentSessionsService"]
@@ -107,6 +109,12 @@ class AgentSessionsService:
             )
         profile = self._connector.resolve_profile(profile_id)
         work_dir = str(self._connector.work_dir(os.fspath(cwd) if cwd is not None else None))
+        with self.journals.holding(path, session_id):  # refused while another kernel has it open
+            return await self._forget_dormant(session_id, profile, work_dir, path, journal=journal)
+
+    async def _forget_dormant(
+        self, session_id: str, profile: AgentProfile, work_dir: str, path: Path, *, journal: bool
+    ) -> bool:
         deleted = False
         async with bare_agent(profile, work_dir, self._host.transport_factory, "session forgotten") as (
             connection,
@@ -114,7 +122,7 @@ class AgentSessionsService:
         ):
             if caps.can_delete:
                 refused = f"{profile.display_label} would not delete session {session_id}"
-                await agent_request(connection, "session/delete", {"sessionId": session_id}, refused)
+                await agent_request(connection, "session/delete", {"sessionId": session_id}, refused, profile)
                 deleted = True
         if journal:
             self.journals.remove(path, session_id)
@@ -134,7 +142,9 @@ class AgentSessionsService:
                     f"{profile.display_label} does not offer logout (its agentCapabilities.auth) — sign out "
                     "with the agent's own command."
                 )
-            await agent_request(connection, "logout", {}, f"{profile.display_label} would not log out")
+            await agent_request(
+                connection, "logout", {}, f"{profile.display_label} would not log out", profile
+            )
 
     async def resume_in_place(self, handle: AgentSessionHandle) -> None:
         """A new agent process resumes (or loads) the live session and is swapped in

@@ -5,7 +5,8 @@
   notebook's folder). Its id is ``<folder name>-<hash of the absolute path>``: stable and file-safe.
 - Journal: ``<data dir>/workspaces/<workspace id>/chat-sessions/<encoded session id>.jsonl``. Agent-chosen
   session ids are never used as paths directly: an id that is not a plain safe name is encoded as
-  ``~`` + base64url, which no safe name can start with, so encoding is reversible and collision-free.
+  ``~`` + base64url, which no safe name can start with, so encoding is reversible and collision-free
+  (a lone surrogate, valid in JSON, is encoded as its UTF-8-style bytes: ``surrogatepass``).
 """
 
 from __future__ import annotations
@@ -56,10 +57,11 @@ def workspace_id_for(folder: Path) -> str:
 def encode_session_id(session_id: str) -> str:
     if _SAFE_NAME.fullmatch(session_id) and not session_id.endswith(".jsonl"):
         return session_id
-    encoded = base64.urlsafe_b64encode(session_id.encode("utf-8")).decode("ascii").rstrip("=")
+    data = session_id.encode("utf-8", "surrogatepass")
+    encoded = base64.urlsafe_b64encode(data).decode("ascii").rstrip("=")
     if len(encoded) > 200:
         # Very long ids: keep a readable prefix and make the rest a digest (still unique, one-way).
-        encoded = encoded[:120] + "." + hashlib.sha256(session_id.encode("utf-8")).hexdigest()
+        encoded = encoded[:120] + "." + hashlib.sha256(data).hexdigest()
     return "~" + encoded
 
 
@@ -71,7 +73,7 @@ def decode_session_id(file_stem: str) -> str | None:
     if "." in body:
         return None
     try:
-        return base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)).decode("utf-8")
+        return base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)).decode("utf-8", "surrogatepass")
     except (ValueError, UnicodeDecodeError):
         return None
 

@@ -12,7 +12,6 @@ import json
 import logging
 import random
 import sys
-import time
 from typing import Any
 
 import anyio
@@ -24,6 +23,7 @@ from silo_nb.acp.framing import cut_depth, nesting_exceeds
 from silo_nb.acp.jsonrpc import MAX_NESTING, AcpConnectionClosed
 from tests.acp.test_jsonrpc import connected, encode, notification
 from tests.conftest import AGENTS, Workspace
+from tests.work import calls
 
 RECV_TIMEOUT = 3.0
 
@@ -90,29 +90,19 @@ async def test_nesting_up_to_the_cap_is_delivered_and_one_more_is_not(
         assert any(f"deeper than {MAX_NESTING}" in w for w in acp_warnings(caplog))
 
 
-async def test_a_10_mb_deeply_nested_line_blocks_the_loop_briefly() -> None:
+async def test_a_10_mb_deeply_nested_line_is_checked_in_a_few_calls() -> None:
+    """The depth check runs C-speed passes over the bytes, never a Python loop per byte: counted in calls
+    (issue 21: the loop-gap bound this test had failed on a loaded machine; the figures are in
+    tests/RELIABILITY.md)."""
     got, kwargs = await collecting()
     line = b'{"jsonrpc":"2.0","method":"note","params":' + nested(5_000_000) + b"}\n"
     assert len(line) > 10_000_000
-    gaps: list[float] = []
-
-    async def ticker() -> None:
-        last = time.perf_counter()
-        while True:
-            await anyio.sleep(0.001)
-            now = time.perf_counter()
-            gaps.append(now - last)
-            last = now
-
-    async with connected(**kwargs) as h, anyio.create_task_group() as tg:
-        tg.start_soon(ticker)
+    async with connected(**kwargs) as h:
         await h.agent.write(line)
         await h.agent.send(notification("note", "after"))
         await wait_for(got, 1)
-        tg.cancel_scope.cancel()
     assert got == ["after"]
-    # Measured ~0.1 s on the 2-core test machine; the bound leaves room for a loaded machine.
-    assert max(gaps) < 1.0, max(gaps)
+    assert nesting_exceeds(line) and calls(nesting_exceeds, line) < 100
 
 
 async def test_an_answer_that_cannot_be_encoded_as_utf8_is_escaped_not_fatal() -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import stat
 import sys
-import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -128,7 +127,9 @@ async def test_env_is_laid_over_ours_cwd_is_used_and_stderr_flood_is_drained(tmp
         assert len(connection.stderr_tail(500)) == acp_process.STDERR_RING_LINES
 
 
-async def test_aclose_kills_a_grandchild_left_in_the_process_group() -> None:
+async def test_aclose_kills_a_grandchild_left_in_the_process_group(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A grace far longer than the test's hang guard: waiting it out would fail the test (no timing).
+    monkeypatch.setattr(acp_process, "TERM_GRACE_SECONDS", 300.0)
     pids: list[int] = []
     async with started("-c", GRANDCHILD_SCRIPT, notification_handlers={"pid": pids.append}) as connection:
         while not pids:
@@ -136,13 +137,12 @@ async def test_aclose_kills_a_grandchild_left_in_the_process_group() -> None:
         process = connection.process
         assert process is not None
         assert pid_alive(pids[0]) and pid_alive(process.pid)
-        began = time.monotonic()
-        await connection.aclose()
+        with anyio.fail_after(60):
+            await connection.aclose()
         assert not pid_alive(process.pid)
         await wait_until_dead(pids[0])
         # The agent exits at once on EOF; the SIGTERMed grandchild is then a zombie until init reaps it,
         # which must not count as "still running" (that would wait out the whole SIGTERM grace).
-        assert time.monotonic() - began < 1.8  # well under the 2 s SIGTERM grace it must not wait out
         assert running_group_members(process.pid) in (0, None)
 
 
@@ -153,12 +153,9 @@ async def test_agent_ignoring_eof_and_sigterm_is_killed(monkeypatch: pytest.Monk
         await connection.rpc.request("initialize", {"protocolVersion": 1})  # its SIGTERM handler is set
         process = connection.process
         assert process is not None
-        began = time.monotonic()
         await connection.aclose()
-        elapsed = time.monotonic() - began
         assert not pid_alive(process.pid)
-        assert 0.45 <= elapsed < 3  # both graces ran out before SIGKILL
-        assert process.returncode == -9
+        assert process.returncode == -9  # both graces ran out: SIGKILL
 
 
 async def test_kill_now_kills_the_group_synchronously() -> None:

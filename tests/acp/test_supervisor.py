@@ -110,12 +110,9 @@ async def test_aclose_kills_a_setsid_grandchild() -> None:
     transport, pids = await _spawn_tree()
     tree = [pids["agent"], pids["child"], pids["grandchild"]]
     with _no_leftovers(tree):
-        began = time.monotonic()
         await transport.aclose()
-        took = time.monotonic() - began
         assert [pid for pid in tree if pid_alive(pid)] == []  # gone when aclose returns, not later
-        assert transport.process.returncode == 0
-        assert took < 3.0, took
+        assert transport.process.returncode == 0  # it exited on EOF: no grace ran out, nothing killed
         assert transport.process not in set(acp_process._LIVE)
 
 
@@ -208,9 +205,10 @@ async def test_an_agent_that_cannot_be_executed_is_reported_by_the_supervisor(tm
     junk = tmp_path / "not-a-program"
     junk.write_bytes(b"\x00\x01 not an executable format")
     junk.chmod(0o755)
-    began = time.monotonic()
-    with pytest.raises(
-        acp_process.AgentSpawnError, match=r'^could not run ".*not-a-program": Exec format error$'
+    with (
+        anyio.fail_after(30),  # a hang guard, not a figure
+        pytest.raises(
+            acp_process.AgentSpawnError, match=r'^could not run ".*not-a-program": Exec format error$'
+        ),
     ):
         await SubprocessTransport.spawn(str(junk), [])
-    assert time.monotonic() - began < 5

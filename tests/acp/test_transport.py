@@ -11,7 +11,6 @@ import asyncio
 import json
 import logging
 import random
-import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -211,12 +210,9 @@ async def test_aclose_cancels_an_agent_that_ignores_end_of_stdin_after_the_grace
     connection = AgentConnection.open(transport)
     call = connection.rpc.start_request("session/prompt")
     await anyio.sleep(0.05)
-    started = time.monotonic()
     with anyio.fail_after(TIMEOUT):
         await connection.aclose()
-    elapsed = time.monotonic() - started
-    assert 0.25 <= elapsed < 2
-    assert seen == ["eof", "cancelled"]
+    assert seen == ["eof", "cancelled"]  # EOF first, then cancelled once the grace ran out
     assert transport.finished
     with pytest.raises(AcpConnectionClosed, match=r"^ACP client disposed$"):
         await call.wait()
@@ -235,12 +231,11 @@ async def test_aclose_does_not_wait_the_grace_for_an_agent_that_exits_on_eof() -
             seen.append("cancelled")
             raise
 
-    transport = InProcessTransport(polite, grace=5)
+    transport = InProcessTransport(polite, grace=300)  # waiting it out would trip the hang guard
     connection = AgentConnection.open(transport)
     assert await connection.rpc.request("echo", "x") == "x"
-    started = time.monotonic()
-    await connection.aclose("done here")
-    assert time.monotonic() - started < 4  # not the 5 s grace
+    with anyio.fail_after(TIMEOUT):
+        await connection.aclose("done here")
     assert seen == ["returned"]
     assert connection.rpc.close_message == "done here"
 
@@ -342,10 +337,8 @@ async def test_aclose_gives_up_on_an_agent_that_swallows_cancellation(
     transport = InProcessTransport(swallows, grace=0.1)
     connection = AgentConnection.open(transport)
     await anyio.sleep(0.02)
-    started = time.monotonic()
     with caplog.at_level(logging.WARNING, logger="silo_nb"), anyio.fail_after(TIMEOUT):
         await connection.aclose()
-    assert time.monotonic() - started < 2
     assert not connection.is_open
     assert not transport.finished
     assert any("did not stop after being cancelled" in r.getMessage() for r in caplog.records)

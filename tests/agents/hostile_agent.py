@@ -4,6 +4,8 @@ of issue 8). It speaks plain JSON lines on its stdio; every mode otherwise answe
 Modes:
 - ``flood-before-init``: never answers ``initialize``; writes ``session/update`` notifications (1 KB of
   text each) as fast as it can, forever.
+- ``burst-before-init``: writes 12,000 such notifications, then answers ``initialize`` with an error
+  (the client has read every one of them by then: the answer comes after them on the pipe).
 - ``foreign-ids``: on a prompt, 20,000 responses to ids never sent (ints, strings, ``true``, floats,
   nulls), then a chunk and the real answer.
 - ``permission-storm``: on a prompt, 2,000 ``session/request_permission`` requests at once, then waits
@@ -46,6 +48,16 @@ def flood_forever() -> None:
     text = "flood " * 170
     while True:
         chunk(text)
+
+
+def burst_then_refuse() -> None:
+    text = "flood " * 170
+    for _ in range(12_000):
+        chunk(text)
+    for line in sys.stdin:
+        message = json.loads(line)
+        if message.get("method") == "initialize":
+            send({"id": message["id"], "error": {"code": -32603, "message": "done flooding"}})
 
 
 def foreign_ids() -> None:
@@ -97,6 +109,9 @@ def deaf() -> None:
 def main() -> None:
     if MODE == "flood-before-init":
         flood_forever()
+    if MODE == "burst-before-init":
+        burst_then_refuse()
+        return
     serve()
     if MODE == "deaf":
         deaf()

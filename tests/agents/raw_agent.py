@@ -19,6 +19,8 @@ Modes:
 - ``asks-client``: on a prompt calls ``fs/read_text_file``, ``terminal/create`` and ``_vendor/x`` on the
   client and reports the error codes it got back in a chunk.
 - ``legacy``: legacy ``modes``/``models`` only; ``session/set_config_option`` is -32601.
+- ``mute-setter``: advertises the same config options and never answers ``session/set_config_option``,
+  ``session/set_mode``, ``session/list`` nor ``session/delete`` (issue 21: no timeout, no interrupt).
 - ``config-rejects``: advertises a ``thought`` option (category ``thought_level``) whose setter fails, and
   a mode option whose ``set_config_option`` is -32601 while ``set_mode`` works.
 - ``ignores-eof``: does not exit on stdin EOF and ignores SIGTERM (needs SIGKILL).
@@ -259,6 +261,7 @@ def handle(message: dict[str, Any]) -> None:
                 "agentCapabilities": {
                     "loadSession": MODE == "load-forks",
                     "promptCapabilities": {"embeddedContext": True},
+                    **({"sessionCapabilities": {"list": {}, "delete": {}}} if MODE == "mute-setter" else {}),
                 },
                 "authMethods": [
                     {"id": "raw-terminal", "name": "Raw login", "type": "terminal", "args": ["--login-now"]}
@@ -294,7 +297,7 @@ def handle(message: dict[str, Any]) -> None:
                     },
                 },
             )
-        elif MODE == "config-rejects":
+        elif MODE in ("config-rejects", "mute-setter"):
             reply(request_id, {"sessionId": "raw-1", "configOptions": config_options()})
         elif MODE == "terminal-login" and not os.path.exists(os.environ.get("RAW_FAKE_LOGIN", "")):
             reply(request_id, error={"code": -32000, "message": "Authentication required"})
@@ -312,6 +315,13 @@ def handle(message: dict[str, Any]) -> None:
         )
         chunk(session_id, "echo: hello (replayed)")
         reply(request_id, {"sessionId": "forked-2"})
+    elif MODE == "mute-setter" and method in (
+        "session/set_config_option",
+        "session/set_mode",
+        "session/list",
+        "session/delete",
+    ):
+        pass  # never answered
     elif method == "session/set_config_option":
         if MODE == "config-rejects" and params.get("configId") == "thought":
             reply(request_id, error={"code": -32602, "message": "thought level is locked on this plan"})

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -68,10 +67,8 @@ async def test_slow_turn_cancelled_mid_turn(tmp_path: Path) -> None:
             seen.append(await wire.recv())
         for _ in range(2):
             seen.append(await wire.recv())
-        started = time.monotonic()
         await wire.notify("session/cancel", {"sessionId": session_id})
         rest, response = await wire.until_response(request_id)
-        assert time.monotonic() - started < 2.5  # the slow turn alone would take 4 s
         assert response["result"] == {"stopReason": "cancelled"}
         counted = message_text(seen + rest).split("Counting slowly:")[1].split()
         assert 2 <= len(counted) < 40

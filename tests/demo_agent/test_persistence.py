@@ -103,3 +103,33 @@ async def test_list_sessions_newest_first_and_filtered_by_cwd(tmp_path: Path) ->
         _, response = await wire.call("session/list", {"cwd": "/work/a"})
         assert [s["sessionId"] for s in response["result"]["sessions"]] == [older]
         assert set(response["result"]["sessions"][0]) == {"sessionId", "cwd", "title", "updatedAt"}
+
+
+async def test_the_store_is_private_whatever_the_umask(tmp_path: Path) -> None:
+    """Issue 21: the store in the temp folder was world-readable (folder 0755, files 0644): another local
+    user read the prompts. A folder that is not ours, or that others may write, is not used at all."""
+    import os
+    import stat
+
+    old = os.umask(0)
+    try:
+        state = tmp_path / "state"
+        async with running_agent(state) as agent:
+            await agent.initialize()
+            session_id, _ = await agent.new_session()
+            await agent.prompt(session_id, "a private prompt")
+            assert await agent.stop() == 0
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(state.stat().st_mode) == 0o700
+    files = list(state.iterdir())
+    assert files and all(stat.S_IMODE(f.stat().st_mode) == 0o600 for f in files)
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o777)
+    async with running_agent(shared) as agent:
+        await agent.initialize()
+        session_id, _ = await agent.new_session()
+        await agent.prompt(session_id, "not kept in a folder others may write")
+        assert await agent.stop() == 0
+    assert list(shared.iterdir()) == []

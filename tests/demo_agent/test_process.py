@@ -10,7 +10,6 @@ import asyncio
 import json
 import os
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -55,9 +54,7 @@ async def test_stdin_eof_exits_zero_promptly_even_mid_turn(tmp_path: Path) -> No
             "session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "slow"}]}
         )
         await wire.recv()
-        started = time.monotonic()
-        assert await wire.stop() == 0
-        assert time.monotonic() - started < 5.0
+        assert await wire.stop() == 0  # @bounded is the hang guard: a turn left running would trip it
 
 
 @pytest.mark.asyncio

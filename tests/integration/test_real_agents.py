@@ -7,7 +7,6 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import anyio
@@ -125,10 +124,9 @@ async def test_ts_example_agent_turn_cancelled(workspace: Workspace) -> None:
                 while "tool_call" not in recorder.kinds():
                     await anyio.sleep(0.02)
             assert svc.get_state()[0].activity == "working"
-            started = time.monotonic()
             handle.cancel()
         assert results[0].stop_reason == "cancelled"
-        assert time.monotonic() - started < 5
+        assert not handle.stop_overdue  # the agent's own answer ended it, within cancel_timeout
         assert recorder.requests == []  # cancelled before it asked
         info = svc.get_state()[0]
         assert info.activity == "idle"

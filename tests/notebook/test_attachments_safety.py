@@ -170,3 +170,25 @@ def test_a_second_procfs_mount_is_refused_too(tmp_path: Path) -> None:
     assert "refused:" in result.stdout and "not a regular file" in result.stdout, (
         result.stdout + result.stderr
     )
+
+
+def test_sessions_whose_ids_differ_never_share_a_folder(tmp_path: Path) -> None:
+    """Issue 21: ``a/b`` and ``a_b`` shared ``.silo/attachments/a_b`` (a disconnect of one removed the
+    other's files). The folder name is the journal's encoding of the id: reversible, so distinct."""
+    ids = ("a/b", "a_b", "a:b", "..", "~x", "\ud800")
+    folders = {attachments_folder(tmp_path, session_id) for session_id in ids}
+    assert len(folders) == len(ids)
+    for session_id in ("a/b", "a_b"):
+        attachment_blocks(["v"], {"v": session_id}, embedded=False, workspace=tmp_path, session_id=session_id)
+    assert discard_attachments(tmp_path, "a/b") is True
+    assert any(attachments_folder(tmp_path, "a_b").iterdir())
+
+
+def test_a_planted_link_for_the_folder_is_refused(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / ".silo").mkdir(mode=0o700)
+    (tmp_path / ".silo" / "attachments").symlink_to(elsewhere)
+    with pytest.raises(AgentSessionInputError, match="not a plain folder"):
+        attachment_blocks(["v"], {"v": "x"}, embedded=False, workspace=tmp_path, session_id="s")
+    assert list(elsewhere.iterdir()) == []

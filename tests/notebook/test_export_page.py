@@ -183,3 +183,31 @@ async def test_export_errors_are_one_line(shell: InteractiveShell, line: str, sa
     captured, result = await run(shell, line)
     message = captured.stderr + captured.stdout
     assert not result.success and said in message and "Traceback" not in message
+
+
+def test_an_export_is_private_and_never_written_through_a_link(tmp_path: Path) -> None:
+    """Issue 21: ``%silo export`` wrote 0644 (the transcript readable by every local user). A new file is
+    0600; a file already there keeps the mode its owner gave it; a link at the path is replaced."""
+    import os
+    import stat
+
+    from silo_nb.notebook.magics.export import write_export
+
+    new = tmp_path / "new.html"
+    old = os.umask(0)
+    try:
+        write_export(new, "<p>secret</p>")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(new.stat().st_mode) == 0o600
+    shared = tmp_path / "shared.md"
+    shared.write_text("old")
+    os.chmod(shared, 0o644)
+    write_export(shared, "new")
+    assert stat.S_IMODE(shared.stat().st_mode) == 0o644 and shared.read_text() == "new"
+    target = tmp_path / "target.txt"
+    target.write_text("keep")
+    link = tmp_path / "link.md"
+    link.symlink_to(target)
+    write_export(link, "page")
+    assert target.read_text() == "keep" and not link.is_symlink() and link.read_text() == "page"

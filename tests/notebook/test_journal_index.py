@@ -10,7 +10,7 @@ from typing import Any
 
 from silo_nb.notebook import journal_index
 from silo_nb.notebook.journal_index import JournalIndex, JournalIndexes
-from silo_nb.sessions.journal import JournalFiles, encode_line, parse_lines, read_lines
+from silo_nb.sessions.journal import MAX_LINE_BYTES, JournalFiles, encode_line, parse_lines, read_lines
 from silo_nb.sessions.journal_turns import split_turns
 from silo_nb.sessions.models import AgentContentBlock, AgentSessionUpdate
 from silo_nb.sessions.parse import parse_update
@@ -107,7 +107,15 @@ def test_find_turn_reads_the_journal_once_then_only_appends(tmp_path: Path, monk
         parsed.append(len(batch))
         return real(batch)
 
+    real_read = journal_index.read_updates
+
+    def counting_read(*args: Any, **kwargs: Any) -> list[AgentSessionUpdate]:
+        read = real_read(*args, **kwargs)
+        parsed.append(len(read))
+        return read
+
     monkeypatch.setattr(journal_index, "parse_lines", counting)
+    monkeypatch.setattr(journal_index, "read_updates", counting_read)
     indexes = JournalIndexes()
     for n in range(50):
         turn = indexes.find_turn(journals, path, f"cell{n}", f"q{n}")
@@ -115,3 +123,29 @@ def test_find_turn_reads_the_journal_once_then_only_appends(tmp_path: Path, monk
     # Indexing parsed only the 50 prompt lines; each lookup parsed its own turn's 21 lines.
     assert sum(parsed) == 50 + 50 * 21
     assert indexes.find_turn(journals, path, "cell3", "other text") is None
+
+
+def test_a_huge_line_or_hole_is_stepped_over_in_bounded_memory(tmp_path: Path) -> None:
+    """Issue 21, item 8: a 256 MiB hole (a sparse file) and a line over the line limit between two turns;
+    the index reads neither whole (before: the whole file in one read, a copy per slice)."""
+    import tracemalloc
+
+    journals = JournalFiles(tmp_path)
+    path = journals.path("ws", "s1")
+    journals.check(path, folder_only=True)
+    with path.open("wb") as file:
+        file.write((encode_line(user("q1", "cell1")) + "\n" + encode_line(agent("r1")) + "\n").encode())
+        file.seek(256 << 20, os.SEEK_CUR)
+        file.write(b"\n" + b"x" * (MAX_LINE_BYTES + 10) + b"\n")
+        file.write((encode_line(user("q2", "cell2")) + "\n" + encode_line(agent("r2")) + "\n").encode())
+    indexes = JournalIndexes()
+    tracemalloc.start()
+    try:
+        first = indexes.find_turn(journals, path, "cell1", "q1")
+        second = indexes.find_turn(journals, path, "cell2", "q2")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert first is not None and [u.text for u in first] == ["q1", "r1"]
+    assert second is not None and [u.text for u in second] == ["q2", "r2"]
+    assert peak < MAX_LINE_BYTES + (16 << 20)  # one line up to the limit, plus chunks: never the hole

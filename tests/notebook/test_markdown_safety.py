@@ -7,7 +7,6 @@ and the HTML must hold no tag we did not expect, no event attribute, no script/d
 from __future__ import annotations
 
 import re
-import time
 from typing import Any
 
 import mistune
@@ -20,6 +19,7 @@ from silo_nb.notebook.render.md_html import AGENT_MARKDOWN_LIMIT, agent_markdown
 from silo_nb.notebook.transcript import TranscriptState, fold_all
 from silo_nb.sessions.models import AgentSessionUpdate
 from silo_nb.sessions.parse import parse_update
+from tests.work import calls, growth
 
 HOSTILE = [
     "<script>alert(1)</script>",
@@ -167,21 +167,20 @@ def test_idempotent_and_fences_stay_balanced() -> None:
     assert_inert(render_worst_case(markdown))
 
 
-def test_pathological_replies_cost_little() -> None:
-    reply = "<b>x</b> `code` [a](javascript:b) *" * 1_500
-    started = time.perf_counter()
-    out = inert_markdown(reply)
-    elapsed = time.perf_counter() - started
+def test_pathological_replies_cost_linear_work() -> None:
+    """Counted in calls, not seconds (issue 21: timings in tests fail on a loaded machine; the speed is in
+    benchmarks/): four times the reply is four times the work, never sixteen."""
+    reply = "<b>x</b> `code` [a](javascript:b) *"
+    out = inert_markdown(reply * 1_500)
     assert "<b>" not in out and out.count("&lt;b>") == 1_500 and out.count("`code`") == 1_500
     assert_inert(render_worst_case(out))
-    assert elapsed < 2.0, elapsed
+    assert growth(lambda n: inert_markdown(reply * n), 375) < 6
     # Dense with brackets (or emphasis delimiters) a parse would take seconds though the text is under
-    # the length limit: fenced whole, and shown plain in the HTML, without parsing it.
-    dense = reply + "\n\n" + "[" * 40_000
+    # the length limit: fenced whole, and shown plain in the HTML, without parsing it (a few calls).
+    dense = reply * 1_500 + "\n\n" + "[" * 40_000
     assert len(dense) < AGENT_MARKDOWN_LIMIT
-    started = time.perf_counter()
     out, html = inert_markdown(dense), agent_markdown_html(dense)
-    assert time.perf_counter() - started < 0.2
+    assert calls(inert_markdown, dense) + calls(agent_markdown_html, dense) < 2_000
     assert out == f"```\n{dense}\n```"
     assert html.startswith('<div style="white-space:pre-wrap">') and "&lt;b&gt;x&lt;/b&gt;" in html
     assert_inert(render_worst_case(out))
@@ -189,24 +188,23 @@ def test_pathological_replies_cost_little() -> None:
 
 def test_replies_over_the_html_limit_are_fenced_whole() -> None:
     reply = "<b>x</b> [a](javascript:b) " * (AGENT_MARKDOWN_LIMIT // 20)
-    started = time.perf_counter()
     out = inert_markdown(reply)
-    assert time.perf_counter() - started < 0.5
+    assert calls(inert_markdown, reply) < 500  # fenced as it is: no parse, no rewrite
     assert out == f"```\n{reply}\n```"
     assert_inert(render_worst_case(out))
 
 
 def test_a_turn_of_many_long_replies_is_not_made_inert_piece_by_piece() -> None:
     """20 replies of 99 KB took ~17 s of the kernel's loop (each one checked); over the transcript budget
-    the Markdown form is the plain text in a fence, inert whatever it holds, in linear time."""
+    the Markdown form is the plain text in a fence, inert whatever it holds, in linear time: a few hundred
+    calls for the whole turn (the per-piece path made millions)."""
     replies = [
         wire("agent_message_chunk", messageId=f"m{i}", content={"type": "text", "text": "[<b>x</b> " * 9_900})
         for i in range(20)
     ]
     state = fold_all(replies, TranscriptState())
-    start = time.perf_counter()
     markdown = transcript_markdown(state)
-    assert time.perf_counter() - start < 5.0  # guards against the per-piece path, not a benchmark
+    assert calls(transcript_markdown, state) < 5_000
     assert markdown.startswith("```") and markdown.rstrip().endswith("```")
     assert_inert(render_worst_case(markdown))
     assert_inert(render_with_mistune(markdown))

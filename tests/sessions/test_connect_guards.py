@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import time
 from typing import Any
 
 import anyio
@@ -163,10 +162,8 @@ async def test_a_connect_that_fails_during_a_replay_leaves_the_journal_and_its_l
     svc = scripted_load(workspace, ending)
     session_id, before = await first_turn(svc)
     path = svc.sessions.journals.path(svc.workspace_id, session_id)
-    started = time.monotonic()
-    with anyio.fail_after(10), pytest.raises(silo_nb.AgentSessionError):
+    with anyio.fail_after(10), pytest.raises(silo_nb.AgentSessionError):  # a hang guard
         await svc.sessions.connect("scripted", resume={"session_id": session_id})
-    assert time.monotonic() - started < 5
     await anyio.sleep(0.4)  # past the journal's flush debounce
     assert path.read_bytes() == before
     assert path not in PROCESS_LOCKS.held()  # the failed connect let go of the journal

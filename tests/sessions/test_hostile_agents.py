@@ -1,17 +1,19 @@
 """The adversarial round of issue 8: real subprocess agents that attack the client
 (``tests/agents/hostile_agent.py``). Each test proves the outcome — the session ends or carries on with
-a clear message, nothing is lost, no agent process is left — and that the kernel's event loop stayed
-responsive throughout (a 10 ms heartbeat; its longest gap is asserted with a generous bound, CI is
-loaded, and recorded in tests/RELIABILITY.md).
+a clear message, nothing is lost, no agent process is left — and that the kernel's event loop kept
+serving other work *during* the attack, by counting, not timing (issue 21: a wall-clock bound on the
+loop's longest gap failed at 1.26 s on a loaded machine): a heartbeat notes how far the attack had
+got at each of its ticks (1 ms apart), and some tick must have landed in the middle of it. How long the
+loop went unserved is measured by ``benchmarks/hostile_agents.py`` (figures in benchmarks/RESULTS.md).
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import sys
-import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +22,6 @@ import pytest
 
 import silo_nb
 from tests.conftest import AGENTS, Workspace, pid_alive
-
-LOOP_GAP_LIMIT = 1.0  # seconds, generous for a loaded CI; measured values are in tests/RELIABILITY.md
 
 
 def hostile(workspace: Workspace, mode: str, **extra: Any) -> silo_nb.AgentsService:
@@ -45,24 +45,26 @@ def rss_kib() -> int:
 
 
 class Heartbeat:
-    def __init__(self) -> None:
-        self.longest_gap = 0.0
+    def __init__(self, progress: Callable[[], int]) -> None:
+        self.progress = progress
+        self.seen: list[int] = []  # how far the attack had got at each tick
         self.start_rss_kib = self.peak_rss_kib = rss_kib()
+
+    def ticked_during(self, total: int) -> bool:
+        """Some tick saw the attack under way but not over: the loop served a timer in its middle."""
+        return any(0 < seen < total for seen in self.seen)
 
 
 @contextlib.asynccontextmanager
-async def heartbeat() -> AsyncIterator[Heartbeat]:
-    """How long the event loop went without running a 10 ms timer (and the peak RSS meanwhile)."""
-    beat = Heartbeat()
+async def heartbeat(progress: Callable[[], int] = lambda: 0) -> AsyncIterator[Heartbeat]:
+    """A 1 ms timer on the event loop noting ``progress()`` at each tick (and the peak RSS meanwhile)."""
+    beat = Heartbeat(progress)
 
     async def run() -> None:
-        last = time.monotonic()
         while True:
-            await anyio.sleep(0.01)
-            now = time.monotonic()
-            beat.longest_gap = max(beat.longest_gap, now - last - 0.01)
+            await anyio.sleep(0.001)
+            beat.seen.append(progress())
             beat.peak_rss_kib = max(beat.peak_rss_kib, rss_kib())
-            last = now
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(run)
@@ -83,31 +85,47 @@ def text(value: str) -> list[dict[str, Any]]:
     return [{"type": "text", "text": value}]
 
 
-async def test_a_flood_of_updates_before_initialize_is_answered_by_the_timeout(
-    workspace: Workspace, caplog: pytest.LogCaptureFixture
-) -> None:
+async def test_a_flood_of_updates_before_initialize_is_answered_by_the_timeout(workspace: Workspace) -> None:
     svc = hostile(workspace, "flood-before-init", connect_timeout=2)
-    started = time.monotonic()
     async with heartbeat() as beat:
         with anyio.fail_after(20), pytest.raises(silo_nb.AgentSessionError) as caught:
             await svc.sessions.connect("flood-before-init")
-    elapsed = time.monotonic() - started
     assert "no answer within 2 s" in str(caught.value)
-    assert elapsed < 8
-    assert beat.longest_gap < LOOP_GAP_LIMIT
+    assert len(beat.seen) >= 2  # the timers ran while the flood went on (a reader that never yields: 0)
     grown_mib = (beat.peak_rss_kib - beat.start_rss_kib) / 1024
-    print(f"flood: {elapsed:.2f} s, loop gap {beat.longest_gap * 1000:.0f} ms, peak RSS +{grown_mib:.0f} MiB")
     assert svc.get_state() == []
     assert grown_mib < 60  # the updates kept from before the session existed are bounded (was 75 MiB/2 s)
-    assert "before its session existed; the rest are not kept" in caplog.text
+
+
+async def test_updates_before_the_session_exists_are_bounded_and_said_once(
+    workspace: Workspace, caplog: pytest.LogCaptureFixture
+) -> None:
+    """12,000 updates, then a refused ``initialize``: whatever the machine's speed every update was read
+    before the answer, so the bound (10,000 kept) and its one warning are certain (the flood above may
+    or may not pass 10,000 within its 2 s)."""
+    svc = hostile(workspace, "burst-before-init")
+    with anyio.fail_after(60), pytest.raises(silo_nb.AgentSessionError, match="done flooding"):
+        await svc.sessions.connect("burst-before-init")
+    said = [
+        r for r in caplog.records if "before its session existed; the rest are not kept" in r.getMessage()
+    ]
+    assert len(said) == 1
+    assert svc.get_state() == []
 
 
 async def test_a_storm_of_responses_to_ids_never_sent_changes_nothing(
     workspace: Workspace, caplog: pytest.LogCaptureFixture
 ) -> None:
     svc = hostile(workspace, "foreign-ids")
+    caplog.set_level(logging.DEBUG, logger="silo_nb.acp")  # each ignored response is one record
+
+    def ignored() -> int:
+        return sum(
+            "unknown id" in r.getMessage() or "skipped a message" in r.getMessage() for r in caplog.records
+        )
+
     async with await svc.sessions.connect("foreign-ids") as handle:
-        async with heartbeat() as beat:
+        async with heartbeat(ignored) as beat:
             with anyio.fail_after(30):
                 result = await handle.prompt(text("go"))
         assert result.stop_reason == "end_turn"
@@ -118,8 +136,7 @@ async def test_a_storm_of_responses_to_ids_never_sent_changes_nothing(
         r for r in caplog.records if "skipped a message" in r.getMessage() and r.levelname == "WARNING"
     ]
     assert 0 < len(skipped) <= 20  # the log is not flooded
-    print(f"foreign ids: loop gap {beat.longest_gap * 1000:.0f} ms")
-    assert beat.longest_gap < LOOP_GAP_LIMIT
+    assert beat.ticked_during(ignored())
 
 
 @pytest.mark.parametrize("listening", [False, True])
@@ -127,10 +144,11 @@ async def test_a_storm_of_permission_requests_is_answered_every_one(
     workspace: Workspace, listening: bool
 ) -> None:
     svc = hostile(workspace, "permission-storm")
+    asked: list[str] = []
     async with await svc.sessions.connect("permission-storm") as handle:
         if listening:
-            handle.on_permission(lambda request: request.respond("ok"))
-        async with heartbeat() as beat:
+            handle.on_permission(lambda request: (asked.append(request.request_id), request.respond("ok")))
+        async with heartbeat(lambda: len(asked)) as beat:
             with anyio.fail_after(60):
                 result = await handle.prompt(text("go"))
         assert result.stop_reason == "end_turn"
@@ -140,8 +158,8 @@ async def test_a_storm_of_permission_requests_is_answered_every_one(
         decisions = [u for u in journal if u.kind == "permission_decision"]
         assert len(decisions) == (2000 if listening else 0)  # recorded only when someone was asked
         assert handle.pending_permissions == ()
-    print(f"permission storm (listening={listening}): loop gap {beat.longest_gap * 1000:.0f} ms")
-    assert beat.longest_gap < LOOP_GAP_LIMIT
+    if listening:  # the loop's timers ran between the 2,000 requests, not only after them
+        assert beat.ticked_during(2000)
 
 
 async def test_an_agent_that_stops_reading_its_stdin_does_not_hang_a_prompt(workspace: Workspace) -> None:
@@ -150,20 +168,17 @@ async def test_an_agent_that_stops_reading_its_stdin_does_not_hang_a_prompt(work
     assert handle.core.wiring.connection is not None and handle.core.wiring.connection.process is not None
     pid = handle.core.wiring.connection.process.pid
     await anyio.sleep(0.3)  # it has closed its stdin by now, and keeps talking
-    started = time.monotonic()
     async with heartbeat() as beat:
         with anyio.fail_after(30), pytest.raises(silo_nb.AgentSessionError) as caught:
             await handle.prompt(text("are you there?"))
-    elapsed = time.monotonic() - started
-    assert "stopped reading" in str(caught.value)
+    assert "stopped reading" in str(caught.value)  # ended by the write failure, not by fail_after
+    assert beat.seen  # the loop served its timers meanwhile
     assert not handle.is_live
     assert await gone(pid)  # it ignored SIGTERM: killed
     journal = await svc.sessions.read_journal(handle.session_id)
     assert [u.text for u in journal if u.kind == "user_message_chunk"] == ["are you there?"]
     assert any((u.text or "").startswith("tick") for u in journal)  # what it said before is kept
     await handle.aclose()
-    print(f"deaf: prompt failed after {elapsed:.2f} s, loop gap {beat.longest_gap * 1000:.0f} ms")
-    assert elapsed < 10 and beat.longest_gap < LOOP_GAP_LIMIT
 
 
 async def test_an_agent_that_closes_its_stdout_but_keeps_running_is_ended(workspace: Workspace) -> None:
@@ -171,14 +186,10 @@ async def test_an_agent_that_closes_its_stdout_but_keeps_running_is_ended(worksp
     handle = await svc.sessions.connect("mute")
     assert handle.core.wiring.connection is not None and handle.core.wiring.connection.process is not None
     pid = handle.core.wiring.connection.process.pid
-    started = time.monotonic()
-    with anyio.fail_after(30):
+    with anyio.fail_after(30):  # a hang guard: the session ends on the reader's EOF
         while handle.is_live:
             await anyio.sleep(0.05)
-    elapsed = time.monotonic() - started
     with pytest.raises(silo_nb.AgentSessionError):
         await handle.prompt(text("hello?"))
     assert await gone(pid)
     await handle.aclose()
-    print(f"mute: session ended {elapsed:.2f} s after it closed its stdout")
-    assert elapsed < 10

@@ -274,7 +274,7 @@ def test_replace_lines_failure_leaves_the_old_file_intact(
     path.write_text("old 1\nold 2\n", encoding="utf-8")
 
     class _OsWithFailingReplace:
-        def replace(self, src: str, dst: Path) -> None:
+        def replace(self, src: str, dst: str, **_dir_fds: int) -> None:
             raise OSError(5, "I/O error")
 
         def __getattr__(self, name: str) -> Any:
@@ -365,6 +365,8 @@ SESSION_IDS = [
     "-dash",
     "a" * 151,
     "é" * 75,
+    "lone \ud800 surrogate",  # issue 21: raised a raw UnicodeEncodeError
+    "\udfff",
 ]
 LONG_ID = "L" * 1000
 # Ids whose encoding would exceed the file-name budget are hashed (one-way): decode may give None.

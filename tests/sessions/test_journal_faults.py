@@ -22,11 +22,18 @@ from typing import Any
 import anyio
 import pytest
 
-from silo_nb.sessions.journal import JournalFiles, JournalWriter, encode_line, parse_lines, read_lines
+from silo_nb.sessions.journal import (
+    MAX_LINE_BYTES,
+    JournalFiles,
+    JournalWriter,
+    encode_line,
+    parse_lines,
+    read_lines,
+)
 from silo_nb.sessions.journal import disk as _journal_io
 from silo_nb.sessions.journal import writer as journal_module
 from silo_nb.sessions.models import AgentSessionUpdate
-from silo_nb.sessions.parse import MAX_FIELD_CHARS, cut_long_strings, parse_update
+from silo_nb.sessions.parse import cut_long_strings, parse_update
 from tests.agents.scripted import Peer, scripted_service
 from tests.conftest import ROOT, Workspace
 
@@ -351,36 +358,44 @@ async def test_a_full_disk_shows_in_the_session_status_until_it_recovers(
     assert any(seen)
 
 
-# -- oversized fields (issue 8, item 6: bounded in the journal and in memory, with a marker) ------------
+# -- oversized fields (issue 21: the journal keeps them whole up to its line limit; views are bounded) -----
+
+BIG = 20 << 20  # a 20 MiB chunk: three copies in its journal line (Silo's format) still fit 64 MiB
+HUGE = 30 << 20  # three copies do not: the line is cut to fit, with a marker
 
 
 async def huge_chunk_turn(peer: Peer, _text: str) -> None:
-    big = "x" * (3 * MAX_FIELD_CHARS)
+    big = "x" * BIG
     await peer.update({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": big}})
     await peer.update({"sessionUpdate": "tool_call", "toolCallId": "t", "rawInput": {"blob": big, "n": 1}})
+    huge = "y" * HUGE
+    await peer.update({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": huge}})
     await peer.update({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "small"}})
 
 
-async def test_an_oversized_string_is_cut_with_a_marker_in_the_journal_and_in_memory(
-    workspace: Workspace,
-) -> None:
+async def test_a_long_string_reaches_the_journal_whole_up_to_the_line_limit(workspace: Workspace) -> None:
+    """Before: strings over 1 Mi characters were cut in the journal and for listeners (a 20 MiB chunk
+    reached ``on_update`` and the journal as 1 MiB). The journal is the record: whole, up to its line
+    limit; only a line that would pass it is cut to fit, with a marker; listeners get what was sent."""
     svc = scripted_service(workspace, huge_chunk_turn)
     seen: list[AgentSessionUpdate] = []
-    with anyio.fail_after(20):
+    with anyio.fail_after(60):
         handle = await svc.sessions.connect("scripted")
         handle.on_update(seen.append)
         await handle.prompt([{"type": "text", "text": "go"}])
         journal = await svc.sessions.read_journal(handle.session_id)
         await handle.aclose()
-    marker = f"… [cut by Silo: {2 * MAX_FIELD_CHARS:,} more characters]"
-    chunk, call, small = seen
-    assert chunk.text == "x" * MAX_FIELD_CHARS + marker and chunk.raw["content"]["text"] == chunk.text
-    assert call.tool_call is not None and call.tool_call.raw_input == {"blob": chunk.text, "n": 1}
-    assert small.text == "small"
-    assert [u.to_json() for u in journal[1:-1]] == [u.to_json() for u in seen]
-    assert journal[-1].kind == "turn_end"
+    chunk, call, huge, small = seen
+    assert chunk.text == "x" * BIG and chunk.raw["content"]["text"] == chunk.text
+    assert call.tool_call is not None and call.tool_call.raw_input == {"blob": "x" * BIG, "n": 1}
+    assert huge.text == "y" * HUGE and small.text == "small"
+    recorded = journal[1:-1]
+    assert [u.to_json() for u in recorded[:2]] == [u.to_json() for u in seen[:2]]
+    cut = recorded[2].text or ""
+    assert cut.startswith("y" * (HUGE // 4)) and "more characters]" in cut and len(cut) < HUGE
+    assert recorded[3].text == "small" and journal[-1].kind == "turn_end"
     path = svc.sessions.journals.path(handle.workspace_id, handle.session_id)
-    assert path.stat().st_size < 6 * MAX_FIELD_CHARS  # three copies of the text and two of the blob, cut
+    assert max(len(line) for line in path.read_bytes().split(b"\n")) <= MAX_LINE_BYTES
 
 
 def test_cut_long_strings_copies_only_what_it_cuts() -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -481,3 +483,39 @@ def test_unset_env_must_be_a_list_of_names(user_dir: Path) -> None:
     service = AgentProfilesService(config_dirs=[user_dir])
     assert service.get("bad") is None
     assert any("unset_env" in problem for problem in service.problems)
+
+
+def test_a_huge_profiles_file_is_skipped_in_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 21: a 50 MB profiles file took 20 s to list (on every %silo profiles and connect)."""
+    from silo_nb.sessions.profiles import MAX_PROFILES_FILE_BYTES
+
+    huge = tmp_path / "profiles.json"
+    huge.write_text('{"profiles": [' + ",".join(['{"id": "x", "command": "true"}'] * 400_000) + "]}")
+    assert huge.stat().st_size > MAX_PROFILES_FILE_BYTES
+    monkeypatch.setenv("SILO_NB_PROFILES", str(huge))
+    service = AgentProfilesService([])
+    assert [p.id for p in service.list()] == ["demo"]
+    (problem,) = service.problems
+    assert "over the 1 MiB limit" in problem and str(huge) in problem and "\n" not in problem
+
+
+def test_a_fifo_named_as_the_profiles_file_never_blocks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 21: a FIFO where the profiles file is looked for is skipped in one line, never opened for a
+    blocking read (nobody ever writes to it: a blocking open would hang the kernel for good). Run in a
+    child process with a deadline, so a regression fails instead of hanging the suite."""
+    fifo = tmp_path / "profiles.json"
+    os.mkfifo(fifo)
+    probe = (
+        "from silo_nb.sessions.profiles import AgentProfilesService\n"
+        "service = AgentProfilesService([])\n"
+        "print([p.id for p in service.list()])\n"
+        "print(len(service.problems), 'not a regular file' in service.problems[0])\n"
+    )
+    env = {**os.environ, "SILO_NB_PROFILES": str(fifo)}
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=60, check=False
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.splitlines() == ["['demo']", "1 True"]

@@ -29,7 +29,7 @@ from silo_nb.notebook.magics.args import expand, one_line
 from silo_nb.notebook.magics.connections import Connection, NotebookSession
 from silo_nb.notebook.magics.prompt import run_prompt
 from silo_nb.notebook.magics.silo import help_text, run_line
-from silo_nb.notebook.magics.waker import can_block, transform
+from silo_nb.notebook.magics.waker import can_block, transform, waker
 
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
@@ -74,12 +74,17 @@ async def prompt_cell(argline: str, body: str) -> None:
 
 
 async def silo_line(line: str) -> None:
-    """What a transformed top-level ``%silo`` line awaits (blocking mode)."""
+    """What a transformed top-level ``%silo`` line awaits (blocking mode). The waker ticks meanwhile, so
+    the stop button reaches a line that awaits the agent (a connect, a set) within a tick, as it does a
+    ``%%prompt`` (ipykernel #881)."""
     session = _session()
+    ticking = asyncio.get_running_loop().create_task(waker())
     try:
         await run_line(session, expand(line, session.shell.user_ns))
     except asyncio.CancelledError:
         raise UsageError("cancelled") from None  # IPython prints exactly this class as one line
+    finally:
+        ticking.cancel()
 
 
 @magics_class

@@ -14,17 +14,17 @@ from __future__ import annotations
 from IPython.core.error import UsageError
 
 from silo_nb.notebook.magics.connections import NotebookSession
-from silo_nb.sessions.dormant_sessions import DormantSession, find_dormant
+from silo_nb.sessions.dormant_sessions import DormantSession, scan_dormant
 
 __all__ = ["dormant_sessions", "resume_target"]
 
 
-def dormant_sessions(session: NotebookSession) -> list[DormantSession]:
+async def dormant_sessions(session: NotebookSession) -> list[DormantSession]:
     service = session.service
     live = {info.session_id for info in service.get_state(all_workspaces=True) if info.session_id}
     live |= {c.handle.session_id for c in session.connections.values() if c.handle is not None}
     labels = {profile.id: profile.label for profile in service.profiles.list()}
-    return find_dormant(
+    return await scan_dormant(
         service.data_dir,
         service.workspace_id,
         live_ids=live,

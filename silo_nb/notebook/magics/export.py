@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import stat
 import tempfile
 from pathlib import Path
 
@@ -30,12 +31,19 @@ _MARKDOWN = (".md", ".markdown")
 
 
 def write_export(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` atomically (temp file in the same folder, then rename)."""
+    """Write ``text`` to ``path`` atomically (temp file in the same folder, then rename: a link at ``path``
+    is replaced, never followed). A new page is 0600 (a transcript holds your prompts); a file already
+    there keeps the mode its owner gave it."""
+    try:
+        info = os.lstat(path)
+        mode = stat.S_IMODE(info.st_mode) if stat.S_ISREG(info.st_mode) else 0o600
+    except FileNotFoundError:
+        mode = 0o600
     fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as stream:
+            os.fchmod(stream.fileno(), mode)
             stream.write(text)
-        os.chmod(temporary, 0o644)  # a page to share, like any file the user writes
         os.replace(temporary, path)
     except BaseException:
         with contextlib.suppress(OSError):

@@ -7,7 +7,7 @@
   from the journal with no agent call, unless ``--rerun``.
 - :func:`send_turn` is the one path that builds the prompt blocks, starts the turn (the live turn view is
   shown synchronously, so it lands in the running cell) and returns the coroutine that drives it: a
-  blocking turn marks its session witnessed and runs the waker; a background one just runs.
+  blocking turn marks its session witnessed; every turn runs the waker while it lasts.
 - The palette (:func:`palette_run`, the session panel's ``on_run``) sends through the same function; only
   the destination differs: the turn view goes into the ``Output`` under the panel, and the final HTML
   replaces it there, instead of the cell output under a ``display_id``.
@@ -164,15 +164,16 @@ def send_turn(
 async def _drive(
     session: NotebookSession, turn: turns.Turn, on_end: Callable[[turns.Turn], None] | None
 ) -> None:
-    ticking = None
     if turn.background is None:
         session.blocking_sessions.add(turn.handle.id)
-        ticking = asyncio.get_running_loop().create_task(waker())
+    # Blocking: the stop button is noticed (ipykernel issue 881). In the background too: the turn goes on
+    # while the kernel is idle even if a wake-up of the kernel's loop is lost (issue 21, item 9).
+    ticking = asyncio.get_running_loop().create_task(waker())
     try:
         await turns.run_turn(turn)
     finally:
-        if ticking is not None:
-            ticking.cancel()
+        ticking.cancel()
+        if turn.background is None:
             session.blocking_sessions.discard(turn.handle.id)
         if on_end is not None:
             on_end(turn)

@@ -267,7 +267,8 @@ async def _agents(session: NotebookSession, args: argparse.Namespace) -> None:
         # One that can neither resume nor load continues in a new session carrying its transcript.
         await connect(session, name, profile, resume_id=dormant.session_id, fresh=dormant.stale, show=show)
 
-    session.shown.show(AgentsList(session.service, dormant=dormant_sessions(session), on_resume=resume))
+    dormant = await dormant_sessions(session)  # the loop keeps turning over a large workspace
+    session.shown.show(AgentsList(session.service, dormant=dormant, on_resume=resume))
 
 
 @magic_arguments("silo journal")

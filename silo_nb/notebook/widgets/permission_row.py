@@ -11,6 +11,9 @@
   :meth:`refresh` notices, disables the buttons and shows "cancelled" (or the other choice).
 - ``on_answer(request)`` is called exactly once, when the row first sees the request answered, so the
   owner (the turn view) can record the decision in the transcript.
+- Bounded whatever the agent sends: at most :data:`MAX_OPTION_BUTTONS` buttons (a widget each; 10,000
+  froze the kernel 12 s), then a line saying how many more there are; every option stays answerable
+  with :meth:`choose` or ``request.respond`` (listeners see them all).
 - A request to run code (a tool call of kind ``code``: the kernel tools' ``run_code``) shows the code,
   highlighted, above its buttons (:attr:`PermissionRow.code_html`): what is allowed is what is seen.
 """
@@ -25,7 +28,9 @@ from silo_nb.notebook.render.code import code_block_html, lexer_for_language
 from silo_nb.notebook.widgets._common import close_tree, esc, ipw, log
 from silo_nb.sessions.agent_requests import AgentPermissionOption, AgentPermissionRequest
 
-__all__ = ["PermissionRow", "code_of", "is_lasting"]
+__all__ = ["MAX_OPTION_BUTTONS", "PermissionRow", "code_of", "is_lasting"]
+
+MAX_OPTION_BUTTONS = 12
 
 LASTING_MARKER = " (always)"
 LASTING_ALLOW_TOOLTIP = "Grants a lasting permission"
@@ -87,7 +92,7 @@ class PermissionRow(ipw.HBox):  # type: ignore[misc]  # ipywidgets is untyped
         self._reported = False
         self.title_html: Any = ipw.HTML(value=f"<b>Permission:</b> {esc(request.title)}")
         self.buttons: dict[str, Any] = {}
-        for option in request.options:
+        for option in request.options[:MAX_OPTION_BUTTONS]:
             button = ipw.Button(
                 description=option.name
                 + (LASTING_MARKER if is_lasting(option) and "always" not in option.name.lower() else ""),
@@ -97,6 +102,13 @@ class PermissionRow(ipw.HBox):  # type: ignore[misc]  # ipywidgets is untyped
             )
             button.on_click(lambda _button, option_id=option.option_id: self._clicked(option_id))
             self.buttons[option.option_id] = button
+        hidden = len(request.options) - len(request.options[:MAX_OPTION_BUTTONS])
+        self.more_html: Any = ipw.HTML(
+            value=f'<span style="{styles.FAINT_TEXT}">… {hidden:,} more options not shown — answer from '
+            "Python: <code>handle.pending_permissions[0].respond(option_id)</code></span>"
+            if hidden
+            else ""
+        )
         self.status_html: Any = ipw.HTML(value="")
         code = code_of(request)
         self.code_html: Any = (
@@ -108,7 +120,7 @@ class PermissionRow(ipw.HBox):  # type: ignore[misc]  # ipywidgets is untyped
         )
         shown = [self.code_html] if self.code_html is not None else []
         super().__init__(
-            children=[self.title_html, *shown, *self.buttons.values(), self.status_html],
+            children=[self.title_html, *shown, *self.buttons.values(), self.more_html, self.status_html],
             layout=ipw.Layout(flex_flow="row wrap", align_items="center"),
         )
         if request.answered:

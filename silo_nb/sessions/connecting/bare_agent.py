@@ -4,8 +4,8 @@ dormant session's ``session/delete``) and ``logout`` talk to.
 - :func:`bare_agent` spawns the agent (or asks the service's transport factory), initializes it within
   the profile's ``connect_timeout`` and yields the connection with the agent's capabilities; on the way
   out the agent is shut down in the background (no process outlives it: ``acp/process.py``).
-- :func:`agent_request` is one request whose agent-side error becomes ``AgentSessionError`` saying what
-  was refused and the agent's own message.
+- :func:`agent_request` is one request, bounded by the profile's ``request_timeout``, whose agent-side
+  error becomes ``AgentSessionError`` saying what was refused and the agent's own message.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import anyio
 from silo_nb.acp import AcpConnectionClosed, AcpRpcError, AgentConnection, SubprocessTransport, Transport
 from silo_nb.sessions.capabilities import AgentCapabilities
 from silo_nb.sessions.connecting.handshake import initialize
-from silo_nb.sessions.errors import AgentSessionError
+from silo_nb.sessions.errors import AgentSessionError, no_answer
 from silo_nb.sessions.host import TransportFactory
 from silo_nb.sessions.profiles import AgentProfile
 
@@ -47,11 +47,15 @@ async def bare_agent(
 
 
 async def agent_request(
-    connection: AgentConnection, method: str, params: dict[str, Any], refused: str
+    connection: AgentConnection, method: str, params: dict[str, Any], refused: str, profile: AgentProfile
 ) -> Any:
-    """``method`` on ``connection``; an error is ``AgentSessionError("<refused>: <the agent's message>")``."""
+    """``method`` on ``connection``, within the profile's ``request_timeout``; an error is
+    ``AgentSessionError("<refused>: <the agent's message>")``."""
     try:
-        return await connection.rpc.request(method, params)
+        with anyio.fail_after(profile.request_timeout):
+            return await connection.rpc.request(method, params)
+    except TimeoutError:
+        raise no_answer(profile.display_label, method, profile.request_timeout) from None
     except AcpRpcError as exc:
         raise AgentSessionError(f"{refused}: {exc.agent_message()}") from exc
     except AcpConnectionClosed as exc:

@@ -30,18 +30,17 @@ async def request_or_undo(
 ) -> Any:
     """``method``'s result; on any failure the journal is left as it was before the call."""
     writer = core.journal.writer
-    before = writer.snapshot_lines() if writer is not None else None
+    mark = writer.mark() if writer is not None else None  # nothing read: a failure undoes only the replay
     try:
         return await connection.rpc.request(method, params)
     except BaseException as exc:
-        if writer is not None and before is not None and len(writer) != len(before):
+        if writer is not None and mark is not None and (dropped := writer.undo_to(mark)):
             log.info(
                 "%s: %s failed after the agent replayed %d updates; the journal is left as it was",
                 core.label,
                 method,
-                len(writer) - len(before),
+                dropped,
             )
-            writer.replace_lines(before)
         if isinstance(exc, AcpConnectionClosed):
             raise AgentSessionError(
                 f"{core.label} could not {method.rsplit('/', maxsplit=1)[-1]} the session: {exc}"

@@ -119,7 +119,8 @@ class Connector:
         work_dir = self.work_dir(cwd)
         folders = (work_dir, *self._extra_folders(profile))
         journals, board = self._journals, self._host.board
-        journals.path(workspace, "probe")  # validates workspace_id before anything starts
+        # Validates workspace_id, and refuses a data folder another user could change, before anything starts.
+        journals.check(journals.path(workspace, "probe"), folder_only=True)
         core = SessionCore(
             registry=board,
             journals=journals,
@@ -134,8 +135,9 @@ class Connector:
         if restore is not None:
             path = journals.path(workspace, restore.session_id)
             journals.locks.claim(path, restore.session_id, handle)  # refused while open in this kernel
+            journals.check(path)  # a link, a FIFO: refused in one line, never read through
             # Silo restores the last title from its persisted status; here the journal is that record.
-            title = title or last_title(journals.read(path))
+            title = title or last_title(journals.lines(path))
             placeholder = core.id = "chat:" + restore.session_id
             board.register(self._info(handle, title=title, resume_state="resuming", restore=restore))
         # One budget for every wait of the connect: initialize, routing, and applying session_config.
@@ -292,28 +294,31 @@ class Connector:
             seed: list[str] = []
             old_path = journals.path(workspace, restore.session_id) if restore is not None else None
             if restore is not None and old_path is not None:
-                if restore.transcript == "discard":
-                    journals.discard(old_path)
-                else:
-                    seed = journals.read(old_path)
+                # The lock a resume takes: refused while another kernel writes that journal.
+                with journals.holding(old_path, restore.session_id):
+                    if restore.transcript == "discard":
+                        journals.discard(old_path)
+                    else:
+                        seed = journals.read(old_path)
             result = await self._new_session(core, connection)
             new_path = journals.path(workspace, core.session_id)
             slot.attach(journals.writer(new_path, seed, rewrite=bool(seed) and new_path != old_path))
             return result
 
         old_path = journals.path(workspace, restore.session_id)
-        prior = journals.read(old_path)
-        slot.attach(journals.writer(old_path, prior))
+        writer = journals.writer(old_path)  # the journal as it is, unread: a resume holds none of it
+        mark = writer.mark()
+        slot.attach(writer)
         core.wiring.adopt(restore.session_id, "new")
         outcome = await self._try_resume_or_load(core, connection, restore.session_id)
         if not core.commands:  # what the agent offered last time, until it says so again
-            core.commands = parse_commands(last_commands(prior))
+            core.commands = parse_commands(last_commands(journals.lines(old_path)))
             core.command_listeners.emit()
         if outcome is not None:
             core.wiring.adopt(restore.session_id, "resumed")
-            self._after_load(core, outcome, prior)
+            self._after_load(core, outcome, mark)
             return outcome[1]
-        if has_conversation_content(prior):
+        if has_conversation_content(journals.lines(old_path)):
             core.wiring.adopt(restore.session_id, "journal-only")
             await connection.aclose("journal-only")
             return {}
@@ -323,14 +328,15 @@ class Connector:
         slot.attach(journals.writer(journals.path(workspace, core.session_id), []))
         return result
 
-    def _after_load(self, core: SessionCore, outcome: tuple[str, dict[str, Any]], prior: list[str]) -> None:
-        """A load's replay replaces the journal (reconciled once); an adopted id re-keys the file."""
+    def _after_load(self, core: SessionCore, outcome: tuple[str, dict[str, Any]], mark: int) -> None:
+        """A load's replay (the lines since ``mark``) replaces the journal (reconciled once); an adopted id
+        re-keys the file."""
         method, result = outcome
         slot = core.journal
         writer = slot.writer
         if method != "session/load" or writer is None:
             return
-        reconcile_load(writer, prior)
+        reconcile_load(writer, mark)
         adopted = result.get("sessionId")
         if isinstance(adopted, str) and adopted and adopted != core.session_id:
             snapshot = slot.snapshot_lines()
@@ -369,7 +375,9 @@ class Connector:
                 with anyio.fail_after(profile.connect_timeout):
                     core.wiring.initialized(await initialize(connection, profile))
                     await authenticate(core.wiring.caps, connection, profile, None)
-                    prior = core.journal.snapshot_lines()
+                    writer = core.journal.writer
+                    mark = writer.mark() if writer is not None else 0
+                    core.journal.keep_setup_lines()  # handle.journal stays as it was at connect
                     outcome = await self._try_resume_or_load(core, connection, core.session_id)
                 if outcome is None:
                     raise AgentSessionError(f"{core.label} could neither resume nor load {core.session_id}.")
@@ -377,7 +385,7 @@ class Connector:
                 core.wiring.swap(old)
                 await connection.aclose("resume failed")
                 raise
-            self._after_load(core, outcome, prior)
+            self._after_load(core, outcome, mark)
             if old is not None:
                 await old.aclose("replaced by an in-place resume")
             core.options.adopt_result(outcome[1], notify=False)

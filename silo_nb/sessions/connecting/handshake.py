@@ -132,9 +132,12 @@ async def new_session(
     try:
         result = await connection.rpc.request("session/new", params)
     except AcpRpcError as exc:
-        if is_auth_error(exc):
+        if is_auth_error(exc):  # Silo's own words first, then every way to sign in
             raise sign_in_error(
-                f"{label} could not start a session", exc, caps.auth_methods, profile_id
+                f"{label} could not start a session (it may need you to sign in first)",
+                exc,
+                caps.auth_methods,
+                profile_id,
             ) from exc
         raise AgentSessionError(
             with_stderr(

@@ -11,6 +11,8 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
+from silo_nb.sessions.journal.reader import iter_lines
+
 __all__ = ["LineStore", "encode_text", "ends_torn", "reason", "write_all", "write_lines"]
 
 log = logging.getLogger("silo_nb.journal")
@@ -18,8 +20,9 @@ log = logging.getLogger("silo_nb.journal")
 
 class LineStore:
     """Every line a writer accepted, in order: text lines, then the span of the file that the flushes of
-    a stream wrote, read back only when the lines are asked for (a snapshot: connect, load, a failing
-    disk), never kept in memory.
+    a stream wrote, read back only when the lines are asked for (a snapshot: a load, a failing disk),
+    never kept in memory. A writer on an existing journal starts as a span of the whole file, whose
+    lines are not even counted until someone asks (a resume of a 1 GB journal holds none of it).
 
     Deliberately unlike Silo, whose writer keeps every line in memory: holding a long stream's lines
     cost more than encoding them (fresh memory for every line; a tenth of the throughput) and as much
@@ -27,16 +30,29 @@ class LineStore:
     if the file was changed behind its back anyway, what can still be read is used (logged).
     """
 
-    __slots__ = ("_count", "_lines", "_path", "_span", "_span_lines")
+    __slots__ = ("_count", "_lines", "_path", "_root", "_span", "_span_lines")
 
-    def __init__(self, path: Path, lines: Iterable[str] = ()) -> None:
+    def __init__(self, path: Path, lines: Iterable[str] = (), *, root: Path | None = None) -> None:
         self._path = path
+        self._root = root
         self._lines = list(lines)
-        self._count = len(self._lines)
+        self._count = len(self._lines)  # the lines held plus the span's, when its count is known
         self._span: tuple[int, int] | None = None  # [start, end) of the file, after the text lines
-        self._span_lines = 0
+        self._span_lines: int | None = 0  # None: not counted yet (a span of an existing file)
+
+    @classmethod
+    def of_file(cls, path: Path, size: int, *, root: Path | None) -> LineStore:
+        """The first ``size`` bytes of the journal at ``path``, as they are: nothing read yet."""
+        store = cls(path, root=root)
+        if size > 0:
+            store._span, store._span_lines = (0, size), None
+        return store
 
     def __len__(self) -> int:
+        if self._span_lines is None and self._span is not None:
+            start, end = self._span
+            self._span_lines = sum(1 for _ in iter_lines(self._path, root=self._root, start=start, stop=end))
+            self._count += self._span_lines
         return self._count
 
     def add_lines(self, lines: list[str]) -> None:
@@ -50,8 +66,9 @@ class LineStore:
             self._materialize()  # something else was written in between: the span would not be contiguous
         begin = start if self._span is None else self._span[0]
         self._span = (begin, start + size)
-        self._span_lines += count
-        self._count += count
+        if self._span_lines is not None:
+            self._span_lines += count
+            self._count += count
 
     def lines(self) -> list[str]:
         """The lines themselves (the caller must not change the list)."""
@@ -63,15 +80,10 @@ class LineStore:
             return
         (start, end), expected = self._span, self._span_lines
         self._span, self._span_lines = None, 0
-        try:
-            with self._path.open("rb") as file:
-                file.seek(start)
-                data = file.read(end - start)
-        except OSError as exc:
-            data = b""
-            log.warning("could not read back %s: %s", self._path, exc)
-        lines = [line for line in data.decode("utf-8", "replace").split("\n") if line]
-        if len(lines) != expected:
+        lines = list(iter_lines(self._path, root=self._root, start=start, stop=end))
+        if expected is None:
+            self._count += len(lines)
+        elif len(lines) != expected:
             log.warning(
                 "%s changed behind its writer: %d of %d lines read back", self._path, len(lines), expected
             )

@@ -4,8 +4,9 @@
   would drop the other's lines), so the second connect is refused with a clear error instead.
 - ``lockf`` (a POSIX record lock: not inherited by a ``fork()``ed child, unlike ``flock``) on
   ``<journal>.lock``, which also records the holder's pid for the message. It goes away with the process,
-  even on SIGKILL. :func:`lock_owner` tells, without taking it, which other process holds it (the agents
-  list shows such a session as open in another kernel).
+  even on SIGKILL. The lock file is reached like the journal (``safe_files``): a ``.lock`` that is a
+  link is refused, never truncated through. :func:`lock_owner` tells, without taking it, which other
+  process holds it (the agents list shows such a session as open in another kernel).
 - A ``lockf`` lock belongs to the *process*: a second descriptor of the same process gets it too, and
   closing either drops it. So the one descriptor per journal is shared by every holder in this process
   (:class:`ProcessLocks`, the only process-wide fact here; it keeps its holders weakly, so a holder that is
@@ -24,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import stat
 import struct
 import sys
 import weakref
@@ -32,7 +34,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from silo_nb.sessions.errors import AgentSessionError
-from silo_nb.sessions.storage import ensure_private_dir
+from silo_nb.sessions.safe_files import open_file
 
 __all__ = ["PROCESS_LOCKS", "JournalLocks", "JournalUser", "ProcessLocks", "lock_owner"]
 
@@ -66,7 +68,7 @@ class ProcessLocks:
     def acquire(self, path: Path, session_id: str, holder: JournalLocks) -> None:
         """Lock ``path`` for ``holder``; raises ``AgentSessionError`` if another process holds it."""
         if path not in self._fds:
-            self._fds[path] = _lock(path, session_id)
+            self._fds[path] = _lock(path, session_id, holder.root)
             self._holders[path] = weakref.WeakSet()
         self._holders[path].add(holder)
 
@@ -99,9 +101,11 @@ class ProcessLocks:
         return set(self._fds)
 
 
-def _lock(path: Path, session_id: str) -> int:
-    ensure_private_dir(path.parent)
-    fd = os.open(_lock_path(path), os.O_RDWR | os.O_CREAT, 0o600)
+def _lock(path: Path, session_id: str, root: Path | None) -> int:
+    try:
+        fd = open_file(_lock_path(path), os.O_RDWR | os.O_CREAT, root=root or path.parent)
+    except OSError as exc:
+        raise AgentSessionError(f'Cannot lock the journal of session "{session_id}": {exc}') from None
     try:
         fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except (BlockingIOError, PermissionError):
@@ -136,11 +140,13 @@ def lock_owner(path: Path, process: ProcessLocks = PROCESS_LOCKS) -> int | None:
     """
     if process.holds_file(path):
         return None
-    try:
-        fd = os.open(_lock_path(path), os.O_RDONLY)
+    try:  # never through a link, never blocking on a FIFO planted there
+        fd = os.open(_lock_path(path), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
-        return None  # no lock file: never opened for writing
+        return None  # no lock file (never opened for writing), or a link
     try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
         if sys.platform.startswith("linux"):
             query = struct.pack(_FLOCK, fcntl.F_WRLCK, os.SEEK_SET, 0, 0, 0)
             answer = struct.unpack(_FLOCK, fcntl.fcntl(fd, fcntl.F_GETLK, query))
@@ -170,8 +176,9 @@ def _in_use(handle: JournalUser | None) -> bool:
 class JournalLocks:
     """The journal locks and users of one ``JournalFiles``: what it holds, and which handle uses what."""
 
-    def __init__(self, process: ProcessLocks = PROCESS_LOCKS) -> None:
+    def __init__(self, process: ProcessLocks = PROCESS_LOCKS, *, root: Path | None = None) -> None:
         self._process = process
+        self.root = root  # where the lock files' folders are checked from (the data folder)
         self._held: set[Path] = set()
         self._users: dict[Path, weakref.ref[Any]] = {}  # journal path -> the handle last connected to it
         self._connecting: set[Path] = set()  # journals a connect of this holder is resuming right now

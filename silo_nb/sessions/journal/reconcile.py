@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+from collections.abc import Iterable
 from typing import Any
 
 from silo_nb.sessions.journal.reader import parse_lines
@@ -25,46 +26,48 @@ __all__ = [
 log = logging.getLogger("silo_nb.sessions")
 
 
-def has_conversation_content(lines: list[str]) -> bool:
+def has_conversation_content(lines: Iterable[str]) -> bool:
     """True when some line is more than metadata (commands, titles, modes): Silo's rule. Lines are parsed
-    one at a time until the first such line (usually the first: the prompt)."""
+    one at a time until the first such line (usually the first: the prompt); a stream is read no further."""
     return any(update.kind not in RESUME_METADATA_KINDS for line in lines for update in parse_lines([line]))
 
 
-def last_title(lines: list[str]) -> str | None:
+def last_title(lines: Iterable[str]) -> str | None:
     """The most recent title an agent volunteered in a journal (the same rule as a live session). Only
-    lines that can hold one are parsed, newest first: a long journal costs a substring scan, not a parse."""
-    for line in reversed(lines):
+    lines that can hold one are parsed: a long journal costs a substring scan (streamed), not a parse."""
+    found = None
+    for line in lines:
         if '"session_info_update"' not in line:
             continue
         for update in parse_lines([line]):
-            title = session_title(update)
-            if title is not None:
-                return title
-    return None
+            found = session_title(update) or found
+    return found
 
 
-def last_commands(lines: list[str]) -> Any:
+def last_commands(lines: Iterable[str]) -> Any:
     """The ``availableCommands`` of a journal's last ``available_commands_update`` (None: there is none),
-    found as :func:`last_title` finds the title: a resumed session has them before the agent says them
-    again, so ``%silo commands`` and the panel after a restart show what they showed before."""
-    for line in reversed(lines):
+    found as :func:`last_title` finds the title (streamed, only lines that can hold them parsed): a resumed
+    session has them before the agent says them again, so ``%silo commands`` and the panel after a restart
+    show what they showed before."""
+    found = None
+    for line in lines:
         if '"available_commands_update"' not in line:
             continue
         for update in parse_lines([line]):
             if update.kind == "available_commands_update":
-                return update.raw.get("availableCommands")
-    return None
+                found = update.raw.get("availableCommands")
+    return found
 
 
-def reconcile_load(writer: JournalWriter, prior: list[str]) -> None:
-    """After a ``session/load`` replay: the replay is authoritative; the prior lines only lend their
-    prompt timestamps (and silo_nb's cell ids) by position. One atomic rewrite.
+def reconcile_load(writer: JournalWriter, mark: int) -> None:
+    """After a ``session/load`` replay (the lines ``writer`` accepted since ``mark``): the replay is
+    authoritative; the prior lines only lend their prompt timestamps (and silo_nb's cell ids) by
+    position. One atomic rewrite.
 
     A replay with no conversation in it never replaces a journal that has one (an agent that loads but
     replays nothing would otherwise wipe the transcript): the prior lines stay, the replay's metadata
     is appended after them."""
-    replayed = writer.snapshot_lines()[len(prior) :]
+    prior, replayed = writer.lines_since(mark)
     if has_conversation_content(prior) and not has_conversation_content(replayed):
         log.info(
             "%s: the agent's load replayed no conversation; keeping the journal's %d lines",

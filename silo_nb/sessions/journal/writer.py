@@ -13,17 +13,27 @@
   live file return the buffer meanwhile. Reported once per episode (a log warning, ``on_problem(message)``,
   then ``on_problem(None)``), never raised into the kernel.
 - Text UTF-8 cannot encode (lone surrogates, valid JSON) is written as its JSON ``\\uXXXX`` escape.
-- Files are 0600 and folders 0700. :meth:`replace_lines` (load reconciliation) is the one whole-file
-  write: temp file + ``os.replace``; a failed rewrite keeps the old file and is retried by the next flush.
+- A line is kept whole up to :data:`MAX_LINE_BYTES` (the readers' limit, the wire's): one that would
+  pass it (Silo's format repeats a chunk's text three times) has its longest strings cut until it fits,
+  each with ``… [cut by Silo: N more characters]``. Listeners and views got the update as it came.
+- Files are 0600 and folders 0700, reached from the writer's ``root`` (the data folder) without following
+  a link (``safe_files``): a journal that is a link, a FIFO or in a folder others may write is never
+  written through; its lines stay in memory, reported like a full disk. :meth:`replace_lines` (load
+  reconciliation) is the one whole-file write: temp file + ``os.replace`` in the folder's descriptor; a
+  failed rewrite keeps the old file and is retried by the next flush.
+- A writer on an existing journal (``existing_size``) starts with the file as its first lines, unread.
+  :attr:`JournalWriter.accepted` counts the lines accepted since: a :meth:`mark` to undo to
+  (:meth:`undo_to`, a failed load's replay) without holding the lines before it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import os
-import tempfile
+import secrets
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -32,8 +42,10 @@ import orjson
 
 from silo_nb.sessions.journal.disk import LineStore, encode_text, ends_torn, reason, write_all, write_lines
 from silo_nb.sessions.journal.lines import encode_line, update_json
+from silo_nb.sessions.journal.reader import MAX_LINE_BYTES
 from silo_nb.sessions.models import AgentSessionUpdate
-from silo_nb.sessions.storage import ensure_private_dir
+from silo_nb.sessions.parse import cut_long_strings
+from silo_nb.sessions.safe_files import folder_fd, open_file
 
 __all__ = ["FLUSH_DELAY_SECONDS", "JournalWriter"]
 
@@ -44,6 +56,23 @@ _dumps, _NEWLINE = orjson.dumps, orjson.OPT_APPEND_NEWLINE
 WRITE_CHUNK_CHARS = 1 << 20
 
 
+def _encode_value(value: Any) -> str:
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:  # a lone surrogate: the stdlib writes its escape
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _fit(value: Any) -> str:
+    """``value``'s line with its strings cut (halving the limit) until it fits :data:`MAX_LINE_BYTES`."""
+    limit = MAX_LINE_BYTES // 4
+    while True:
+        line = _encode_value(cut_long_strings(value, limit))
+        if len(encode_text(line)) <= MAX_LINE_BYTES or limit < 1024:
+            return line
+        limit //= 2
+
+
 class JournalWriter:
     """Appends one session's updates to its file.
 
@@ -51,10 +80,22 @@ class JournalWriter:
     and with ``None`` once everything buffered is on disk again: once per episode, like the log warning.
     """
 
-    def __init__(self, path: Path, seed_lines: Iterable[str] = ()) -> None:
+    def __init__(
+        self,
+        path: Path,
+        seed_lines: Iterable[str] = (),
+        *,
+        root: Path | None = None,
+        existing_size: int | None = None,
+    ) -> None:
         self.path = path
+        self.root = root if root is not None else path.parent  # where its folders are checked from
         self.on_problem: Callable[[str | None], None] | None = None
-        self._lines = LineStore(path, seed_lines)
+        self.accepted = 0  # lines accepted since it was made (or since the last replace_lines)
+        if existing_size is not None:
+            self._lines = LineStore.of_file(path, existing_size, root=self.root)
+        else:
+            self._lines = LineStore(path, seed_lines, root=self.root)
         self._unwritten: list[str] = []
         self._staged = bytearray()  # accepted lines as orjson wrote them, each with its newline
         self._staged_lines = 0  # how many: counted as they come (counting newlines at a flush: 0.2 µs a line)
@@ -85,12 +126,18 @@ class JournalWriter:
         Encoded now into one buffer (orjson's output freed at once: kept, it cost more than encoding)."""
         if self._abandoned:
             return
+        start = len(self._staged)
         try:
             self._staged += _dumps(update_json(update) if value is None else value, option=_NEWLINE)
         except TypeError:  # what orjson refuses (a lone surrogate…): the line as text, via encode_line
             self.append_line(encode_line(update))
             return
+        if len(self._staged) - start > MAX_LINE_BYTES:
+            del self._staged[start:]
+            self.append_line(_fit(update_json(update) if value is None else value))
+            return
         self._staged_lines += 1
+        self.accepted += 1
         if len(self._staged) >= WRITE_CHUNK_CHARS and self._problem is None:
             self.flush()  # a cache-sized buffer: written while hot, never grown to megabytes
         elif self._timer is None:
@@ -107,7 +154,14 @@ class JournalWriter:
     def append_line(self, line: str) -> None:
         if self._abandoned:
             return
+        if len(line) > MAX_LINE_BYTES // 4 and len(encode_text(line)) > MAX_LINE_BYTES:
+            try:
+                line = _fit(orjson.loads(encode_text(line)))
+            except orjson.JSONDecodeError:
+                log.warning("%s: a line over the line limit that is not JSON was not journaled", self.path)
+                return
         self._encode_staged()  # lines stay in the order they were accepted
+        self.accepted += 1
         self._lines.add_lines([line])
         self._unwritten.append(line)
         self._schedule()
@@ -148,8 +202,7 @@ class JournalWriter:
         written = 0
         error: OSError | None = None
         try:
-            ensure_private_dir(self.path.parent)
-            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+            fd = open_file(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, root=self.root)
             try:
                 if self._check_tail and ends_torn(fd):
                     _, error = write_all(fd, b"\n")
@@ -195,7 +248,8 @@ class JournalWriter:
         if self._abandoned:
             return
         self._cancel_timer()
-        self._lines = LineStore(self.path, lines)
+        self._lines = LineStore(self.path, lines, root=self.root)
+        self.accepted = 0
         self._staged, self._staged_lines = bytearray(), 0
         self._unwritten.clear()
         self._rewrite_pending = True
@@ -203,21 +257,22 @@ class JournalWriter:
 
     def _rewrite(self) -> None:
         try:
-            ensure_private_dir(self.path.parent)
-            fd, temp = tempfile.mkstemp(dir=self.path.parent, prefix=".journal-", suffix=".tmp")
-            try:
+            with folder_fd(self.path.parent, self.root) as folder:
+                temp = f".journal-{secrets.token_hex(6)}.tmp"
+                flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+                fd = os.open(temp, flags, 0o600, dir_fd=folder)
                 try:
-                    _, error = write_lines(fd, self._lines.lines(), WRITE_CHUNK_CHARS)
-                finally:
-                    os.close(fd)
-                if error is not None:
-                    raise error
-                os.chmod(temp, 0o600)
-                os.replace(temp, self.path)
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(temp)
-                raise
+                    try:
+                        _, error = write_lines(fd, self._lines.lines(), WRITE_CHUNK_CHARS)
+                    finally:
+                        os.close(fd)
+                    if error is not None:
+                        raise error
+                    os.replace(temp, self.path.name, src_dir_fd=folder, dst_dir_fd=folder)
+                except BaseException:
+                    with contextlib.suppress(OSError):
+                        os.unlink(temp, dir_fd=folder)
+                    raise
         except OSError as exc:
             self._failed(f"could not rewrite the journal {self.path}: {reason(exc)}")
             return
@@ -249,6 +304,25 @@ class JournalWriter:
             hook(message)
         except Exception:
             log.exception("the journal's on_problem hook failed")
+
+    def mark(self) -> int:
+        """Where the journal stands now, to :meth:`undo_to` later (only lines accepted since are undone)."""
+        return self.accepted
+
+    def lines_since(self, mark: int) -> tuple[list[str], list[str]]:
+        """(the lines before ``mark``, the lines accepted since): read back whole (a load's replay)."""
+        lines = self.snapshot_lines()
+        split = max(len(lines) - max(self.accepted - mark, 0), 0)
+        return lines[:split], lines[split:]
+
+    def undo_to(self, mark: int) -> int:
+        """Drop the lines accepted since ``mark`` (one atomic rewrite, only if there are any): how many."""
+        dropped = self.accepted - mark
+        if dropped > 0 and not self._abandoned:
+            before, _ = self.lines_since(mark)
+            self.replace_lines(before)
+            self.accepted = mark
+        return max(dropped, 0)
 
     def take_over(self, old: JournalWriter) -> None:
         """Carry on ``old``'s unwritten lines (a reconnect to a file a closed writer could not finish);

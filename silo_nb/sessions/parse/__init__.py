@@ -21,6 +21,7 @@ from silo_nb.sessions.parse.controls import (
     parse_config_options,
     parse_permission_options,
     parse_session_summary,
+    permission_option_fields,
     session_title,
     synthesize_legacy_options,
 )
@@ -56,6 +57,7 @@ __all__ = [
     "parse_update",
     "parse_usage",
     "parse_wire_update",
+    "permission_option_fields",
     "session_title",
     "synthesize_legacy_options",
 ]

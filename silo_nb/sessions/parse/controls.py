@@ -17,6 +17,7 @@ from silo_nb.sessions.models import (
     AgentSessionConfigOption,
     AgentSessionSummary,
     AgentSessionUpdate,
+    builder,
 )
 
 __all__ = [
@@ -24,6 +25,7 @@ __all__ = [
     "parse_config_options",
     "parse_permission_options",
     "parse_session_summary",
+    "permission_option_fields",
     "session_title",
     "synthesize_legacy_options",
 ]
@@ -172,19 +174,28 @@ def synthesize_legacy_options(result: Mapping[str, Any]) -> tuple[AgentSessionCo
     return tuple(option for option in (mode, model) if option is not None)
 
 
+def permission_option_fields(value: Any) -> tuple[tuple[str, str, str], ...]:
+    """Each permission option as ``(option id, name, kind)``, plain strings: what a transcript entry keeps
+    (a request can carry 10,000 options; no model is built for them here)."""
+    return tuple(_option_fields(item) for item in (value if isinstance(value, list) else ()))
+
+
+def _option_fields(item: Any) -> tuple[str, str, str]:
+    raw = item if type(item) is dict else _mapping(item)  # decoded JSON: a dict, without the ABC check
+    option_id, name, kind = raw.get("optionId"), raw.get("name"), raw.get("kind")
+    return (
+        option_id if type(option_id) is str else str(option_id if option_id is not None else ""),
+        name if type(name) is str and name else str(name or option_id or "Option"),
+        kind if type(kind) is str else str(kind or ""),
+    )
+
+
 def parse_permission_options(value: Any) -> tuple[AgentPermissionOption, ...]:
-    options: list[AgentPermissionOption] = []
-    for item in value if isinstance(value, list) else []:
-        raw = _mapping(item)
-        option_id = raw.get("optionId")
-        options.append(
-            AgentPermissionOption(
-                option_id=str(option_id if option_id is not None else ""),
-                name=str(raw.get("name") or option_id or "Option"),
-                kind=str(raw.get("kind") or ""),
-            )
-        )
-    return tuple(options)
+    build = builder(AgentPermissionOption)  # the fields are strings already: nothing to validate
+    return tuple(
+        build({"option_id": option_id, "name": name, "kind": kind})
+        for option_id, name, kind in map(_option_fields, value if isinstance(value, list) else ())
+    )
 
 
 def parse_session_summary(value: Any) -> AgentSessionSummary | None:

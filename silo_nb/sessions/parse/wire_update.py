@@ -8,8 +8,9 @@
   keeps the freshly decoded wire dict itself as ``raw`` (no copy) and takes the synthesized message id
   on the way.
 - Agent free-form values (the raw update, ``rawInput``/``rawOutput``) are cut below ``MAX_RAW_DEPTH``
-  levels behind ``DEPTH_MARKER``, and strings longer than ``MAX_FIELD_CHARS`` with a marker saying how
-  much was cut: bounded in the journal and in memory, never silently (issue 8, item 6).
+  levels behind ``DEPTH_MARKER``. Long strings are kept whole (issue 21): the wire's line limit already
+  bounds them, the journal keeps its record whole up to its own line limit (``journal/writer.py`` cuts a
+  line that would pass it, with :func:`cut_long_strings`' marker), and the views bound what they show.
 """
 
 from __future__ import annotations
@@ -41,8 +42,8 @@ __all__ = [
 
 _update_model = builder(AgentSessionUpdate)
 
-# Longer strings from the agent are cut (with a marker saying how much): the journal repeats a chunk's
-# text three times (Silo's format), so one 60 MB string would otherwise be 180 MB on disk and in memory.
+# Strings of at most this many characters are never cut, wherever they go (a journal line holding three
+# copies of one still fits the line limit, whatever the characters).
 MAX_FIELD_CHARS = 1 << 20
 
 
@@ -86,8 +87,8 @@ def parse_session_update(
     """:func:`parse_wire_update`, and for the common text chunk also its journal value (what
     ``update_json`` gives), made here from what parsing already has: the wire's own ``content`` object is
     the journal's when it holds just the type and the text. What the caller knows of ``update``'s line
-    spares a walk: ``shallow``, nothing nests ``MAX_RAW_DEPTH`` deep (the line opens fewer brackets);
-    ``short``, no string is longer than ``MAX_FIELD_CHARS`` (the line is not that long)."""
+    spares a walk: ``shallow``, nothing nests ``MAX_RAW_DEPTH`` deep (the line opens fewer brackets).
+    ``short`` is accepted for the callers of the earlier per-string cut, and means nothing now."""
     kind = update.get("sessionUpdate")
     if not isinstance(kind, str) or kind in SILO_NB_KINDS:
         # A kind only the session writes (a turn's end, a permission decision) is not the agent's to
@@ -95,8 +96,6 @@ def parse_session_update(
         return None
     if not shallow:
         update = cut_depth(update, MAX_RAW_DEPTH, DEPTH_MARKER)
-    if not short:
-        update = cut_long_strings(update)
     text = content = message_id = tool_call = plan = usage = block = None
     if kind in TEXT_KINDS:
         block = update.get("content")

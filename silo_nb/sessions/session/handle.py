@@ -15,9 +15,11 @@ import asyncio
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+import anyio
+
 from silo_nb.acp import AcpConnectionClosed, AcpRpcError
 from silo_nb.sessions.agent_requests import AgentElicitationRequest, AgentPermissionRequest
-from silo_nb.sessions.errors import AgentSessionError
+from silo_nb.sessions.errors import AgentSessionError, no_answer
 from silo_nb.sessions.journal import parse_lines
 from silo_nb.sessions.models import (
     AgentCommand,
@@ -322,8 +324,12 @@ class AgentSessionHandle:
         self._check_live()
         connection = self._core.wiring.connection
         assert connection is not None
+        seconds = self._core.profile.request_timeout
         try:
-            return await connection.rpc.request(method, params)
+            with anyio.fail_after(seconds):
+                return await connection.rpc.request(method, params)
+        except TimeoutError:
+            raise no_answer(self.label, method, seconds) from None
         except AcpConnectionClosed as exc:
             raise AgentSessionError(f"{self.label} is no longer connected: {exc}") from exc
 
@@ -342,7 +348,7 @@ class AgentSessionHandle:
         self._check_live()
         connection = self._core.wiring.connection
         assert connection is not None
-        return await list_sessions(connection, self.label)
+        return await list_sessions(connection, self.label, self._core.profile.request_timeout)
 
     @property
     def can_delete(self) -> bool:

@@ -22,7 +22,6 @@ from silo_nb.sessions.host import SessionRegistry
 from silo_nb.sessions.kinds import SIDE_EFFECT_KINDS
 from silo_nb.sessions.models import AgentCommand, AgentSessionUpdate
 from silo_nb.sessions.parse import (
-    MAX_FIELD_CHARS,
     MAX_RAW_DEPTH,
     MessageIdSynthesizer,
     parse_commands,
@@ -91,7 +90,7 @@ class InboundTraffic:
         an agent may make of a client, each refused when it names another session."""
         core = self._core
         requests = {
-            "session/request_permission": self.on_permission_request,
+            "session/request_permission": self._for_this_session(self.on_permission_request),
             "fs/read_text_file": self._for_this_session(core.files.read),
             "fs/write_text_file": self._for_this_session(core.files.write),
             "terminal/create": self._for_this_session(core.terminals.create),
@@ -153,7 +152,6 @@ class InboundTraffic:
                 update_raw,
                 self._synth,
                 shallow=rpc.nesting_bound <= MAX_RAW_DEPTH,
-                short=rpc.line_bytes <= MAX_FIELD_CHARS,
             )
         else:
             parsed = parse_session_update(update_raw, self._synth)

@@ -7,16 +7,19 @@
 - Connect attaches a writer (and swaps it when a load adopts a new id); dispose releases it, after which
   nothing more is written (its lock may go to another kernel).
 - :attr:`JournalSlot.lines_at_setup` is the journal as it stood when the session was set up (a resumed
-  session's transcript so far), parsed on first use: a restore that never asks costs no parse.
+  session's transcript so far), read back and parsed on first use: a resume that never asks holds
+  nothing of it (the file is append-only, so where it ended is enough).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Any
 
-from silo_nb.sessions.journal import JournalFiles, JournalWriter, parse_lines
+from silo_nb.sessions.errors import AgentSessionError
+from silo_nb.sessions.journal import JournalFiles, JournalWriter, iter_lines, parse_lines
 from silo_nb.sessions.models import AgentSessionUpdate
 
 __all__ = ["MAX_EARLY_UPDATES", "JournalSlot"]
@@ -35,7 +38,8 @@ class JournalSlot:
         self._writer: JournalWriter | None = None
         self._early: list[AgentSessionUpdate] = []
         self._released = False  # the handle let its writer go (disposed): no more lines
-        self._at_setup: tuple[AgentSessionUpdate, ...] | list[str] = ()
+        # What the journal was at set-up: parsed updates, lines, or (file, size) to read them from.
+        self._at_setup: tuple[AgentSessionUpdate, ...] | list[str] | tuple[Path, int] = ()
         self.on_problem: Callable[[str | None], None] | None = None
 
     @property
@@ -87,18 +91,37 @@ class JournalSlot:
     def snapshot_lines(self) -> list[str]:
         return self._writer.snapshot_lines() if self._writer is not None else []
 
-    def set_up(self) -> list[str]:
-        """The handshake is over: the journal as it stands is the session's start (returned as lines)."""
-        lines = self.snapshot_lines() if self._writer is not None else []
-        if self._writer is not None:
-            self._at_setup = lines
-        return lines
+    def set_up(self) -> Iterable[str]:
+        """The handshake is over: the journal as it stands is the session's start (its lines, streamed).
+        Only where it ends is kept (the file is append-only): the lines are read again if asked for."""
+        writer = self._writer
+        if writer is None:
+            return []
+        writer.flush()
+        if writer.pending:  # the file is behind (a full disk): the lines themselves
+            self._at_setup = writer.snapshot_lines()
+            return self._at_setup
+        try:
+            size = self.journals.check(writer.path)
+        except AgentSessionError:  # changed behind the writer meanwhile: what it holds is the start
+            self._at_setup = writer.snapshot_lines()
+            return self._at_setup
+        self._at_setup = (writer.path, size)
+        return iter_lines(writer.path, root=self.journals.data_dir, stop=size)
+
+    def keep_setup_lines(self) -> None:
+        """Parse the start now: the file is about to be rewritten (an in-place resume's load)."""
+        _ = self.lines_at_setup
 
     @property
     def lines_at_setup(self) -> tuple[AgentSessionUpdate, ...]:
-        if isinstance(self._at_setup, list):
-            self._at_setup = tuple(parse_lines(self._at_setup))
-        return self._at_setup
+        start = self._at_setup
+        if isinstance(start, list):
+            self._at_setup = tuple(parse_lines(start))
+        elif isinstance(start, tuple) and start and isinstance(start[0], Path):
+            path, size = start
+            self._at_setup = tuple(parse_lines(iter_lines(path, root=self.journals.data_dir, stop=size)))
+        return self._at_setup  # type: ignore[return-value]
 
     def hand_back(self) -> None:
         """Flush and give the writer back to the journal files (a failed connect, a swap, a dispose)."""

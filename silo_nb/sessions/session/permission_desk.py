@@ -13,6 +13,10 @@
   ``silo_nb.experiments.PermissionPolicy``) can stand in for a listener: it answers at once, and its
   decision line also carries ``decidedBy`` (the rule that chose), so unattended answers are auditable
   beside human ones. Nothing is approved unless a listener or a policy says so.
+- A request that cannot be answered truthfully — no options, or one option id offered twice (a button
+  "Reject" that sends the id of "Allow") — is answered ``cancelled`` at once, asking nobody; a listener
+  or a policy that raises answers it ``cancelled`` at once too. The decision line's ``note`` says why,
+  so the turn shows it (issue 21).
 - silo_nb can ask for itself (:meth:`PermissionDesk.ask_for_client`: a kernel tool's ``run_code``): the
   same request, listeners, policies, buttons and journal lines as an agent's request; ``raw.origin`` is
   ``silo_nb``.
@@ -20,11 +24,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 import anyio
+import anyio.lowlevel
 
 from silo_nb.sessions.agent_requests import AgentPermissionRequest
 from silo_nb.sessions.journal import parse_lines
@@ -43,6 +48,7 @@ class _Pending:
     settled: bool = False
     choice: str | None = None
     by: str | None = None
+    note: str | None = None
 
 
 @runtime_checkable
@@ -71,13 +77,16 @@ class PermissionDesk:
 
     # -- PermissionAnswers (what a request asks of the desk) ----------------------------------------------
 
-    def settle(self, request_id: str, option_id: str | None, *, by: str | None = None) -> None:
+    def settle(
+        self, request_id: str, option_id: str | None, *, by: str | None = None, note: str | None = None
+    ) -> None:
         pending = self._requests.get(request_id)
         if pending is None or pending.settled:
             return
         pending.settled = True
         pending.choice = option_id
         pending.by = by
+        pending.note = note
         pending.answered.set()
 
     def add(
@@ -89,7 +98,12 @@ class PermissionDesk:
         policy = listener
 
         def answer(request: AgentPermissionRequest) -> None:
-            option_id, why = policy.decide(request, cwd)
+            try:
+                option_id, why = policy.decide(request, cwd)
+            except Exception as exc:
+                note = f"the permission policy raised {type(exc).__name__}: {exc}; answered cancelled"
+                self.settle(request.request_id, None, by=type(policy).__name__, note=note)
+                return
             known = any(option.option_id == option_id for option in request.options)
             self.settle(request.request_id, option_id if known else None, by=why)
 
@@ -101,7 +115,7 @@ class PermissionDesk:
 
     # -- the session's side ----------------------------------------------------------------------------
 
-    def continue_after(self, lines: list[str]) -> None:
+    def continue_after(self, lines: Iterable[str]) -> None:
         """Number new requests after the highest a resumed journal already holds, so ids stay unique (only
         the lines that can hold a request are parsed)."""
         for update in parse_lines([line for line in lines if PERMISSION_REQUEST_KIND in line]):
@@ -136,18 +150,36 @@ class PermissionDesk:
             raw=raw,
             request_id=f"silo-permission-{self._count}",
         ).attach_answers(self)
+        # Reading 10,000 options, recording them and showing the request are each one step of the loop,
+        # with the kernel's other work (a cell's 1+1) between them, not one long step.
+        await anyio.lowlevel.checkpoint()
         pending = _Pending(request)
         self._requests[request.request_id] = pending
         self._record(_line(PERMISSION_REQUEST_KIND, request))
         try:
-            self.listeners.emit(request)
+            await anyio.lowlevel.checkpoint()
+            unanswerable = _unanswerable(request)
+            if pending.settled:
+                pass  # cancelled meanwhile: nothing to show
+            elif unanswerable is not None:
+                self.settle(request.request_id, None, note=f"{unanswerable}; answered cancelled")
+            elif (failed := self.listeners.emit_checked(request)) is not None:
+                note = (
+                    f"the on_permission listener raised {type(failed).__name__}: {failed}; answered cancelled"
+                )
+                self.settle(request.request_id, None, note=note)
             if not pending.settled:
                 self._on_blocked()
             await pending.answered.wait()
         finally:
             self.settle(request.request_id, None)
             decision = _line(
-                PERMISSION_DECISION_KIND, request, decided=True, choice=pending.choice, by=pending.by
+                PERMISSION_DECISION_KIND,
+                request,
+                decided=True,
+                choice=pending.choice,
+                by=pending.by,
+                note=pending.note,
             )
             self._record(decision)
             self._on_answered()
@@ -167,6 +199,18 @@ class PermissionDesk:
         return choice if isinstance(choice, str) else None
 
 
+def _unanswerable(request: AgentPermissionRequest) -> str | None:
+    """Why no answer could be sent truthfully (no option to send; an id that names two), or None."""
+    if not request.options:
+        return "the agent offered no options"
+    ids: set[str] = set()
+    for option in request.options:
+        if option.option_id in ids:
+            return f"the agent offered option id {option.option_id!r} twice"
+        ids.add(option.option_id)
+    return None
+
+
 def _line(
     kind: str,
     request: AgentPermissionRequest,
@@ -174,16 +218,31 @@ def _line(
     decided: bool = False,
     choice: str | None = None,
     by: str | None = None,
+    note: str | None = None,
 ) -> AgentSessionUpdate:
     raw: dict[str, Any] = {
         "synthesized": True,
         "requestId": request.request_id,
         "toolCallId": request.tool_call_id,
         "title": request.title,
-        "options": [option.to_json() for option in request.options],
+        # to_json's shape, written out: a request can carry 10,000 options. The request line keeps them all
+        # (the record); a decision only the chosen one, all a reader of it needs (its name and kind).
+        "options": [
+            {"optionId": option.option_id, "name": option.name, "kind": option.kind}
+            for option in (
+                request.options
+                if not decided
+                else [next((o for o in request.options if o.option_id == choice), None)]
+                if choice is not None
+                else []
+            )
+            if option is not None
+        ],
     }
     if decided:
         raw["optionId"] = choice
         if by is not None:
             raw["decidedBy"] = by
+        if note is not None:
+            raw["note"] = note
     return AgentSessionUpdate(kind=kind, tool_call=request.tool_call, raw=raw)

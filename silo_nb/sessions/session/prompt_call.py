@@ -13,7 +13,7 @@ import anyio
 from silo_nb.acp import AcpConnectionClosed, AcpRpcError, AgentConnection
 from silo_nb.sessions.connecting.auth_methods import AuthMethod, is_auth_error
 from silo_nb.sessions.connecting.handshake import sign_in_error
-from silo_nb.sessions.errors import AgentSessionError, AgentSignInError
+from silo_nb.sessions.errors import AgentSessionError, AgentSignInError, no_answer
 from silo_nb.sessions.models import AgentPromptBlock, AgentPromptResult, AgentSessionSummary
 from silo_nb.sessions.parse import parse_session_summary
 from silo_nb.sessions.session.prompt_blocks import wire_block
@@ -106,10 +106,13 @@ class TurnEnd:
             self.outcome, self.details = "cancelled", {"stop_reason": "cancelled", "error": self._note()}
 
 
-async def list_sessions(connection: AgentConnection, label: str) -> list[AgentSessionSummary]:
-    """``session/list`` (no caching, no pagination)."""
+async def list_sessions(connection: AgentConnection, label: str, seconds: float) -> list[AgentSessionSummary]:
+    """``session/list`` (no caching, no pagination), within ``seconds`` (the profile's request_timeout)."""
     try:
-        result = await connection.rpc.request("session/list", {})
+        with anyio.fail_after(seconds):
+            result = await connection.rpc.request("session/list", {})
+    except TimeoutError:
+        raise no_answer(label, "session/list", seconds) from None
     except (AcpRpcError, AcpConnectionClosed) as exc:
         message = exc.agent_message() if isinstance(exc, AcpRpcError) else str(exc)
         raise AgentSessionError(f"{label} could not list its sessions: {message}") from exc

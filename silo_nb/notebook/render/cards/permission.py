@@ -22,10 +22,11 @@ def permission_html(entry: PermissionEntry) -> str:
     rgb = _DECISION_COLOURS.get(labels.permission_decision(entry), styles.GREY)
     shown = f"<i>{esc(outcome)}</i>" if entry.choice is None else f"<b>{esc(outcome)}</b>"
     always = f' <span style="{styles.MUTED}">(always)</span>' if lasting else ""
+    note = f' <span style="{styles.MUTED}">— {esc(entry.note)}</span>' if entry.note else ""
     return (
         f'<div class="silo-permission" style="margin:4px 0;padding:3px 8px;'
         f'border-left:3px solid {styles.rgba(rgb, 0.7)}">'
-        f"{labels.PERMISSION_ICON} Permission: {esc(entry.title)} → {shown}{always}</div>"
+        f"{labels.PERMISSION_ICON} Permission: {esc(entry.title)} → {shown}{always}{note}</div>"
     )
 
 
@@ -33,12 +34,14 @@ def permission_markdown(entry: PermissionEntry) -> str:
     outcome, lasting = labels.permission_outcome(entry)
     shown = f"_{md_escape(outcome)}_" if entry.choice is None else f"**{md_escape(outcome)}**"
     suffix = " (always)" if lasting else ""
-    return f"* {labels.PERMISSION_ICON} Permission: {md_escape(entry.title)} → {shown}{suffix}"
+    note = f" — {md_escape(entry.note)}" if entry.note else ""
+    return f"* {labels.PERMISSION_ICON} Permission: {md_escape(entry.title)} → {shown}{suffix}{note}"
 
 
 def permission_text(entry: PermissionEntry) -> list[str]:
     outcome, lasting = labels.permission_outcome(entry)
-    return [f"permission> {entry.title} → {outcome}{' (always)' if lasting else ''}"]
+    note = f" — {entry.note}" if entry.note else ""
+    return [f"permission> {entry.title} → {outcome}{' (always)' if lasting else ''}{note}"]
 
 
 CARD = Card(PermissionEntry, permission_html, permission_markdown, permission_text)
