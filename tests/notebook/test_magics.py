@@ -300,7 +300,7 @@ async def test_help_is_generated_from_the_declared_arguments(shell: InteractiveS
     assert result.success, result.error_in_exec
     # argparse's usage for each subcommand (options the parser knows, in its own order), then its help.
     help_text = flat(captured.stdout)
-    assert "%silo connect [--as NAME] [--cwd DIR] [--new] [--resume SESSION_ID]" in help_text
+    assert "%silo connect [--as NAME] [--replay SESSION_ID] [--speed SPEED] [--cwd DIR] [--new]" in help_text
     assert "--discard continue in a new agent session, dropping the transcript" in help_text
     assert "%silo set NAME OPTION VALUE" in help_text
     captured, _ = await run(shell, "%%prompt?\n")
@@ -324,7 +324,10 @@ async def test_silo_help_prints_the_usage_of_every_command(shell: InteractiveShe
     ("cell", "expected"),
     [
         ("%silo connect demo --bogus", "UsageError: %silo connect: unrecognized arguments: --bogus"),
-        ("%silo connect", "UsageError: %silo connect: the following arguments are required: PROFILE"),
+        (
+            "%silo connect",
+            "UsageError: %silo connect: name a PROFILE (see %silo profiles), or --replay SESSION_ID.",
+        ),
         ("%silo set demo mode", "UsageError: %silo set: the following arguments are required: VALUE"),
         ("%silo export demo 'chat.md", "UsageError: %silo: No closing quotation"),
         ("%silo cancel -h", "UsageError: %silo cancel: unrecognized arguments: -h"),
