@@ -30,13 +30,18 @@ import contextlib
 import fcntl
 import json
 import os
-import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from silo_nb.sessions.safe_files import check_folder, open_file, read_small_file, replace_file
+from silo_nb.sessions.safe_files import (
+    check_folder,
+    open_file,
+    read_small_file,
+    replace_file,
+    write_named_file,
+)
 
 __all__ = ["CELL_STATUSES", "RunFolder", "atomic_write", "atomic_write_bytes"]
 
@@ -56,24 +61,8 @@ def atomic_write_bytes(path: Path, data: bytes, *, root: Path | None = None) -> 
     """Write ``data`` to ``path`` whole or not at all (0600; with ``root``: see :func:`atomic_write`)."""
     if root is not None:
         replace_file(path, data, root=root, durable=True)
-        return
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)  # 0600
-    try:
-        with os.fdopen(fd, "wb") as file:
-            file.write(data)
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
-    folder = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(folder)
-    finally:
-        os.close(folder)
+    else:  # a path the user named (a report)
+        write_named_file(path, data, durable=True)
 
 
 @dataclass(frozen=True)

@@ -12,10 +12,7 @@
 
 from __future__ import annotations
 
-import contextlib
-import os
 import re
-import tempfile
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
@@ -24,6 +21,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from silo_nb.sessions.profiles import DEMO_PROFILE_ID, AgentProfile, AgentProfilesService, profile_error
+from silo_nb.sessions.safe_files import write_named_file
 
 __all__ = ["add_profile", "profile_toml", "toml_string"]
 
@@ -69,20 +67,7 @@ def profile_toml(entry: Mapping[str, Any]) -> str:
 
 
 def _write_atomically(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    mode = path.stat().st_mode & 0o777 if path.exists() else 0o600
-    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".profiles-", suffix=".toml")
-    try:
-        os.fchmod(fd, mode)
-        with os.fdopen(fd, "w", encoding="utf-8") as stream:
-            stream.write(text)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
+    write_named_file(path, text.encode("utf-8"), durable=True)
 
 
 def add_profile(profiles: AgentProfilesService, entry: Mapping[str, Any]) -> Path:

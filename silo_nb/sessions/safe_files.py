@@ -11,6 +11,8 @@ reached without following a symbolic link, and regular.
 - Files are opened relative to their folder's descriptor with ``O_NOFOLLOW | O_NONBLOCK`` (a FIFO never
   blocks the opener; a link fails) and checked with ``fstat``: anything but a regular file is refused
   (:class:`NotRegularFileError`). New files are 0600; an existing file of ours that is looser is made 0600.
+- A file the *user* names (an export, a report, their profiles file) has no root: :func:`write_named_file`
+  writes it whole or not at all, a link at its path replaced, never followed.
 - Both errors are ``PermissionError``s (``OSError``): whoever already copes with a file that cannot be
   opened copes with these, and their message is the one line to show.
 """
@@ -35,6 +37,7 @@ __all__ = [
     "read_small_file",
     "remove_file",
     "replace_file",
+    "write_named_file",
 ]
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC
@@ -237,3 +240,39 @@ def remove_file(path: Path, *, root: Path) -> bool:
     except FileNotFoundError:
         return False
     return True
+
+
+def write_named_file(path: Path, data: bytes, *, durable: bool = False) -> None:
+    """Write ``path`` — a file the user named, anywhere — whole or not at all: a temporary file in its
+    folder, then a rename over it (a link at ``path`` is replaced, never followed). A regular file already
+    there keeps the mode its owner gave it; a new one is 0600 (it may hold prompts). ``durable``: the file
+    and its folder synced too."""
+    try:
+        info = os.lstat(path)
+        mode = stat.S_IMODE(info.st_mode) if stat.S_ISREG(info.st_mode) else 0o600
+    except FileNotFoundError:
+        mode = 0o600
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temp = path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp"
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _FILE_FLAGS, 0o600)
+    try:
+        try:
+            os.fchmod(fd, mode)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            if durable:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(temp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
+    if durable:
+        folder = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(folder)
+        finally:
+            os.close(folder)

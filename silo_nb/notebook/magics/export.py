@@ -11,10 +11,6 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
-import os
-import stat
-import tempfile
 from pathlib import Path
 
 from IPython.core.error import UsageError
@@ -23,6 +19,7 @@ from silo_nb.notebook.magics.args import argument, magic_arguments
 from silo_nb.notebook.magics.connections import NotebookSession
 from silo_nb.notebook.render.page import page_html, page_markdown
 from silo_nb.sessions.parse import session_title
+from silo_nb.sessions.safe_files import write_named_file
 
 __all__ = ["export_command", "write_export"]
 
@@ -31,24 +28,10 @@ _MARKDOWN = (".md", ".markdown")
 
 
 def write_export(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` atomically (temp file in the same folder, then rename: a link at ``path``
-    is replaced, never followed). A new page is 0600 (a transcript holds your prompts); a file already
-    there keeps the mode its owner gave it."""
-    try:
-        info = os.lstat(path)
-        mode = stat.S_IMODE(info.st_mode) if stat.S_ISREG(info.st_mode) else 0o600
-    except FileNotFoundError:
-        mode = 0o600
-    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".part")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as stream:
-            os.fchmod(stream.fileno(), mode)
-            stream.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
+    """Write ``text`` to ``path`` whole (``safe_files.write_named_file``: a link at ``path`` is replaced,
+    never followed; a new page is 0600, since a transcript holds your prompts; a file already there keeps
+    the mode its owner gave it)."""
+    write_named_file(path, text.encode("utf-8", "backslashreplace"))
 
 
 @magic_arguments("silo export")
