@@ -297,3 +297,10 @@ def test_module_names_are_unique_across_the_package() -> None:
             continue
         seen.setdefault(path.name.lstrip("_"), []).append(str(path.relative_to(PACKAGE)))
     assert {name: paths for name, paths in seen.items() if len(paths) > 1} == {}
+
+
+def test_installed_packages_are_never_tracked() -> None:
+    """``tests/node/node_modules`` (npm's) is installed by ``.ci/setup``; tracked — even as a symlink into a
+    checkout — a merge replaces the installed agents with it (git treats ignored files as expendable)."""
+    tracked = _run("git", "-C", str(ROOT), "ls-files", "tests/node/node_modules", ".venv")
+    assert tracked.returncode == 0 and tracked.stdout == "", tracked.stdout

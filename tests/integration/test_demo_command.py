@@ -67,13 +67,13 @@ def test_extras_are_installed_on_demand_and_an_up_to_date_venv_is_reused_without
     assert demo(checkout, "notebooks/01-quickstart.ipynb") == []  # the stamp: nothing changed
     assert demo(checkout) == []  # the default notebook is the quickstart
     more = demo(checkout, "--out", "build/x", "notebooks/05-experiments.ipynb", "--once")
-    assert len(more) == 1 and more[0].endswith("-e .[demo,frame]"), more  # its metadata names frame
+    assert len(more) == 1 and more[0].endswith("-e .[demo,frame,view]"), more  # its metadata: frame, view
     assert demo(checkout, "notebooks/02-data-science.ipynb") == []  # frame is there now
     assert demo(checkout, "notebooks/01-quickstart.ipynb") == []
     with (checkout / "pyproject.toml").open("a") as f:
         f.write("\n# a change\n")
     again = demo(checkout, "notebooks/01-quickstart.ipynb")
-    assert len(again) == 1 and again[0].endswith("-e .[demo,frame]"), again  # what was there, again
+    assert len(again) == 1 and again[0].endswith("-e .[demo,frame,view]"), again  # what was there, again
 
 
 def test_every_notebook_but_the_real_agents_one_names_the_extras_it_imports() -> None:
