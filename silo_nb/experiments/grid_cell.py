@@ -145,7 +145,7 @@ async def run_cell(spec: CellSpec) -> CellResult:
         result.timings["diff_s"] = round(time.monotonic() - mark, 4)
         if spec.scorers:
             mark = time.monotonic()
-            await _score(spec, result, work, journal)
+            await _score(spec, result, work, journal, folder / "score")
             result.timings["score_s"] = round(time.monotonic() - mark, 4)
         if spec.keep_to:
             result.workdir = await anyio.to_thread.run_sync(_keep, work, spec.keep_to)
@@ -190,11 +190,12 @@ def _keep(work: str, target: str) -> str:
     return target
 
 
-async def _score(spec: CellSpec, result: CellResult, work: str, journal: Path | None) -> None:
-    """The cell's scorers on its working copy, here (a Dask worker too); never fails the cell."""
+async def _score(spec: CellSpec, result: CellResult, work: str, journal: Path | None, folder: Path) -> None:
+    """The cell's scorers on its working copy, here (a Dask worker too); never fails the cell. ``folder``
+    is inside the cell's locked folder, so a process killed while scoring leaves it to the next sweep."""
     assert spec.scorers is not None
-    folder = Path(tempfile.mkdtemp(prefix="silo-grid-score-"))
     try:
+        folder.mkdir(mode=0o700)
         if journal is None or not journal.is_file():  # no session: the scorers still get a (empty) journal
             journal = folder / "journal.jsonl"
             journal.write_text("".join(line + "\n" for line in result.lines), encoding="utf-8")

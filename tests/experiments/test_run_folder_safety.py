@@ -208,3 +208,44 @@ def test_temporary_folders_of_a_grid_killed_with_kill_9_are_swept_by_the_next_ru
         )
     )
     assert not (grid_folders() - before) & left
+
+
+KILLED_WHILE_SCORING = """
+import anyio, pathlib, sys, time, silo_nb
+def slow_scorer(run):
+    pathlib.Path(sys.argv[2]).write_text("scoring")
+    time.sleep(60)
+    return 1.0
+async def main():
+    await silo_nb.run_grid(["hello"], name="scored", folder=sys.argv[1], config_dirs=[], progress=False,
+                           timeout=60, scorers={"slow": slow_scorer}, score_timeout=90)
+anyio.run(main)
+"""
+
+
+def test_a_grid_killed_while_scoring_leaves_nothing_the_next_run_does_not_sweep(
+    quiet_demo: Path, tmp_path: Path
+) -> None:
+    before = grid_folders()
+    marker = tmp_path / "scoring"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    script = textwrap.dedent(KILLED_WHILE_SCORING)
+    child = subprocess.Popen([sys.executable, "-c", script, str(quiet_demo / "runs"), str(marker)], env=env)
+    try:
+        deadline = time.monotonic() + 60
+        while not marker.exists():
+            assert child.poll() is None and time.monotonic() < deadline, "the scorer never ran"
+            time.sleep(0.05)
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=10)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    left = grid_folders() - before
+    assert left, "the killed run left its cell's folder (what the next run must sweep)"
+    anyio.run(
+        lambda: run_grid(
+            ["hello there"], name="next", folder=quiet_demo / "runs", config_dirs=[], progress=False
+        )
+    )
+    assert not (grid_folders() - before) & left  # what it was scoring in went with its cell's folder
