@@ -204,7 +204,8 @@ def test_a_request_with_ten_thousand_options_shows_a_bounded_row(comms: list[Sen
     row = PermissionRow(request)
     assert len(row.buttons) == MAX_OPTION_BUTTONS
     assert f"{10_000 - MAX_OPTION_BUTTONS:,} more options" in row.more_html.value
-    assert len(comms) < 5 * MAX_OPTION_BUTTONS  # bounded widgets, whatever the agent sent
+    # bounded widgets, whatever the agent sent: one per button (the buttons share a layout and a style)
+    assert len(comms) <= MAX_OPTION_BUTTONS + 10
     assert row.choose("o9999") and responses == ["o9999"]
     assert "Option 9999" in row.status_html.value
 

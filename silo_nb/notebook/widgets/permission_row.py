@@ -90,7 +90,11 @@ class PermissionRow(ipw.HBox):  # type: ignore[misc]  # ipywidgets is untyped
         self.request = request
         self._on_answer = on_answer
         self._reported = False
+        # One Layout and one style for every button, and for the row's three texts: each is a widget of
+        # its own (a comm the front end opens), so sharing them sends 4 such widgets instead of 2 a piece.
+        button_layout, button_look = ipw.Layout(width="auto"), ipw.ButtonStyle()
         self.title_html: Any = ipw.HTML(value=f"<b>Permission:</b> {esc(request.title)}")
+        text_layout, text_look = self.title_html.layout, self.title_html.style
         self.buttons: dict[str, Any] = {}
         for option in request.options[:MAX_OPTION_BUTTONS]:
             button = ipw.Button(
@@ -98,7 +102,8 @@ class PermissionRow(ipw.HBox):  # type: ignore[misc]  # ipywidgets is untyped
                 + (LASTING_MARKER if is_lasting(option) and "always" not in option.name.lower() else ""),
                 button_style=_style(option),
                 tooltip=_tooltip(option),
-                layout=ipw.Layout(width="auto"),
+                layout=button_layout,
+                style=button_look,
             )
             button.on_click(lambda _button, option_id=option.option_id: self._clicked(option_id))
             self.buttons[option.option_id] = button
@@ -107,9 +112,11 @@ class PermissionRow(ipw.HBox):  # type: ignore[misc]  # ipywidgets is untyped
             value=f'<span style="{styles.FAINT_TEXT}">… {hidden:,} more options not shown — answer from '
             "Python: <code>handle.pending_permissions[0].respond(option_id)</code></span>"
             if hidden
-            else ""
+            else "",
+            layout=text_layout,
+            style=text_look,
         )
-        self.status_html: Any = ipw.HTML(value="")
+        self.status_html: Any = ipw.HTML(value="", layout=text_layout, style=text_look)
         code = code_of(request)
         self.code_html: Any = (
             ipw.HTML(
