@@ -184,30 +184,35 @@ def grid_folders() -> set[str]:
     return {p.name for p in Path(tempfile.gettempdir()).glob("silo-grid-*")}
 
 
-def test_temporary_folders_of_a_grid_killed_with_kill_9_are_swept_by_the_next_run(quiet_demo: Path) -> None:
+def kill_9_then_run_again(runs: Path, script: str, *args: str, when: Any, waiting_for: str) -> None:
+    """Run ``script`` (a grid) in a child, SIGKILL it once ``when()`` holds, check it left a cell folder,
+    run another grid in ``runs``, and check that one swept what the killed one left."""
     before = grid_folders()
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    child = subprocess.Popen(
-        [sys.executable, "-c", textwrap.dedent(KILLED), str(quiet_demo / "runs")], env=env
-    )
+    child = subprocess.Popen([sys.executable, "-c", textwrap.dedent(script), str(runs), *args], env=env)
     try:
         deadline = time.monotonic() + 60
-        while not grid_folders() - before:
-            assert child.poll() is None and time.monotonic() < deadline, "no cell started"
+        while not when(before):
+            assert child.poll() is None and time.monotonic() < deadline, waiting_for
             time.sleep(0.05)
-        child.send_signal(signal.SIGKILL)
+        child.send_signal(signal.SIGKILL)  # the kernel dies: no finally, no cleanup of its own
         child.wait(timeout=10)
     finally:
         if child.poll() is None:
             child.kill()
     left = grid_folders() - before
     assert left, "the killed run left its cell's folder (what the next run must sweep)"
-    anyio.run(
-        lambda: run_grid(
-            ["hello there"], name="next", folder=quiet_demo / "runs", config_dirs=[], progress=False
-        )
-    )
+    anyio.run(lambda: run_grid(["hello there"], name="next", folder=runs, config_dirs=[], progress=False))
     assert not (grid_folders() - before) & left
+
+
+def test_temporary_folders_of_a_grid_killed_with_kill_9_are_swept_by_the_next_run(quiet_demo: Path) -> None:
+    kill_9_then_run_again(
+        quiet_demo / "runs",
+        KILLED,
+        when=lambda before: grid_folders() - before,
+        waiting_for="no cell started",
+    )
 
 
 KILLED_WHILE_SCORING = """
@@ -226,26 +231,12 @@ anyio.run(main)
 def test_a_grid_killed_while_scoring_leaves_nothing_the_next_run_does_not_sweep(
     quiet_demo: Path, tmp_path: Path
 ) -> None:
-    before = grid_folders()
+    """What the killed grid was scoring in goes with its cell's folder (a scoring folder apart leaked)."""
     marker = tmp_path / "scoring"
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    script = textwrap.dedent(KILLED_WHILE_SCORING)
-    child = subprocess.Popen([sys.executable, "-c", script, str(quiet_demo / "runs"), str(marker)], env=env)
-    try:
-        deadline = time.monotonic() + 60
-        while not marker.exists():
-            assert child.poll() is None and time.monotonic() < deadline, "the scorer never ran"
-            time.sleep(0.05)
-        child.send_signal(signal.SIGKILL)
-        child.wait(timeout=10)
-    finally:
-        if child.poll() is None:
-            child.kill()
-    left = grid_folders() - before
-    assert left, "the killed run left its cell's folder (what the next run must sweep)"
-    anyio.run(
-        lambda: run_grid(
-            ["hello there"], name="next", folder=quiet_demo / "runs", config_dirs=[], progress=False
-        )
+    kill_9_then_run_again(
+        quiet_demo / "runs",
+        KILLED_WHILE_SCORING,
+        str(marker),
+        when=lambda _before: marker.exists(),
+        waiting_for="the scorer never ran",
     )
-    assert not (grid_folders() - before) & left  # what it was scoring in went with its cell's folder
