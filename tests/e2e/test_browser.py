@@ -22,6 +22,7 @@ import os
 import re
 import shutil
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -125,6 +126,41 @@ class Screens:
             shutil.copy2(path, ARTIFACTS / path.name)
 
 
+@contextlib.contextmanager
+def lab_in_chromium(
+    root: Path, tmp_path: Path, screens: Screens, *, delay: str, viewport: tuple[int, int], failure: str
+) -> Iterator[tuple[LabServer, Any]]:
+    """JupyterLab on ``root`` (the demo agent paced by ``delay``) and a headless chromium page on it; a
+    screenshot named ``failure`` if the body raises; the screenshots kept (see :class:`Screens`)."""
+    from playwright.sync_api import sync_playwright
+
+    env = {
+        "SILO_NB_DATA_DIR": str(tmp_path / "silo-data"),
+        "SILO_NB_DEMO_STATE_DIR": str(tmp_path / "demo-state"),
+        "SILO_NB_DEMO_DELAY": delay,
+        "PYDEVD_DISABLE_FILE_VALIDATION": "1",
+    }
+    with lab_server(root, tmp_path / "lab", env) as server, sync_playwright() as pw:
+        context = pw.chromium.launch_persistent_context(
+            str(tmp_path / "chromium-profile"),
+            executable_path=str(CHROMIUM),
+            headless=True,
+            args=CHROMIUM_FLAGS,
+            viewport={"width": viewport[0], "height": viewport[1]},
+        )
+        context.set_default_timeout(WAIT_MS)
+        page = context.pages[0] if context.pages else context.new_page()
+        try:
+            yield server, page
+        except BaseException:
+            with contextlib.suppress(Exception):  # what the page looked like when it failed
+                screens.shoot(page, failure)
+            raise
+        finally:
+            context.close()
+            screens.keep()
+
+
 def wait_done(cell: Any) -> None:
     from playwright.sync_api import expect
 
@@ -171,7 +207,7 @@ def shoot_cell(page: Any, screens: Screens, cell: Any, name: str) -> None:
 
 def test_quickstart_in_a_real_browser(tmp_path: Path) -> None:
     require_browser_stack()
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     root = tmp_path / "work"
     root.mkdir()
@@ -182,112 +218,91 @@ def test_quickstart_in_a_real_browser(tmp_path: Path) -> None:
     tests_at = code_index(sources, lambda s: s.startswith("%%prompt") and "run the tests" in s.lower())
     figure_at = code_index(sources, lambda s: s.startswith("%%prompt --attach fig"))
     stop_at = sources.index(STOP_PROMPT)
-    env = {
-        "SILO_NB_DATA_DIR": str(tmp_path / "silo-data"),
-        "SILO_NB_DEMO_STATE_DIR": str(tmp_path / "demo-state"),
-        "SILO_NB_DEMO_DELAY": "0.02",
-        "PYDEVD_DISABLE_FILE_VALIDATION": "1",
-    }
     screens = Screens(tmp_path / "artifacts")
-    with lab_server(root, tmp_path / "lab", env) as server, sync_playwright() as pw:
-        context = pw.chromium.launch_persistent_context(
-            str(tmp_path / "chromium-profile"),
-            executable_path=str(CHROMIUM),
-            headless=True,
-            args=CHROMIUM_FLAGS,
-            viewport={"width": 1280, "height": 1100},
-        )
-        context.set_default_timeout(WAIT_MS)
-        page = context.pages[0] if context.pages else context.new_page()
+    with lab_in_chromium(
+        root, tmp_path, screens, delay="0.02", viewport=(1280, 1100), failure="failure.png"
+    ) as (server, page):
         cells = page.locator(".jp-Notebook .jp-Cell")
-        try:
-            open_notebook(page, server)
-            wait_kernel_idle(page)
-            run_all(page)
+        open_notebook(page, server)
+        wait_kernel_idle(page)
+        run_all(page)
 
-            # The turn that edits a file asks first: its buttons show while the cell still runs.
-            edit = cells.nth(edit_at)
-            allow = edit.get_by_role("button", name="Allow once", exact=True)
-            allow.wait_for(state="visible", timeout=WAIT_MS)
-            expect(edit.locator(".jp-InputPrompt")).to_have_text("[*]:")
-            expect(edit.get_by_role("button", name="Reject", exact=True)).to_be_visible()
-            shoot_cell(page, screens, edit, "1-permission-while-running.png")
-            allow.click()
-            wait_done(edit)
-            expect(edit.locator(".jp-Cell-outputArea")).to_contain_text("Edited notes.md.")
-            expect(edit.locator(".jp-Cell-outputArea .jupyter-widgets")).to_have_count(0)  # static now
-            shoot_cell(page, screens, edit, "2-finished-transcript.png")
+        # The turn that edits a file asks first: its buttons show while the cell still runs.
+        edit = cells.nth(edit_at)
+        allow = edit.get_by_role("button", name="Allow once", exact=True)
+        allow.wait_for(state="visible", timeout=WAIT_MS)
+        expect(edit.locator(".jp-InputPrompt")).to_have_text("[*]:")
+        expect(edit.get_by_role("button", name="Reject", exact=True)).to_be_visible()
+        shoot_cell(page, screens, edit, "1-permission-while-running.png")
+        allow.click()
+        wait_done(edit)
+        expect(edit.locator(".jp-Cell-outputArea")).to_contain_text("Edited notes.md.")
+        expect(edit.locator(".jp-Cell-outputArea .jupyter-widgets")).to_have_count(0)  # static now
+        shoot_cell(page, screens, edit, "2-finished-transcript.png")
 
-            # The agent asks before a risky step: a form inside the running turn.
-            risky = cells.nth(risky_at)
-            submit = risky.get_by_role("button", name="Submit", exact=True)
-            submit.wait_for(state="visible", timeout=WAIT_MS)
-            expect(risky.locator(".jp-InputPrompt")).to_have_text("[*]:")
-            expect(risky.locator(".jp-Cell-outputArea")).to_contain_text("waiting for your answer")
-            form = risky.locator(".jp-Cell-outputArea")  # not the cell's editor, also a textbox
-            form.get_by_role("checkbox").first.check()
-            form.get_by_role("textbox").first.fill("from the browser")
-            form.get_by_role("textbox").first.press("Tab")  # the text widget syncs its value
-            shoot_cell(page, screens, risky, "2b-question-while-running.png")
-            submit.click()
-            wait_done(risky)
-            expect(risky.locator(".jp-Cell-outputArea")).to_contain_text("You said yes (from the browser)")
+        # The agent asks before a risky step: a form inside the running turn.
+        risky = cells.nth(risky_at)
+        submit = risky.get_by_role("button", name="Submit", exact=True)
+        submit.wait_for(state="visible", timeout=WAIT_MS)
+        expect(risky.locator(".jp-InputPrompt")).to_have_text("[*]:")
+        expect(risky.locator(".jp-Cell-outputArea")).to_contain_text("waiting for your answer")
+        form = risky.locator(".jp-Cell-outputArea")  # not the cell's editor, also a textbox
+        form.get_by_role("checkbox").first.check()
+        form.get_by_role("textbox").first.fill("from the browser")
+        form.get_by_role("textbox").first.press("Tab")  # the text widget syncs its value
+        shoot_cell(page, screens, risky, "2b-question-while-running.png")
+        submit.click()
+        wait_done(risky)
+        expect(risky.locator(".jp-Cell-outputArea")).to_contain_text("You said yes (from the browser)")
 
-            # The last turn waits for a permission too: its Stop button cancels it.
-            stopped = cells.nth(stop_at)
-            stopped.get_by_role("button", name="Allow once", exact=True).wait_for(state="visible")
-            stopped.locator("button.widget-button", has_text=re.compile(r"^\s*Stop\s*$")).click()
-            stopped_output = stopped.locator(".jp-Cell-outputArea")
-            expect(stopped_output).to_contain_text("cancelled", timeout=WAIT_MS)
-            expect(stopped_output).not_to_contain_text("Traceback")
+        # The last turn waits for a permission too: its Stop button cancels it.
+        stopped = cells.nth(stop_at)
+        stopped.get_by_role("button", name="Allow once", exact=True).wait_for(state="visible")
+        stopped.locator("button.widget-button", has_text=re.compile(r"^\s*Stop\s*$")).click()
+        stopped_output = stopped.locator(".jp-Cell-outputArea")
+        expect(stopped_output).to_contain_text("cancelled", timeout=WAIT_MS)
+        expect(stopped_output).not_to_contain_text("Traceback")
 
-            last = cells.nth(len(sources) - 1)
-            wait_done(last)
-            expect(last.locator(".jp-Cell-outputArea")).to_contain_text("disconnected demo")
+        last = cells.nth(len(sources) - 1)
+        wait_done(last)
+        expect(last.locator(".jp-Cell-outputArea")).to_contain_text("disconnected demo")
 
-            page.keyboard.press("Escape")
-            page.keyboard.press("Control+s")
-            nb = wait_for_saved(notebook, len(sources) - 1, "disconnected demo")
-            for index, cell in enumerate(nb["cells"]):
-                for output in cell.get("outputs", []):
-                    assert WIDGET_VIEW not in output.get("data", {}), (index, cell["source"])
+        page.keyboard.press("Escape")
+        page.keyboard.press("Control+s")
+        nb = wait_for_saved(notebook, len(sources) - 1, "disconnected demo")
+        for index, cell in enumerate(nb["cells"]):
+            for output in cell.get("outputs", []):
+                assert WIDGET_VIEW not in output.get("data", {}), (index, cell["source"])
 
-            for session in server.api("GET", "sessions"):
-                if session["path"] == NOTEBOOK:
-                    server.api("DELETE", f"sessions/{session['id']}")
-            assert server.api("GET", "kernels") == []
+        for session in server.api("GET", "sessions"):
+            if session["path"] == NOTEBOOK:
+                server.api("DELETE", f"sessions/{session['id']}")
+        assert server.api("GET", "kernels") == []
 
-            reopen_without_kernel(page, server)
-            expect(kernel_status(page)).to_have_text(re.compile(r"^No Kernel \| "), timeout=WAIT_MS)
-            reopened = page.locator(".jp-Notebook .jp-Cell")
-            expect(reopened.nth(edit_at).locator(".silo-transcript")).to_contain_text("Edited notes.md.")
-            expect(reopened.nth(connect_at).locator(".silo-panel")).to_contain_text("Silo demo agent")
-            for index, source in enumerate(sources):
-                output = reopened.nth(index).locator(".jp-Cell-outputArea")
-                if source.startswith("%%prompt"):
-                    expect(output.locator(".silo-transcript")).to_have_count(1)
-                if source.startswith("%silo agents"):
-                    expect(output.locator(".silo-agents")).to_have_count(1)
-            expect(reopened.nth(stop_at).locator(".silo-transcript")).to_contain_text("cancelled")
-            # text_content: the DOM's text, also of cells JupyterLab has not painted (off screen).
-            notebook_text = page.locator(".jp-Notebook").text_content() or ""
-            for marker in UNREADABLE:
-                assert marker not in notebook_text, marker
-            shoot_cell(page, screens, reopened.nth(edit_at), "3-reopened-without-kernel.png")
-            terminal = reopened.nth(tests_at).locator(".silo-transcript")
-            expect(terminal).to_contain_text("3 passed in 0.01s")  # the terminal's output, in its tool call
-            shoot_cell(page, screens, reopened.nth(tests_at), "3b-reopened-terminal-output.png")
-            expect(reopened.nth(figure_at).locator("img.silo-thumbnail")).to_have_count(1)
-            shoot_cell(page, screens, reopened.nth(figure_at), "3c-reopened-figure-thumbnail.png")
-            shoot_cell(page, screens, reopened.nth(connect_at), "4-reopened-session-panel.png")
-            assert server.api("GET", "kernels") == []
-        except BaseException:
-            with contextlib.suppress(Exception):  # what the page looked like when it failed
-                screens.shoot(page, "failure.png")
-            raise
-        finally:
-            context.close()
-            screens.keep()
+        reopen_without_kernel(page, server)
+        expect(kernel_status(page)).to_have_text(re.compile(r"^No Kernel \| "), timeout=WAIT_MS)
+        reopened = page.locator(".jp-Notebook .jp-Cell")
+        expect(reopened.nth(edit_at).locator(".silo-transcript")).to_contain_text("Edited notes.md.")
+        expect(reopened.nth(connect_at).locator(".silo-panel")).to_contain_text("Silo demo agent")
+        for index, source in enumerate(sources):
+            output = reopened.nth(index).locator(".jp-Cell-outputArea")
+            if source.startswith("%%prompt"):
+                expect(output.locator(".silo-transcript")).to_have_count(1)
+            if source.startswith("%silo agents"):
+                expect(output.locator(".silo-agents")).to_have_count(1)
+        expect(reopened.nth(stop_at).locator(".silo-transcript")).to_contain_text("cancelled")
+        # text_content: the DOM's text, also of cells JupyterLab has not painted (off screen).
+        notebook_text = page.locator(".jp-Notebook").text_content() or ""
+        for marker in UNREADABLE:
+            assert marker not in notebook_text, marker
+        shoot_cell(page, screens, reopened.nth(edit_at), "3-reopened-without-kernel.png")
+        terminal = reopened.nth(tests_at).locator(".silo-transcript")
+        expect(terminal).to_contain_text("3 passed in 0.01s")  # the terminal's output, in its tool call
+        shoot_cell(page, screens, reopened.nth(tests_at), "3b-reopened-terminal-output.png")
+        expect(reopened.nth(figure_at).locator("img.silo-thumbnail")).to_have_count(1)
+        shoot_cell(page, screens, reopened.nth(figure_at), "3c-reopened-figure-thumbnail.png")
+        shoot_cell(page, screens, reopened.nth(connect_at), "4-reopened-session-panel.png")
+        assert server.api("GET", "kernels") == []
 
 
 RESULTS_NOTEBOOK = "results.ipynb"
@@ -310,7 +325,7 @@ def test_the_results_view_and_the_report_in_a_real_browser(tmp_path: Path) -> No
     """A scored grid's results view (itables' table: search, a click opens a cell's transcript) and its
     report page, both looked at in chromium."""
     require_browser_stack()
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     root = tmp_path / "work"
     shutil.copytree(ROOT / "notebooks" / "data", root / "data")
@@ -322,61 +337,40 @@ def test_the_results_view_and_the_report_in_a_real_browser(tmp_path: Path) -> No
     }
     nb.cells = [nbformat.v4.new_code_cell(source) for source in RESULTS_CELLS]
     nbformat.write(nb, root / RESULTS_NOTEBOOK)
-    env = {
-        "SILO_NB_DATA_DIR": str(tmp_path / "silo-data"),
-        "SILO_NB_DEMO_STATE_DIR": str(tmp_path / "demo-state"),
-        "SILO_NB_DEMO_DELAY": "0",
-        "PYDEVD_DISABLE_FILE_VALIDATION": "1",
-    }
     screens = Screens(tmp_path / "artifacts")
-    with lab_server(root, tmp_path / "lab", env) as server, sync_playwright() as pw:
-        context = pw.chromium.launch_persistent_context(
-            str(tmp_path / "chromium-profile"),
-            executable_path=str(CHROMIUM),
-            headless=True,
-            args=CHROMIUM_FLAGS,
-            viewport={"width": 1280, "height": 1100},
-        )
-        context.set_default_timeout(WAIT_MS)
-        page = context.pages[0] if context.pages else context.new_page()
+    with lab_in_chromium(
+        root, tmp_path, screens, delay="0", viewport=(1280, 1100), failure="failure-results.png"
+    ) as (server, page):
         cells = page.locator(".jp-Notebook .jp-Cell")
-        try:
-            page.goto(server.url(f"lab/tree/{RESULTS_NOTEBOOK}"), timeout=WAIT_MS)
-            cells.first.wait_for(timeout=WAIT_MS)
-            wait_kernel_idle(page)
-            run_all(page)
-            wait_done(cells.nth(len(RESULTS_CELLS) - 1))
-            expect(cells.nth(2).locator(".jp-Cell-outputArea")).to_contain_text("report.html")
+        page.goto(server.url(f"lab/tree/{RESULTS_NOTEBOOK}"), timeout=WAIT_MS)
+        cells.first.wait_for(timeout=WAIT_MS)
+        wait_kernel_idle(page)
+        run_all(page)
+        wait_done(cells.nth(len(RESULTS_CELLS) - 1))
+        expect(cells.nth(2).locator(".jp-Cell-outputArea")).to_contain_text("report.html")
 
-            view = cells.nth(1).locator(".jp-Cell-outputArea")
-            rows = view.locator("table.dataTable tbody tr")
-            expect(rows).to_have_count(4, timeout=WAIT_MS)  # the itables table drew every cell
-            search = view.locator("input[type='search']")
-            search.fill("smart")
-            expect(rows).to_have_count(2)  # DataTables' search filters the cells
-            search.fill("")
-            expect(rows).to_have_count(4)
-            rows.filter(has_text="p1-demo-c0-r0").click()  # a click opens that cell's page
-            chosen = view.locator(".silo-grid-cell[data-cell='p1-demo-c0-r0']")
-            expect(chosen.locator(".silo-transcript")).to_contain_text("fix median in stats.py")
-            expect(chosen).to_contain_text("FAIL median")  # the check's output, kept
-            shoot_cell(page, screens, cells.nth(1), "5-results-view.png")
-            notebook_text = page.locator(".jp-Notebook").text_content() or ""
-            for marker in UNREADABLE:
-                assert marker not in notebook_text, marker
+        view = cells.nth(1).locator(".jp-Cell-outputArea")
+        rows = view.locator("table.dataTable tbody tr")
+        expect(rows).to_have_count(4, timeout=WAIT_MS)  # the itables table drew every cell
+        search = view.locator("input[type='search']")
+        search.fill("smart")
+        expect(rows).to_have_count(2)  # DataTables' search filters the cells
+        search.fill("")
+        expect(rows).to_have_count(4)
+        rows.filter(has_text="p1-demo-c0-r0").click()  # a click opens that cell's page
+        chosen = view.locator(".silo-grid-cell[data-cell='p1-demo-c0-r0']")
+        expect(chosen.locator(".silo-transcript")).to_contain_text("fix median in stats.py")
+        expect(chosen).to_contain_text("FAIL median")  # the check's output, kept
+        shoot_cell(page, screens, cells.nth(1), "5-results-view.png")
+        notebook_text = page.locator(".jp-Notebook").text_content() or ""
+        for marker in UNREADABLE:
+            assert marker not in notebook_text, marker
 
-            page.goto((root / "report.html").as_uri(), timeout=WAIT_MS)
-            sections = page.locator("details.silo-cell")
-            expect(sections).to_have_count(4)
-            sections.first.locator(":scope > summary").click()
-            expect(sections.first.locator(".silo-transcript")).to_be_visible()
-            page.locator("#silo-filter").fill("smart")
-            expect(page.locator("table.silo-cells tbody tr:visible")).to_have_count(2)
-            screens.shoot(page, "6-report.png")
-        except BaseException:
-            with contextlib.suppress(Exception):
-                screens.shoot(page, "failure-results.png")
-            raise
-        finally:
-            context.close()
-            screens.keep()
+        page.goto((root / "report.html").as_uri(), timeout=WAIT_MS)
+        sections = page.locator("details.silo-cell")
+        expect(sections).to_have_count(4)
+        sections.first.locator(":scope > summary").click()
+        expect(sections.first.locator(".silo-transcript")).to_be_visible()
+        page.locator("#silo-filter").fill("smart")
+        expect(page.locator("table.silo-cells tbody tr:visible")).to_have_count(2)
+        screens.shoot(page, "6-report.png")

@@ -11,18 +11,17 @@ SILO_NB_KEEP_SCREENSHOTS=1).
 
 from __future__ import annotations
 
-import contextlib
 import json
 from pathlib import Path
 
 import nbformat
 import pytest
 
-from tests.e2e.lab import CHROMIUM, CHROMIUM_FLAGS, lab_server, require_browser_stack
+from tests.e2e.lab import require_browser_stack
 from tests.e2e.test_browser import (
     NOTEBOOK,
-    WAIT_MS,
     Screens,
+    lab_in_chromium,
     open_notebook,
     run_all,
     wait_done,
@@ -70,28 +69,15 @@ def write_notebook(folder: Path) -> None:
 
 def test_readability_in_a_real_browser(tmp_path: Path) -> None:
     require_browser_stack()
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     root = tmp_path / "work"
     root.mkdir()
     write_notebook(root)
-    env = {
-        "SILO_NB_DATA_DIR": str(tmp_path / "silo-data"),
-        "SILO_NB_DEMO_STATE_DIR": str(tmp_path / "demo-state"),
-        "SILO_NB_DEMO_DELAY": "0.01",
-        "PYDEVD_DISABLE_FILE_VALIDATION": "1",
-    }
     screens = Screens(tmp_path / "artifacts")
-    with lab_server(root, tmp_path / "lab", env) as server, sync_playwright() as pw:
-        context = pw.chromium.launch_persistent_context(
-            str(tmp_path / "chromium-profile"),
-            executable_path=str(CHROMIUM),
-            headless=True,
-            args=CHROMIUM_FLAGS,
-            viewport={"width": 1100, "height": 900},
-        )
-        context.set_default_timeout(WAIT_MS)
-        page = context.pages[0] if context.pages else context.new_page()
+    with lab_in_chromium(
+        root, tmp_path, screens, delay="0.01", viewport=(1100, 900), failure="readability-failure.png"
+    ) as (server, page):
         cells = page.locator(".jp-Notebook .jp-Cell")
 
         def shoot(index: int, name: str) -> None:
@@ -99,48 +85,38 @@ def test_readability_in_a_real_browser(tmp_path: Path) -> None:
             cells.nth(index).locator(".jp-Cell-outputArea").screenshot(path=str(screens.folder / name))
             screens.taken.append(screens.folder / name)
 
-        try:
-            open_notebook(page, server)
-            wait_kernel_idle(page)
-            run_all(page)
-            wait_done(cells.nth(len(CELLS) - 1))
+        open_notebook(page, server)
+        wait_kernel_idle(page)
+        run_all(page)
+        wait_done(cells.nth(len(CELLS) - 1))
 
-            edit = cells.nth(3).locator(".jp-Cell-outputArea")
-            icon = edit.locator(".silo-attachment svg.silo-attachment-icon")
-            expect(icon).to_have_count(1)
-            assert icon.bounding_box()["width"] > 8  # drawn, not a missing-glyph box
-            context_line = edit.locator(".silo-diff-line", has_text="- 344 penguins measured").first
-            expect(context_line.locator(".silo-diff-gutter")).to_have_text("")
-            assert "rgba(0, 0, 0, 0)" in context_line.evaluate("e => getComputedStyle(e).backgroundColor")
-            bar = edit.locator(".silo-permission").evaluate("e => getComputedStyle(e).borderLeftColor")
-            assert bar == RED, bar
-            shoot(3, "readability-1-attachment-diff-reject.png")
+        edit = cells.nth(3).locator(".jp-Cell-outputArea")
+        icon = edit.locator(".silo-attachment svg.silo-attachment-icon")
+        expect(icon).to_have_count(1)
+        assert icon.bounding_box()["width"] > 8  # drawn, not a missing-glyph box
+        context_line = edit.locator(".silo-diff-line", has_text="- 344 penguins measured").first
+        expect(context_line.locator(".silo-diff-gutter")).to_have_text("")
+        assert "rgba(0, 0, 0, 0)" in context_line.evaluate("e => getComputedStyle(e).backgroundColor")
+        bar = edit.locator(".silo-permission").evaluate("e => getComputedStyle(e).borderLeftColor")
+        assert bar == RED, bar
+        shoot(3, "readability-1-attachment-diff-reject.png")
 
-            frame = cells.nth(6).locator(".silo-frame")
-            cut = frame.locator("td[title^='Summarise this table']")
-            expect(cut).to_have_count(1)
-            assert (cut.text_content() or "").endswith("…")
-            heights = {
-                round(box["height"]) for box in (td.bounding_box() for td in frame.locator("td").all())
-            }
-            assert max(heights) < 30, heights  # every cell one line high
-            shoot(6, "readability-2-frame-table.png")
+        frame = cells.nth(6).locator(".silo-frame")
+        cut = frame.locator("td[title^='Summarise this table']")
+        expect(cut).to_have_count(1)
+        assert (cut.text_content() or "").endswith("…")
+        heights = {round(box["height"]) for box in (td.bounding_box() for td in frame.locator("td").all())}
+        assert max(heights) < 30, heights  # every cell one line high
+        shoot(6, "readability-2-frame-table.png")
 
-            plot = cells.nth(7).locator(".jp-Cell-outputArea img")
-            expect(plot).to_have_count(1)
-            shoot(7, "readability-3-plot-integer-ticks.png")
+        plot = cells.nth(7).locator(".jp-Cell-outputArea img")
+        expect(plot).to_have_count(1)
+        shoot(7, "readability-3-plot-integer-ticks.png")
 
-            agents = cells.nth(8).locator(".jp-Cell-outputArea")
-            title = agents.locator(f"b[title='{LONG_TITLE}']").first
-            expect(title).to_be_visible()
-            shown = title.text_content() or ""
-            assert shown.endswith("…") and LONG_TITLE.startswith(shown[:-1]), shown
-            assert title.evaluate("e => e.scrollWidth <= e.parentElement.clientWidth + 1")  # not clipped
-            shoot(8, "readability-4-agents-title.png")
-        except BaseException:
-            with contextlib.suppress(Exception):
-                screens.shoot(page, "readability-failure.png")
-            raise
-        finally:
-            context.close()
-            screens.keep()
+        agents = cells.nth(8).locator(".jp-Cell-outputArea")
+        title = agents.locator(f"b[title='{LONG_TITLE}']").first
+        expect(title).to_be_visible()
+        shown = title.text_content() or ""
+        assert shown.endswith("…") and LONG_TITLE.startswith(shown[:-1]), shown
+        assert title.evaluate("e => e.scrollWidth <= e.parentElement.clientWidth + 1")  # not clipped
+        shoot(8, "readability-4-agents-title.png")
