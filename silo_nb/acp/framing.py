@@ -40,6 +40,7 @@ __all__ = [
     "decode_line",
     "encode_message",
     "has_long_number",
+    "nesting_depth",
     "nesting_exceeds",
 ]
 
@@ -51,12 +52,12 @@ DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
 # agent's free-form values (rawInput...) much shallower, with a marker, before they reach pydantic.
 MAX_NESTING = 512
 
-_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
+_ESCAPE = re.compile(rb"\\.", re.DOTALL)
 # One pass classifies a line's bytes: "[" for an opening bracket, "0" for a digit, " " for the rest.
 _CLASSES = bytes(0x5B if b in b"[{" else 0x30 if 0x30 <= b <= 0x39 else 0x20 for b in range(256))
 _LONG_NUMBER = b"0" * 19  # 2**63 has 19 digits: orjson turns an integer beyond 64 bits into a float
 _OPEN_CLOSE = bytes.maketrans(b"[{]}", b"\x01\x01\xff\xff")
-_NOT_BRACKETS = bytes(sorted(set(range(256)) - set(b"[]{}")))
+_NOT_QUOTES_OR_BRACKETS = bytes(sorted(set(range(256)) - set(b'"[]{}')))
 
 
 def encode_message(message: Mapping[str, Any]) -> bytes:
@@ -75,16 +76,38 @@ def encode_message(message: Mapping[str, Any]) -> bytes:
 
 def nesting_exceeds(line: bytes, limit: int = MAX_NESTING) -> bool:
     """Whether the JSON text ``line`` nests arrays/objects deeper than ``limit`` (brackets inside strings
-    do not count). The running sum over the brackets only runs for lines with over ``limit`` of them."""
-    if line.count(b"[") + line.count(b"{") <= limit:
-        return False
-    marks = _STRING.sub(b"", line).translate(_OPEN_CLOSE, _NOT_BRACKETS)
-    if marks.count(1) <= limit:
-        return False
+    do not count)."""
+    return nesting_depth(line, limit) > limit
+
+
+def nesting_depth(line: bytes, limit: int = MAX_NESTING) -> int:
+    """How deep the JSON text ``line`` nests arrays/objects (brackets inside strings do not count), or a
+    bound on it: at most the number of brackets it opens, and ``limit + 1`` as soon as it is past ``limit``.
+    The running sum over the brackets only runs for lines with over ``limit`` of them."""
+    opens = line.count(b"[") + line.count(b"{")
+    if opens <= limit:
+        return opens
+    marks = _outside_strings(line).translate(_OPEN_CLOSE)
+    opens = marks.count(1)
+    if opens <= limit:
+        return opens
     if b"\x01" * (limit + 1) in marks:  # the usual deep line: one run of opens (keys and values are gone)
-        return True
+        return limit + 1
     # Opens are +1 and closes -1 as signed bytes; the deepest point is the largest prefix sum.
-    return max(itertools.accumulate(memoryview(marks).cast("b"))) > limit
+    return min(limit + 1, max(itertools.accumulate(memoryview(marks).cast("b"))))
+
+
+def _outside_strings(line: bytes) -> bytes:
+    """The brackets of ``line`` that lie outside its JSON strings, in order. Escapes go first (each is a
+    backslash and the character after it, so an escaped quote never ends a string); then everything but
+    quotes and brackets; then every pair of adjacent quotes (a string with no bracket in it, or the end of
+    one and the start of the next: either way no bracket changes side, as the quotes go in twos); what
+    quotes remain border brackets in strings, and the text between them is every other piece of a split
+    on them. All C passes: a line of 10,000 short strings costs about a millisecond."""
+    if b"\\" in line:
+        line = _ESCAPE.sub(b"", line)
+    kept = line.translate(None, _NOT_QUOTES_OR_BRACKETS).replace(b'""', b"")
+    return b"".join(kept.split(b'"')[::2]) if b'"' in kept else kept
 
 
 def has_long_number(data: bytes) -> bool:
@@ -102,8 +125,10 @@ def decode_counted(line: bytes) -> tuple[Any, int]:
     anything in the value nests, which spares a reader the walk that checks it (most lines open a few)."""
     classes = line.translate(_CLASSES)
     openings = classes.count(b"[")
-    if openings > MAX_NESTING and nesting_exceeds(line):
-        raise ValueError(f"nested deeper than {MAX_NESTING} levels")
+    if openings > MAX_NESTING:  # the true depth, a tighter bound (a list of 10,000 objects is 3 deep)
+        openings = nesting_depth(line)
+        if openings > MAX_NESTING:
+            raise ValueError(f"nested deeper than {MAX_NESTING} levels")
     if _LONG_NUMBER not in classes:
         try:
             return orjson.loads(line), openings

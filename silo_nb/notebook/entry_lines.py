@@ -15,15 +15,27 @@ _BASE64 = re.compile(r"[A-Za-z0-9+/]+={0,2}")
 _PNG_BASE64 = "iVBORw0KGgo"  # the PNG signature, in base64
 
 
+# The options an entry keeps: a card shows what was chosen, never the list (a request's buttons are its
+# row's, from the request itself), so 10,000 options need not be read again for each line shown.
+ENTRY_OPTIONS = 64
+
+
 def permission_entry(raw: dict[str, Any], *, decided: bool) -> PermissionEntry:
-    """A ``permission_request`` (or, ``decided``, ``permission_decision``) line's entry."""
+    """A ``permission_request`` (or, ``decided``, ``permission_decision``) line's entry. It keeps the
+    first :data:`ENTRY_OPTIONS` options, and the chosen one wherever it is (a decision line holds only
+    that one; older journals' decision lines hold them all)."""
     request_id = raw.get("requestId")
     choice = raw.get("optionId") if decided else None
     note = raw.get("note") if decided else None
+    options = raw.get("options")
+    if isinstance(options, list) and len(options) > ENTRY_OPTIONS:
+        rest = options[ENTRY_OPTIONS:] if choice else []
+        chosen = [o for o in rest if isinstance(o, dict) and o.get("optionId") == choice]
+        options = options[:ENTRY_OPTIONS] + chosen
     return PermissionEntry(
         tool_call_id=str(raw.get("toolCallId") or ""),
         title=str(raw.get("title") or ""),
-        options=permission_option_fields(raw.get("options")),
+        options=permission_option_fields(options),
         choice=choice if isinstance(choice, str) else None,
         answered=decided,
         request_id=request_id if isinstance(request_id, str) else None,

@@ -19,7 +19,7 @@ import pytest
 from anyio.abc import ByteReceiveStream
 
 from silo_nb.acp import AgentConnection, InProcessTransport
-from silo_nb.acp.framing import cut_depth, nesting_exceeds
+from silo_nb.acp.framing import cut_depth, nesting_depth, nesting_exceeds
 from silo_nb.acp.jsonrpc import MAX_NESTING, AcpConnectionClosed
 from tests.acp.test_jsonrpc import connected, encode, notification
 from tests.conftest import AGENTS, Workspace
@@ -293,6 +293,55 @@ def test_depth_helpers_count_structure_not_string_contents() -> None:
     assert cut_depth(flat, 3, "M") is flat  # nothing cut: not even copied
     deep: Any = {"k": [[["leaf"]]]}
     assert cut_depth(deep, 3, "M") == {"k": [["M"]]} and deep == {"k": [[["leaf"]]]}
+
+
+def _depth_by_hand(line: bytes) -> int:
+    """How deep a parser reading ``line`` would go, one byte at a time (the reference :func:`nesting_depth`
+    is checked against): a string runs from a quote to the next quote not escaped by a backslash, and a
+    backslash outside a string ends the reading (no JSON parser reads past it)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for byte in line:
+        if in_string:
+            escaped, in_string = (False, True) if escaped else (byte == 0x5C, byte != 0x22)
+        elif byte == 0x22:
+            in_string = True
+        elif byte == 0x5C:
+            break
+        elif byte in b"[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif byte in b"]}":
+            depth -= 1
+    return deepest
+
+
+def _random_value(rng: random.Random, depth: int) -> Any:
+    if depth == 0 or rng.random() < 0.3:
+        return "".join(rng.choice('"\\[]{}a') for _ in range(rng.randint(0, 4)))
+    items = [_random_value(rng, depth - 1) for _ in range(rng.randint(0, 3))]
+    return items if rng.random() < 0.5 else {f"k{i}[": item for i, item in enumerate(items)}
+
+
+def test_depth_agrees_with_a_byte_by_byte_reading_of_strings_escapes_and_brackets() -> None:
+    """The depth read by C passes against a byte-by-byte reading: on JSON whose strings hold quotes,
+    backslashes and brackets it is the same (over the limit, limit + 1; under it, never less); on any
+    bytes at all (quotes, backslashes and brackets at random) a line a parser would read deeper than the
+    limit is always refused."""
+    rng = random.Random(21)
+    for _ in range(2000):
+        line = json.dumps(_random_value(rng, rng.randint(1, 9))).encode()
+        depth, bound = _depth_by_hand(line), nesting_depth(line, 4)
+        assert (bound > 4) == (depth > 4) and bound >= min(depth, 5), line
+    alphabet = b'""\\[[[{]]}a,'
+    for _ in range(3000):
+        line = bytes(rng.choice(alphabet) for _ in range(rng.randint(20, 120)))
+        assert nesting_exceeds(line, 8) or _depth_by_hand(line) <= 8, line
+    options = [
+        {"optionId": f"o{i}", "name": f'Option "{i}" [x]', "kind": "allow_once"} for i in range(10_000)
+    ]
+    line = json.dumps({"params": {"options": options}}).encode()
+    assert nesting_depth(line) == 4 == _depth_by_hand(line)
 
 
 async def test_a_yield_lets_a_chain_of_queued_callbacks_finish() -> None:

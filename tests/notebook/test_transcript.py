@@ -10,10 +10,13 @@ from __future__ import annotations
 import copy
 import logging
 import random
+import weakref
 from dataclasses import FrozenInstanceError, replace
 from dataclasses import fields as dataclass_fields
 from typing import Any
 
+import anyio
+import anyio.lowlevel
 import pytest
 
 from silo_nb.notebook.entries import made
@@ -256,6 +259,69 @@ async def test_a_request_answered_inside_a_listener_shows_once() -> None:
     assert await desk.ask(params, open_=True) == {"outcome": {"outcome": "selected", "optionId": "once"}}
     assert [line.kind for line in lines] == ["permission_request", "permission_decision"]
     assert permissions(fold_all(lines)) == [("silo-permission-1", "c7", True, "once")]
+
+
+async def test_reading_ten_thousand_options_lets_other_tasks_run_between_steps() -> None:
+    """The desk reads a long options list a slice per loop step: a task that counts its turns runs while
+    one request is read (once the options are in, the listener sees all of them)."""
+    lines: list[AgentSessionUpdate] = []
+    desk = PermissionDesk(record=lines.append, on_blocked=lambda: None, on_answered=lambda: None)
+    turns: list[int] = []
+    seen: list[int] = []
+
+    def listen(request: Any) -> None:
+        seen.append(len(turns))
+        request.respond("o9999")
+
+    async def count_turns() -> None:
+        while True:
+            turns.append(1)
+            await anyio.lowlevel.checkpoint()
+
+    desk.listeners.add(listen)
+    many = [{"optionId": f"o{i}", "name": f"Option {i}", "kind": "allow_once"} for i in range(10_000)]
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(count_turns)
+        await anyio.lowlevel.checkpoint()
+        before = len(turns)
+        answer = await desk.ask({"toolCall": {"toolCallId": "c"}, "options": many}, open_=True)
+        tasks.cancel_scope.cancel()
+    assert answer == {"outcome": {"outcome": "selected", "optionId": "o9999"}}
+    assert seen[0] - before >= 10  # ten slices of 1,000, a turn of the counter after each
+
+
+async def test_the_desk_lets_a_request_go_once_its_decision_is_recorded() -> None:
+    """A late look asks the answer, not the request: the desk keeps the outcome and lets the request (and
+    its 10,000 options) go, so a session of such requests does not grow the heap each full collection
+    walks."""
+    lines: list[AgentSessionUpdate] = []
+    desk = PermissionDesk(record=lines.append, on_blocked=lambda: None, on_answered=lambda: None)
+    held: list[weakref.ref[Any]] = []
+
+    def listen(request: Any) -> None:
+        held.append(weakref.ref(request))
+        request.respond("o5")
+
+    desk.listeners.add(listen)
+    many = [{"optionId": f"o{i}", "name": f"Option {i}", "kind": "allow_once"} for i in range(10_000)]
+    await desk.ask({"toolCall": {"toolCallId": "c"}, "options": many}, open_=True)
+    lines.clear()  # the recorded lines carry the request's tool call and options, not the request
+    assert held[0]() is None
+    assert desk.outcome("silo-permission-1") == (True, "o5") and desk.pending == ()
+
+
+def test_an_entry_keeps_a_bounded_number_of_options_and_always_the_chosen_one() -> None:
+    many = [{"optionId": f"o{i}", "name": f"Option {i}", "kind": "allow_once"} for i in range(10_000)]
+    request = asked("r1", options=many)
+    # A decision line as journals before the decision kept only the chosen option wrote it: all of them.
+    decision = decided("r1", "o9999").model_copy(
+        update={"raw": {**asked("r1").raw, "options": many, "optionId": "o9999"}}
+    )
+    (waiting,) = fold_all([request]).entries
+    (answered,) = fold_all([request, decision]).entries
+    assert isinstance(waiting, PermissionEntry) and isinstance(answered, PermissionEntry)
+    assert len(waiting.options) == 64 and not waiting.answered
+    assert answered.choice_name == "Option 9999" and len(answered.options) == 65
 
 
 # -- titles, usage, metadata, unknown kinds ---------------------------------------------------------

@@ -31,19 +31,21 @@ from typing import Any, Protocol, runtime_checkable
 import anyio
 import anyio.lowlevel
 
-from silo_nb.sessions.agent_requests import AgentPermissionRequest
+from silo_nb.sessions.agent_requests import AgentPermissionOption, AgentPermissionRequest
 from silo_nb.sessions.journal import parse_lines
 from silo_nb.sessions.kinds import PERMISSION_DECISION_KIND, PERMISSION_REQUEST_KIND
 from silo_nb.sessions.models import AgentSessionUpdate
 from silo_nb.sessions.parse import parse_permission_options, parse_tool_call
-from silo_nb.util import Disposable, ListenerSet
+from silo_nb.util import Disposable, ListenerSet, gc_paused
 
 __all__ = ["PermissionDesk", "PermissionPolicy"]
 
 
 @dataclass
 class _Pending:
-    request: AgentPermissionRequest
+    # None once the decision is recorded: what a late look asks (``outcome``) is the answer, and the
+    # request itself (10,000 options, if the agent sent them) is let go with whoever else held it.
+    request: AgentPermissionRequest | None
     answered: anyio.Event = field(default_factory=anyio.Event)
     settled: bool = False
     choice: str | None = None
@@ -127,7 +129,7 @@ class PermissionDesk:
     @property
     def pending(self) -> tuple[AgentPermissionRequest, ...]:
         """Requests nobody has answered yet, in arrival order."""
-        return tuple(p.request for p in self._requests.values() if not p.settled)
+        return tuple(p.request for p in self._requests.values() if not p.settled and p.request is not None)
 
     def cancel_all(self) -> None:
         """Answer every pending request ``cancelled`` (a cancel, dispose or the agent going away)."""
@@ -145,7 +147,7 @@ class PermissionDesk:
         request = AgentPermissionRequest(
             tool_call_id=str(call_raw.get("toolCallId") or raw.get("toolCallId") or ""),
             title=str(call_raw.get("title") or raw.get("title") or "The agent is requesting permission."),
-            options=parse_permission_options(raw.get("options")),
+            options=await _options_stepwise(raw.get("options")),
             tool_call=parse_tool_call(call_raw),
             raw=raw,
             request_id=f"silo-permission-{self._count}",
@@ -182,6 +184,7 @@ class PermissionDesk:
                 note=pending.note,
             )
             self._record(decision)
+            pending.request = None
             self._on_answered()
         if pending.choice is None:
             return {"outcome": {"outcome": "cancelled"}}
@@ -197,6 +200,26 @@ class PermissionDesk:
         outcome = (await self.ask(params, open_=open_))["outcome"]
         choice = outcome.get("optionId") if outcome.get("outcome") == "selected" else None
         return choice if isinstance(choice, str) else None
+
+
+# Options read per step of the loop: 10,000 options are ten steps of a few milliseconds, with the kernel's
+# other work (a cell's 1+1) between them, instead of one step of 25 ms.
+OPTIONS_PER_STEP = 1000
+
+
+async def _options_stepwise(value: Any) -> tuple[AgentPermissionOption, ...]:
+    """:func:`parse_permission_options` of ``value``, :data:`OPTIONS_PER_STEP` at a time. A long list's
+    models go straight to the collector's oldest generation (``util.gc_paused``'s promotion): they live
+    until the request is answered, and through the young collections meanwhile they would count towards
+    a full one (10,000 options made the kernel walk its whole heap, 0.1 s, every few requests)."""
+    if not isinstance(value, list) or len(value) <= OPTIONS_PER_STEP:
+        return parse_permission_options(value)
+    parsed: list[AgentPermissionOption] = []
+    with gc_paused(promote=True):
+        for start in range(0, len(value), OPTIONS_PER_STEP):
+            parsed.extend(parse_permission_options(value[start : start + OPTIONS_PER_STEP]))
+            await anyio.lowlevel.checkpoint()
+    return tuple(parsed)
 
 
 def _unanswerable(request: AgentPermissionRequest) -> str | None:
