@@ -149,7 +149,13 @@ def main() -> None:
     parser.add_argument("--journals", type=int, default=10_000)
     parser.add_argument("--dir", default=None)
     parser.add_argument("--label", default="after")
+    parser.add_argument(
+        "--only", choices=["sparse", "real", "scan"], default=None, help="one part (the label defaults to -)"
+    )
     args = parser.parse_args()
+    if args.only is not None and args.label == "after":
+        args.label = "-"  # one part alone never rewrites the section of all three
+    parts = {args.only} if args.only else {"sparse", "real", "scan"}
     root = Path(tempfile.mkdtemp(prefix="silo-bench-bounds-", dir=args.dir))
     lines: list[str] = []
     try:
@@ -157,7 +163,7 @@ def main() -> None:
         svc = silo_nb.AgentsService(workspace_dir=root / "work", config_dirs=[], data_dir=root / "data")
         sparse = journal_path(svc, "sparse")
         write_sparse(sparse)
-        for mode in ("read", "resume"):
+        for mode in ("read", "resume") if "sparse" in parts else ():
             got = child(mode, root, "sparse")
             what = f"{got['updates']} updates" if "updates" in got else got.get("outcome")
             on_disk = os.stat(sparse).st_blocks * 512 / 1024
@@ -168,8 +174,8 @@ def main() -> None:
             print(lines[-1], flush=True)
         sparse.unlink()
         real = journal_path(svc, "real")
-        size = write_real(real, args.real_mb * 1_000_000, root / "block.jsonl")
-        for mode in ("read", "resume"):
+        size = write_real(real, args.real_mb * 1_000_000, root / "block.jsonl") if "real" in parts else 0
+        for mode in ("read", "resume") if "real" in parts else ():
             got = child(mode, root, "real")
             what = f"{got['updates']:,} updates" if "updates" in got else got.get("outcome")
             lines.append(
@@ -177,17 +183,19 @@ def main() -> None:
                 f"{got['seconds']:.1f} s ({what})"
             )
             print(lines[-1], flush=True)
-        real.unlink()
-        write_many(svc, args.journals)
-        got = child("scan", root)
-        times, gaps = got["times"], got["gaps"]
-        assert isinstance(times, list) and isinstance(gaps, list)
-        lines.append(
-            f"agents scan over {args.journals:,} journals ({got['found']:,} listed): first {times[0]:.2f} s, "
-            f"longest loop block {gaps[0] * 1000:.0f} ms; again {times[1]:.2f} s, longest block "
-            f"{gaps[1] * 1000:.0f} ms; peak {got['peak_mb']:,.0f} MB"
-        )
-        print(lines[-1], flush=True)
+        real.unlink(missing_ok=True)
+        if "scan" in parts:
+            write_many(svc, args.journals)
+            got = child("scan", root)
+            times, gaps = got["times"], got["gaps"]
+            assert isinstance(times, list) and isinstance(gaps, list)
+            lines.append(
+                f"agents scan over {args.journals:,} journals ({got['found']:,} listed): "
+                f"first {times[0]:.2f} s, "
+                f"longest loop block {gaps[0] * 1000:.0f} ms; again {times[1]:.2f} s, longest block "
+                f"{gaps[1] * 1000:.0f} ms; peak {got['peak_mb']:,.0f} MB"
+            )
+            print(lines[-1], flush=True)
     finally:
         shutil.rmtree(root, ignore_errors=True)
     if args.label != "-":

@@ -22,7 +22,9 @@
   regular file: a FIFO never blocks) and only its first and last :data:`SCAN_BYTES` are read (its title,
   its last turn end and its prompts are there; ``turns`` counts the prompts seen); a record over
   :data:`RECORD_LIMIT` bytes is skipped. :func:`scan_dormant` gives the kernel's loop its turn every few
-  milliseconds, so 10,000 journals never freeze it (:func:`find_dormant` is the same scan, at once).
+  milliseconds of work, the folders' listing and the records' reading included, so 10,000 journals never
+  freeze it (:func:`find_dormant` is the same scan, at once); what it keeps between scans and ranks is
+  plain tuples of strings, which the garbage collector does not track.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from collections.abc import Generator, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import anyio
 import anyio.lowlevel
@@ -87,8 +89,7 @@ class DormantSession:
         return self.can_resume is False
 
 
-@dataclass(frozen=True)
-class _JournalSummary:
+class _JournalSummary(NamedTuple):
     title: str | None = None
     agent: str | None = None
     profile: str | None = None
@@ -149,7 +150,9 @@ class JournalSummaries:
     workspace re-reads only the journals that changed (an ``AgentsService`` keeps one)."""
 
     def __init__(self) -> None:
-        self._kept: dict[Path, tuple[tuple[int, int], _JournalSummary]] = {}
+        # path → (mtime, size, *summary): strings, ints and None in a plain tuple, which the collector
+        # stops tracking, so the 10,000 kept after a scan never count towards a full collection.
+        self._kept: dict[str, tuple[Any, ...]] = {}
 
     def of(self, path: Path, root: Path | None = None) -> _JournalSummary:
         fd = open_journal(path, root)  # no link, no FIFO: those are not journals
@@ -157,10 +160,9 @@ class JournalSummaries:
             return _JournalSummary()
         try:
             info = os.fstat(fd)
-            key = (info.st_mtime_ns, info.st_size)
-            kept = self._kept.get(path)
-            if kept is not None and kept[0] == key:
-                return kept[1]
+            kept = self._kept.get(str(path))
+            if kept is not None and kept[:2] == (info.st_mtime_ns, info.st_size):
+                return _JournalSummary._make(kept[2:])
             summary = _scan(_bounded_text(fd, info.st_size))
         except OSError:
             return _JournalSummary()
@@ -170,20 +172,51 @@ class JournalSummaries:
             summary = _JournalSummary(
                 summary.title, summary.agent, summary.profile, _iso_of(info.st_mtime), summary.turns
             )
-        self._kept[path] = (key, summary)
+        self._kept[str(path)] = (info.st_mtime_ns, info.st_size, *summary)
         return summary
 
 
-def _records(folder: Path, root: Path) -> dict[str, dict[str, Any]]:
+class _Slices:
+    """The scan's work, cut in slices of :data:`_GIVE_WAY_SECONDS`: where ``spent()`` is true the scan
+    yields (a caller's give-way point), and ``restart()`` when it resumes."""
+
+    def __init__(self) -> None:
+        self._since = time.perf_counter()
+
+    def spent(self) -> bool:
+        return time.perf_counter() - self._since > _GIVE_WAY_SECONDS
+
+    def restart(self) -> None:
+        self._since = time.perf_counter()
+
+
+def _names(folder: Path, suffix: str, slices: _Slices) -> Generator[None, None, list[str]]:
+    """The names in ``folder`` ending in ``suffix`` (none when it cannot be listed), a slice at a time:
+    10,000 journals are listed in a few steps, not one of 50 ms."""
+    names: list[str] = []
+    try:
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if entry.name.endswith(suffix):
+                    names.append(entry.name)
+                if slices.spent():
+                    yield
+                    slices.restart()
+    except OSError as exc:
+        if not isinstance(exc, FileNotFoundError):
+            log.warning("could not list %s: %s", folder, exc)
+    return names
+
+
+def _records(folder: Path, root: Path, slices: _Slices) -> Generator[None, None, dict[str, dict[str, Any]]]:
     """session id → the most recently updated record naming it (with its NAME under ``name``)."""
     found: dict[str, dict[str, Any]] = {}
-    try:
-        files = sorted(folder.glob("*.json"))
-    except OSError:
-        return found
-    for file in files:
+    for file_name in sorted((yield from _names(folder, ".json", slices))):
+        if slices.spent():
+            yield
+            slices.restart()
         try:
-            data = json.loads(read_small_file(file, root=root, limit=RECORD_LIMIT))
+            data = json.loads(read_small_file(folder / file_name, root=root, limit=RECORD_LIMIT))
         except (OSError, ValueError):
             continue
         connections = data.get("connections") if isinstance(data, dict) else None
@@ -248,32 +281,49 @@ def _collect(  # noqa: PLR0917 - find_dormant's keywords, handed on as they came
     summaries = summaries or JournalSummaries()
     live = set(live_ids)
     labels = profile_labels or {}
-    records = _records(records_dir(data_dir, workspace_id), data_dir)
-    journals: dict[str, Path] = {}
-    try:
-        for path in journal_dir(data_dir, workspace_id).glob("*.jsonl"):
-            session_id = decode_session_id(path.stem)
-            if session_id is not None:
-                journals[session_id] = path
-    except OSError as exc:
-        log.warning("could not list the journals of %s: %s", workspace_id, exc)
-    found: list[DormantSession] = []
-    worked_since = time.perf_counter()
-    for session_id in set(journals) | set(records):
-        if time.perf_counter() - worked_since > _GIVE_WAY_SECONDS:
+    slices = _Slices()
+    records = yield from _records(records_dir(data_dir, workspace_id), data_dir, slices)
+    folder = journal_dir(data_dir, workspace_id)
+    journals: dict[str, str] = {}  # session id → file name (a Path is made only for what is read)
+    for name in (yield from _names(folder, ".jsonl", slices)):
+        if slices.spent():
             yield
-            worked_since = time.perf_counter()
+            slices.restart()
+        session_id = decode_session_id(name[: -len(".jsonl")])
+        if session_id is not None:
+            journals[session_id] = name
+    # Ranked first, as (idle since, session id) pairs and summaries (strings: nothing the collector
+    # tracks); only the entries returned are built, each with its lock's owner read.
+    ranked: list[tuple[str, str]] = []
+    kept: dict[str, _JournalSummary] = {}
+    for session_id in set(journals) | set(records):
+        if slices.spent():
+            yield
+            slices.restart()
         if session_id in live:
             continue
         record = records.get(session_id, {})
-        journal = journals.get(session_id)
-        summary = summaries.of(journal, data_dir) if journal is not None else _JournalSummary()
+        name = journals.get(session_id)
+        summary = summaries.of(folder / name, data_dir) if name is not None else _JournalSummary()
         if not record and summary.turns == 0:
             continue  # a journal nobody prompted and no notebook named: nothing to go back to
-        open_in = lock_owner(journal) if journal is not None else None
-        found.append(_entry(session_id, record, summary, labels, open_in))
-    found.sort(key=lambda d: d.idle_since or "", reverse=True)
-    return found[: max(limit, 0)]
+        kept[session_id] = summary
+        ranked.append((_idle_since(record, summary) or "", session_id))
+    ranked.sort(reverse=True)
+    found: list[DormantSession] = []
+    for _idle, session_id in ranked[: max(limit, 0)]:
+        if slices.spent():
+            yield
+            slices.restart()
+        name = journals.get(session_id)
+        open_in = lock_owner(folder / name) if name is not None else None
+        found.append(_entry(session_id, records.get(session_id, {}), kept[session_id], labels, open_in))
+    return found
+
+
+def _idle_since(record: dict[str, Any], summary: _JournalSummary) -> str | None:
+    updated = record.get("updated")
+    return summary.last_time or (updated if isinstance(updated, str) else None)
 
 
 def _entry(
@@ -286,7 +336,7 @@ def _entry(
     profile = record.get("profile") if isinstance(record.get("profile"), str) else summary.profile
     agent = record.get("agent") if isinstance(record.get("agent"), str) else summary.agent
     can_resume = record.get("can_resume")
-    idle = summary.last_time or (record.get("updated") if isinstance(record.get("updated"), str) else None)
+    idle = _idle_since(record, summary)
     return DormantSession(
         session_id=session_id,
         title=summary.title or (labels.get(profile) if profile else None) or session_id,

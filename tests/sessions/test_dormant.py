@@ -3,10 +3,16 @@ records alone (Silo's dormant entries)."""
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 from typing import Any
 
+import anyio
+import anyio.lowlevel
+import pytest
+
+from silo_nb.sessions import dormant_sessions
 from silo_nb.sessions.dormant_sessions import DormantSession, JournalSummaries, find_dormant, records_dir
 from silo_nb.sessions.storage import journal_path
 from tests.conftest import Workspace
@@ -137,3 +143,53 @@ async def test_a_real_session_is_dormant_once_disposed(workspace: Workspace) -> 
         1,
     )
     assert found.idle_since is not None and found.can_resume is None  # a script keeps no connection record
+
+
+async def test_the_scan_gives_the_loop_its_turn_while_it_lists_reads_and_ranks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a slice of no time at all, the loop runs between every two journals listed, every two
+    records read and every two journals summarised: no part of the scan (the listing of 10,000 names was
+    one 50 ms step) goes in one step over a whole workspace. The result is the same as at once."""
+    for index in range(300):
+        journal(tmp_path, f"s{index:03d}", prompt("hi", f"2026-01-01T00:00:{index % 60:02d}Z"))
+        record(tmp_path, f"nb{index}", n=({"session_id": f"s{index:03d}", "profile": "demo"}))
+    monkeypatch.setattr(dormant_sessions, "_GIVE_WAY_SECONDS", 0.0)
+    work = {"decoded": 0, "summarised": 0, "records": 0}
+    decode, summarise, read = (
+        dormant_sessions.decode_session_id,
+        JournalSummaries.of,
+        dormant_sessions.read_small_file,
+    )
+
+    def counted_read(path: Path, **limits: Any) -> bytes:
+        work["records"] += 1
+        return read(path, **limits)
+
+    def counted_decode(stem: str) -> str | None:
+        work["decoded"] += 1
+        return decode(stem)
+
+    def counted_of(self: JournalSummaries, path: Path, root: Path | None = None) -> Any:
+        work["summarised"] += 1
+        return summarise(self, path, root)
+
+    monkeypatch.setattr(dormant_sessions, "decode_session_id", counted_decode)
+    monkeypatch.setattr(JournalSummaries, "of", counted_of)
+    monkeypatch.setattr(dormant_sessions, "read_small_file", counted_read)
+    steps: list[tuple[int, int, int]] = [(0, 0, 0)]
+    done = anyio.Event()
+
+    async def watch() -> None:
+        while not done.is_set():
+            steps.append((work["decoded"], work["summarised"], work["records"]))
+            await anyio.lowlevel.checkpoint()
+
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(watch)
+        found = await dormant_sessions.scan_dormant(tmp_path, WS, limit=1000)
+        done.set()
+    assert len(found) == 300 and found == find_dormant(tmp_path, WS, limit=1000)
+    for before, after in itertools.pairwise(steps):
+        assert all(then - now <= 2 for now, then in zip(before, after, strict=True)), (before, after)
+    assert steps[-1] == (300, 300, 300)  # every name decoded, journal summarised and record read
