@@ -303,8 +303,8 @@ def _collect(  # noqa: PLR0917 - find_dormant's keywords, handed on as they came
         if session_id in live:
             continue
         record = records.get(session_id, {})
-        name = journals.get(session_id)
-        summary = summaries.of(folder / name, data_dir) if name is not None else _JournalSummary()
+        journal = journals.get(session_id)
+        summary = summaries.of(folder / journal, data_dir) if journal is not None else _JournalSummary()
         if not record and summary.turns == 0:
             continue  # a journal nobody prompted and no notebook named: nothing to go back to
         kept[session_id] = summary
@@ -315,8 +315,8 @@ def _collect(  # noqa: PLR0917 - find_dormant's keywords, handed on as they came
         if slices.spent():
             yield
             slices.restart()
-        name = journals.get(session_id)
-        open_in = lock_owner(folder / name) if name is not None else None
+        journal = journals.get(session_id)
+        open_in = lock_owner(folder / journal) if journal is not None else None
         found.append(_entry(session_id, records.get(session_id, {}), kept[session_id], labels, open_in))
     return found
 
