@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
+import re
 import secrets
+import sys
 from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
@@ -28,10 +29,13 @@ import anyio
 from silo_nb.acp.jsonrpc import JsonRpcConnection
 from silo_nb.acp.rpc_errors import INTERNAL_ERROR, AcpRpcError
 from silo_nb.replay_agent.recording import Permission, RecordedTurn, Recording
+from silo_nb.sessions.safe_files import read_small_file, replace_file
 
 __all__ = ["MAX_GAP_SECONDS", "ReplayAgent"]
 
 MAX_GAP_SECONDS = 1.0
+STATE_LIMIT = 64 << 20  # a session's progress file: its prompts' text, kept whole
+_STATE_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}")
 RESOURCE_NOT_FOUND = -32002
 AGENT_INFO = {"name": "silo-replay", "title": "Silo replay", "version": "1"}
 
@@ -55,6 +59,7 @@ class ReplayAgent:
         self.sessions: dict[str, _Session] = {}
         self.connection: JsonRpcConnection | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        self._unsaved = False  # the state folder failed its check: progress is not kept
 
     def handlers(self) -> tuple[dict[str, Any], dict[str, Any]]:
         requests = {
@@ -68,22 +73,42 @@ class ReplayAgent:
     # -- state --------------------------------------------------------------------------------------
 
     def _state_file(self, session_id: str) -> Path | None:
-        return self.state_dir / f"{session_id}.json" if self.state_dir is not None else None
+        """Where a session's progress is kept; None without a state folder or for an id that is not a
+        plain file name (a client's ``session/resume`` names it: ``../x`` is no session of ours)."""
+        if self.state_dir is None or not _STATE_NAME.fullmatch(session_id):
+            return None
+        return self.state_dir / f"{session_id}.json"
 
     def _save(self, session: _Session) -> None:
+        """Keep a session's progress, as silo_nb keeps its own files (``sessions.safe_files``): the folder
+        made 0700 and checked (this user's, nobody else may write it: the default one is in the shared
+        temporary folder, where another user could have made it first), the file 0600, written whole
+        through a temporary file, no link followed. A folder that fails the check keeps nothing (said once
+        on stderr); the replay goes on."""
         path = self._state_file(session.session_id)
-        if path is None:
+        if path is None or self.state_dir is None or self._unsaved:
             return
-        path.parent.mkdir(parents=True, exist_ok=True)
         state = {
             "journal": str(self.recording.path),
             "next": session.next_turn,
             "ended": session.ended,
             "prompts": session.prompts,
         }
-        temporary = path.with_suffix(".part")
-        temporary.write_text(json.dumps(state), encoding="utf-8")
-        os.replace(temporary, path)
+        try:
+            replace_file(path, json.dumps(state).encode("utf-8"), root=self.state_dir, tighten=True)
+        except OSError as exc:
+            self._unsaved = True
+            print(f"silo-replay: not keeping progress: {exc}", file=sys.stderr, flush=True)
+
+    def _load(self, session_id: str) -> dict[str, Any] | None:
+        path = self._state_file(session_id)
+        if path is None or self.state_dir is None:
+            return None
+        try:
+            state = json.loads(read_small_file(path, root=self.state_dir, limit=STATE_LIMIT))
+        except (OSError, ValueError):
+            return None
+        return state if isinstance(state, dict) else None
 
     # -- methods ------------------------------------------------------------------------------------
 
@@ -135,12 +160,8 @@ class ReplayAgent:
 
     async def _resume(self, params: Any) -> dict[str, Any]:
         session_id = params.get("sessionId") if isinstance(params, dict) else None
-        path = self._state_file(session_id) if isinstance(session_id, str) else None
-        try:
-            state = json.loads(path.read_text(encoding="utf-8")) if path is not None else None
-        except (OSError, ValueError):
-            state = None
-        if not isinstance(state, dict) or state.get("journal") != str(self.recording.path):
+        state = self._load(session_id) if isinstance(session_id, str) else None
+        if state is None or state.get("journal") != str(self.recording.path):
             raise AcpRpcError(RESOURCE_NOT_FOUND, f"Session not found: {session_id}")
         session = _Session(str(session_id), int(state.get("next", 0)), state.get("ended"))
         session.prompts = [str(p) for p in state.get("prompts", []) if isinstance(p, str)]
