@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import queue
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,7 @@ from typing import Any
 from jupyter_client.manager import AsyncKernelManager
 
 Message = dict[str, Any]
+SHELL_POLL_SECONDS = 0.05  # the longest a reply waits in the socket after a lost wake-up (see _pump_shell)
 
 
 class KernelHarness:
@@ -48,8 +50,16 @@ class KernelHarness:
                 self._went_idle = asyncio.Event()
 
     async def _pump_shell(self) -> None:
+        # Polled with a short timeout, never waited on for good: requests are sent on this same socket
+        # (``execute``, ``click``), and a send can consume the wake-up of a poll already waiting on it (a
+        # zmq.asyncio socket's descriptor is edge-triggered). One such poll waited forever, with the
+        # kernel's reply in the socket — what the benchmarks took for a wedged kernel: the kernel had
+        # answered (its IOPub said so) and its sockets held nothing. A new poll looks at the socket first.
         while True:
-            message = await self.kc.get_shell_msg()
+            try:
+                message = await self.kc.get_shell_msg(timeout=SHELL_POLL_SECONDS)
+            except queue.Empty:
+                continue
             self.replies[message["parent_header"].get("msg_id")] = message
             self._replied.set()
             self._replied = asyncio.Event()
