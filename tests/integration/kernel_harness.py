@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import queue
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jupyter_client.manager import AsyncKernelManager
+
+if TYPE_CHECKING:
+    from tests.conftest import Workspace
 
 Message = dict[str, Any]
 SHELL_POLL_SECONDS = 0.05  # the longest a reply waits in the socket after a lost wake-up (see _pump_shell)
@@ -133,3 +137,34 @@ def button_opened(label: str) -> Callable[[Message], bool]:
         )
 
     return matches
+
+
+def kernel_env(
+    workspace: Workspace, *, demo_delay: str | None = None, profiles: Path | bool = False, **extra: str
+) -> dict[str, str]:
+    """A test kernel's environment on ``workspace``: its data folder; with ``demo_delay`` the demo agent's
+    store and pace; with ``profiles`` the workspace's profiles file (True) or that one; then ``extra``."""
+    env = {"SILO_NB_DATA_DIR": str(workspace.data), "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
+    if demo_delay is not None:
+        env |= {
+            "SILO_NB_DEMO_STATE_DIR": str(workspace.root / "demo-state"),
+            "SILO_NB_DEMO_DELAY": demo_delay,
+        }
+    if profiles is not False:
+        path = workspace.config / "silo" / "profiles.json" if profiles is True else profiles
+        env["SILO_NB_PROFILES"] = str(path)
+    return env | extra
+
+
+@contextlib.asynccontextmanager
+async def silo_kernel(workspace: Workspace, env: dict[str, str], *setup: str) -> AsyncIterator[KernelHarness]:
+    """A real kernel in the workspace's folder with silo_nb loaded and each of ``setup`` run; stopped
+    after, whatever happened."""
+    harness = await KernelHarness.start(workspace.folder, env)
+    try:
+        await harness.run("%load_ext silo_nb")
+        for code in setup:
+            await harness.run(code)
+        yield harness
+    finally:
+        await harness.stop()

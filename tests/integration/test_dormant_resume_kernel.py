@@ -4,7 +4,7 @@ clicked as the browser would (a comm message, no cell running), reconnects it un
 from __future__ import annotations
 
 from tests.conftest import Workspace
-from tests.integration.kernel_harness import KernelHarness, button_opened
+from tests.integration.kernel_harness import KernelHarness, button_opened, kernel_env, silo_kernel
 
 
 def printed(kernel: KernelHarness, msg_id: str) -> str:
@@ -12,24 +12,12 @@ def printed(kernel: KernelHarness, msg_id: str) -> str:
 
 
 async def test_resume_button_in_a_restarted_kernel(workspace: Workspace) -> None:
-    env = {
-        "SILO_NB_DATA_DIR": str(workspace.data),
-        "SILO_NB_DEMO_STATE_DIR": str(workspace.root / "demo-state"),
-        "SILO_NB_DEMO_DELAY": "0.01",
-        "PYDEVD_DISABLE_FILE_VALIDATION": "1",
-    }
-    first = await KernelHarness.start(workspace.folder, env)
-    try:
-        await first.run("%load_ext silo_nb")
-        await first.run("%silo connect demo --as mine")
+    env = kernel_env(workspace, demo_delay="0.01")
+    async with silo_kernel(workspace, env, "%silo connect demo --as mine") as first:
         await first.run("%%prompt\nhello from the first kernel")
         reply = await first.run("print(mine.session_id)")
         session_id = printed(first, reply["parent_header"]["msg_id"]).strip()
-    finally:
-        await first.stop()
-    kernel = await KernelHarness.start(workspace.folder, env)
-    try:
-        await kernel.run("%load_ext silo_nb")
+    async with silo_kernel(workspace, env) as kernel:
         listing = kernel.execute("%silo agents")
         await kernel.reply(listing)
         bundle = next(m for m in kernel.outputs(listing, "display_data"))["content"]["data"]
@@ -51,5 +39,3 @@ async def test_resume_button_in_a_restarted_kernel(workspace: Workspace) -> None
             "print(sum(u.kind == 'user_message_chunk' for u in journal))"
         )
         assert printed(kernel, reply["parent_header"]["msg_id"]).strip() == "2"
-    finally:
-        await kernel.stop()

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import Workspace
-from tests.integration.kernel_harness import KernelHarness
+from tests.integration.kernel_harness import KernelHarness, kernel_env, silo_kernel
 
 PROFILES = """
 [[profiles]]
@@ -34,17 +34,8 @@ args = ["-c", "echo the agent gave up >&2; exit 3"]
 async def kernel(workspace: Workspace) -> AsyncIterator[KernelHarness]:
     profiles = workspace.root / "profiles.toml"
     profiles.write_text(PROFILES)
-    env = {
-        "SILO_NB_DATA_DIR": str(workspace.data),
-        "SILO_NB_PROFILES": str(profiles),
-        "PYDEVD_DISABLE_FILE_VALIDATION": "1",
-    }
-    harness = await KernelHarness.start(workspace.folder, env)
-    try:
-        await harness.run("%load_ext silo_nb")
+    async with silo_kernel(workspace, kernel_env(workspace, profiles=profiles)) as harness:
         yield harness
-    finally:
-        await harness.stop()
 
 
 def said(harness: KernelHarness, msg_id: str) -> list[str]:

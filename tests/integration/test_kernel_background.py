@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import Workspace
-from tests.integration.kernel_harness import KernelHarness
+from tests.integration.kernel_harness import KernelHarness, kernel_env, silo_kernel
 
 SCENARIO_AGENT = Path(__file__).resolve().parents[2] / "benchmarks" / "scenario_agent.py"
 
@@ -26,18 +26,8 @@ SCENARIO_AGENT = Path(__file__).resolve().parents[2] / "benchmarks" / "scenario_
 async def kernel(workspace: Workspace) -> AsyncIterator[KernelHarness]:
     profile = {"id": "bench", "label": "Bench", "command": sys.executable, "args": [str(SCENARIO_AGENT)]}
     workspace.add_profiles(profile)
-    env = {
-        "SILO_NB_DATA_DIR": str(workspace.data),
-        "SILO_NB_PROFILES": str(workspace.config / "silo" / "profiles.json"),
-        "PYDEVD_DISABLE_FILE_VALIDATION": "1",
-    }
-    harness = await KernelHarness.start(workspace.folder, env)
-    try:
-        await harness.run("%load_ext silo_nb")
-        await harness.run("%silo connect bench")
+    async with silo_kernel(workspace, kernel_env(workspace, profiles=True), "%silo connect bench") as harness:
         yield harness
-    finally:
-        await harness.stop()
 
 
 def swapped(kernel: KernelHarness, msg_id: str) -> bool:

@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from tests.conftest import Workspace, raw_agent
-from tests.integration.kernel_harness import KernelHarness
+from tests.integration.kernel_harness import KernelHarness, kernel_env, silo_kernel
 
 SLOW = 300  # seconds: far longer than the test waits; only the interrupt can end these cells
 
@@ -25,18 +25,9 @@ async def kernel(workspace: Workspace) -> AsyncIterator[KernelHarness]:
     workspace.add_profiles(
         raw_agent("silent", connect_timeout=SLOW), raw_agent("mute-setter", request_timeout=SLOW)
     )
-    env = {
-        "SILO_NB_DATA_DIR": str(workspace.data),
-        "JUPYTER_CONFIG_DIR": str(workspace.config),
-        "SILO_NB_PROFILES": str(workspace.config / "silo" / "profiles.json"),
-        "PYDEVD_DISABLE_FILE_VALIDATION": "1",
-    }
-    harness = await KernelHarness.start(workspace.folder, env)
-    try:
-        await harness.run("%load_ext silo_nb")
+    env = kernel_env(workspace, profiles=True, JUPYTER_CONFIG_DIR=str(workspace.config))
+    async with silo_kernel(workspace, env) as harness:
         yield harness
-    finally:
-        await harness.stop()
 
 
 async def interrupted(kernel: KernelHarness, code: str, started: str) -> str:

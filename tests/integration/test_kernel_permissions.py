@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from tests.conftest import AGENTS, Workspace
-from tests.integration.kernel_harness import KernelHarness, button_opened
+from tests.integration.kernel_harness import KernelHarness, button_opened, kernel_env, silo_kernel
 
 HANG_GUARD = 60.0
 
@@ -32,18 +32,8 @@ async def kernel(workspace: Workspace) -> AsyncIterator[KernelHarness]:
             "args": [str(AGENTS / "permission_agent.py")],
         }
     )
-    env = {
-        "SILO_NB_DATA_DIR": str(workspace.data),
-        "SILO_NB_PROFILES": str(workspace.config / "silo" / "profiles.json"),
-        "PYDEVD_DISABLE_FILE_VALIDATION": "1",
-    }
-    harness = await KernelHarness.start(workspace.folder, env)
-    try:
-        await harness.run("%load_ext silo_nb")
-        await harness.run("%silo connect perm")
+    async with silo_kernel(workspace, kernel_env(workspace, profiles=True), "%silo connect perm") as harness:
         yield harness
-    finally:
-        await harness.stop()
 
 
 async def answers_one_plus_one(kernel: KernelHarness) -> None:

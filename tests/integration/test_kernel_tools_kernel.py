@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import ROOT, Workspace
-from tests.integration.kernel_harness import KernelHarness, Message, button_opened
+from tests.integration.kernel_harness import KernelHarness, Message, button_opened, kernel_env, silo_kernel
 
 SETUP = """
 import pandas as pd
@@ -23,21 +23,11 @@ df = pd.DataFrame({"species": ["Adelie", "Gentoo", "Adelie", "Chinstrap"], "mass
 
 @pytest.fixture
 async def kernel(workspace: Workspace) -> AsyncIterator[KernelHarness]:
-    env = {
-        "SILO_NB_DATA_DIR": str(workspace.data),
-        "SILO_NB_DEMO_STATE_DIR": str(workspace.root / "demo-state"),
-        "SILO_NB_DEMO_DELAY": "0",
-        "PYDEVD_DISABLE_FILE_VALIDATION": "1",
-        "PYTHONPATH": str(ROOT),  # this checkout's silo_nb, in the kernel and what it starts
-    }
-    harness = await KernelHarness.start(workspace.folder, env)
-    try:
-        await harness.run("%load_ext silo_nb")
-        await harness.run(SETUP)
-        await harness.run("%silo connect demo")
+    env = kernel_env(
+        workspace, demo_delay="0", PYTHONPATH=str(ROOT)
+    )  # this checkout's silo_nb, in the kernel
+    async with silo_kernel(workspace, env, SETUP, "%silo connect demo") as harness:
         yield harness
-    finally:
-        await harness.stop()
 
 
 def turn_data(harness: KernelHarness, msg_id: str) -> dict[str, Any]:

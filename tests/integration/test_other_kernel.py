@@ -10,7 +10,7 @@ import pytest
 
 from silo_nb.sessions.journal.locks import PROCESS_LOCKS, lock_owner
 from tests.conftest import Workspace
-from tests.integration.kernel_harness import KernelHarness, button_opened
+from tests.integration.kernel_harness import KernelHarness, button_opened, kernel_env
 
 
 def printed(kernel: KernelHarness, msg_id: str) -> str:
@@ -19,12 +19,7 @@ def printed(kernel: KernelHarness, msg_id: str) -> str:
 
 @pytest.fixture
 async def kernels(workspace: Workspace) -> AsyncIterator[tuple[KernelHarness, KernelHarness]]:
-    env = {
-        "SILO_NB_DATA_DIR": str(workspace.data),
-        "SILO_NB_DEMO_STATE_DIR": str(workspace.root / "demo-state"),
-        "SILO_NB_DEMO_DELAY": "0",
-        "PYDEVD_DISABLE_FILE_VALIDATION": "1",
-    }
+    env = kernel_env(workspace, demo_delay="0")
     first = await KernelHarness.start(workspace.folder, {**env, "JPY_SESSION_NAME": "one.ipynb"})
     second = await KernelHarness.start(workspace.folder, {**env, "JPY_SESSION_NAME": "two.ipynb"})
     try:

@@ -9,24 +9,13 @@ from collections.abc import AsyncIterator
 import pytest
 
 from tests.conftest import Workspace
-from tests.integration.kernel_harness import KernelHarness
+from tests.integration.kernel_harness import KernelHarness, kernel_env, silo_kernel
 
 
 @pytest.fixture
 async def kernel(workspace: Workspace) -> AsyncIterator[KernelHarness]:
-    env = {
-        "SILO_NB_DATA_DIR": str(workspace.data),
-        "SILO_NB_DEMO_STATE_DIR": str(workspace.root / "demo-state"),
-        "SILO_NB_DEMO_DELAY": "0",
-        "PYDEVD_DISABLE_FILE_VALIDATION": "1",
-    }
-    harness = await KernelHarness.start(workspace.folder, env)
-    try:
-        await harness.run("%load_ext silo_nb")
-        await harness.run("%silo connect demo")
+    async with silo_kernel(workspace, kernel_env(workspace, demo_delay="0"), "%silo connect demo") as harness:
         yield harness
-    finally:
-        await harness.stop()
 
 
 def stdout(harness: KernelHarness, msg_id: str) -> str:
