@@ -162,7 +162,7 @@ class JournalSummaries:
             info = os.fstat(fd)
             kept = self._kept.get(str(path))
             if kept is not None and kept[:2] == (info.st_mtime_ns, info.st_size):
-                return _JournalSummary._make(kept[2:])
+                return _JournalSummary(*kept[2:])
             summary = _scan(_bounded_text(fd, info.st_size))
         except OSError:
             return _JournalSummary()
