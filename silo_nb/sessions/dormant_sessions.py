@@ -295,7 +295,7 @@ def _collect(  # noqa: PLR0917 - find_dormant's keywords, handed on as they came
     # Ranked first, as (idle since, session id) pairs and summaries (strings: nothing the collector
     # tracks); only the entries returned are built, each with its lock's owner read.
     ranked: list[tuple[str, str]] = []
-    kept: dict[str, _JournalSummary] = {}
+    kept: dict[str, tuple[Any, ...]] = {}  # session id → its summary as a plain tuple
     for session_id in set(journals) | set(records):
         if slices.spent():
             yield
@@ -307,7 +307,7 @@ def _collect(  # noqa: PLR0917 - find_dormant's keywords, handed on as they came
         summary = summaries.of(folder / journal, data_dir) if journal is not None else _JournalSummary()
         if not record and summary.turns == 0:
             continue  # a journal nobody prompted and no notebook named: nothing to go back to
-        kept[session_id] = summary
+        kept[session_id] = tuple(summary)
         ranked.append((_idle_since(record, summary) or "", session_id))
     ranked.sort(reverse=True)
     found: list[DormantSession] = []
@@ -317,7 +317,8 @@ def _collect(  # noqa: PLR0917 - find_dormant's keywords, handed on as they came
             slices.restart()
         journal = journals.get(session_id)
         open_in = lock_owner(folder / journal) if journal is not None else None
-        found.append(_entry(session_id, records.get(session_id, {}), kept[session_id], labels, open_in))
+        summary = _JournalSummary(*kept[session_id])
+        found.append(_entry(session_id, records.get(session_id, {}), summary, labels, open_in))
     return found
 
 

@@ -310,6 +310,34 @@ async def test_the_desk_lets_a_request_go_once_its_decision_is_recorded() -> Non
     assert desk.outcome("silo-permission-1") == (True, "o5") and desk.pending == ()
 
 
+async def test_a_request_that_comes_while_a_long_one_is_read_gets_its_own_id() -> None:
+    """The desk numbers a request before it reads its options (a few loop steps for 10,000): a short
+    request that arrives meanwhile gets the next number, and each answer reaches its own request."""
+    lines: list[AgentSessionUpdate] = []
+    desk = PermissionDesk(record=lines.append, on_blocked=lambda: None, on_answered=lambda: None)
+    seen: list[str] = []
+
+    def listen(request: Any) -> None:
+        seen.append(request.request_id)
+        request.respond(request.options[-1].option_id)
+
+    desk.listeners.add(listen)
+    many = [{"optionId": f"o{i}", "name": f"Option {i}", "kind": "allow_once"} for i in range(10_000)]
+    answers: dict[str, Any] = {}
+
+    async def ask(name: str, options: list[dict[str, Any]]) -> None:
+        answers[name] = await desk.ask({"toolCall": {"toolCallId": name}, "options": options}, open_=True)
+
+    with anyio.fail_after(10):
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(ask, "long", many)
+            await anyio.lowlevel.checkpoint()
+            tasks.start_soon(ask, "short", OPTIONS)
+    assert sorted(seen) == ["silo-permission-1", "silo-permission-2"]
+    assert answers["long"]["outcome"]["optionId"] == "o9999"
+    assert answers["short"]["outcome"]["optionId"] == OPTIONS[-1]["optionId"]
+
+
 def test_an_entry_keeps_a_bounded_number_of_options_and_always_the_chosen_one() -> None:
     many = [{"optionId": f"o{i}", "name": f"Option {i}", "kind": "allow_once"} for i in range(10_000)]
     request = asked("r1", options=many)

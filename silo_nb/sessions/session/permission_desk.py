@@ -144,13 +144,15 @@ class PermissionDesk:
         if not open_ or not self.listeners:
             return {"outcome": {"outcome": "cancelled"}}  # Silo's rule; nothing is recorded
         self._count += 1
+        request_id = f"silo-permission-{self._count}"  # taken now: another request may come meanwhile
+        options = await _options_stepwise(raw.get("options"))
         request = AgentPermissionRequest(
             tool_call_id=str(call_raw.get("toolCallId") or raw.get("toolCallId") or ""),
             title=str(call_raw.get("title") or raw.get("title") or "The agent is requesting permission."),
-            options=await _options_stepwise(raw.get("options")),
+            options=options,
             tool_call=parse_tool_call(call_raw),
             raw=raw,
-            request_id=f"silo-permission-{self._count}",
+            request_id=request_id,
         ).attach_answers(self)
         # Reading 10,000 options, recording them and showing the request are each one step of the loop,
         # with the kernel's other work (a cell's 1+1) between them, not one long step.
