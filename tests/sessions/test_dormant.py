@@ -148,9 +148,10 @@ async def test_a_real_session_is_dormant_once_disposed(workspace: Workspace) -> 
 async def test_the_scan_gives_the_loop_its_turn_while_it_lists_reads_and_ranks(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """With a slice of no time at all, the loop runs between every two journals listed, every two
-    records read and every two journals summarised: no part of the scan (the listing of 10,000 names was
-    one 50 ms step) goes in one step over a whole workspace. The result is the same as at once."""
+    """With a slice of no time at all, the loop runs between every two journal names decoded, every two
+    records read and every two journals summarised: no part of the scan (decoding the listing of 10,000
+    names was one 50 ms step) goes in one step over a whole workspace. The result is the same as at
+    once."""
     for index in range(300):
         journal(tmp_path, f"s{index:03d}", prompt("hi", f"2026-01-01T00:00:{index % 60:02d}Z"))
         record(tmp_path, f"nb{index}", n=({"session_id": f"s{index:03d}", "profile": "demo"}))
