@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -281,7 +282,15 @@ def _describe(label: str, target: Path, report: RunReport, out: Any) -> None:
         print("  " + line, file=out)
 
 
-def _open_lab(target: Path, env: Mapping[str, str], out: Any) -> int:
+def lab_command(notebook: Path) -> str:
+    """The command that runs ``notebook`` again and opens its copy in JupyterLab (named unless it is the
+    default one, so the hint after another notebook's run opens that notebook, not the quickstart)."""
+    if notebook == DEFAULT_NOTEBOOK:
+        return "bash .ci/demo --lab"
+    return f"bash .ci/demo {shlex.quote(str(notebook))} --lab"
+
+
+def _open_lab(target: Path, env: Mapping[str, str], out: Any, notebook: Path = DEFAULT_NOTEBOOK) -> int:
     lab = Path(sys.executable).with_name("jupyter-lab")
     if not lab.exists():
         found = shutil.which("jupyter-lab")
@@ -289,7 +298,7 @@ def _open_lab(target: Path, env: Mapping[str, str], out: Any) -> int:
     if not lab.exists():
         print(
             f"\nJupyterLab is not installed. Install it with `{sys.executable} -m pip install jupyterlab`, "
-            "then run `bash .ci/demo --lab` again.",
+            f"then run `{lab_command(notebook)}` again.",
             file=out,
         )
         return 1
@@ -331,7 +340,7 @@ def main(argv: list[str] | None = None, out: Any = None) -> int:
         _describe("run 1: a new kernel, talking to the demo agent", target, first, out)
         if args.once:
             print(f"\nSaved: {target} (the tracked {args.notebook} is untouched).", file=out)
-            return _open_lab(target, env, out) if args.lab else 0
+            return _open_lab(target, env, out, args.notebook) if args.lab else 0
         second = execute(target, env)
         _describe('run 2: a new kernel, as after "Restart Kernel and Run All"', target, second, out)
     except NotebookFailed as exc:
@@ -351,8 +360,8 @@ def main(argv: list[str] | None = None, out: Any = None) -> int:
     )
     print(f"Saved: {target} (the tracked {args.notebook} is untouched).", file=out)
     if args.lab:
-        return _open_lab(target, env, out)
-    print("Open it in JupyterLab: bash .ci/demo --lab", file=out)
+        return _open_lab(target, env, out, args.notebook)
+    print(f"Open it in JupyterLab: {lab_command(args.notebook)}", file=out)
     return 0
 
 
