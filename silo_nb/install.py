@@ -3,7 +3,9 @@
 - Registers the "Python 3 (silo)" kernelspec (a kernel that loads the extension at start) for *this*
   Python (``sys.executable``), so a JupyterLab installed elsewhere runs kernels where silo_nb is:
   ``--user`` (the default: the user's Jupyter data folder), ``--sys-prefix`` (this environment) or
-  ``--prefix DIR``. Installing again replaces it.
+  ``--prefix DIR``. Installing again replaces it. The wheel ships none of its own, so this is the only
+  one; the command says which ``silo-python`` Jupyter (from this environment) will use, and how to remove
+  another one that comes first on Jupyter's path (an older install's, say).
 - Writes a starter ``profiles.toml`` into the user's Jupyter config folder (``<config>/silo/``) from
   the shipped example profiles, every entry commented out, unless one is there already (never
   overwritten) or ``--no-profiles``.
@@ -19,7 +21,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-__all__ = ["KERNEL_NAME", "example_profiles", "install", "main"]
+__all__ = ["KERNEL_NAME", "example_profiles", "install", "kernelspec_in_use", "main"]
 
 KERNEL_NAME = "silo-python"
 _STARTER_HEADER = (
@@ -69,9 +71,31 @@ def _starter_profiles() -> tuple[Path, bool]:
     return target, True
 
 
+def kernelspec_in_use() -> str | None:
+    """The folder of the ``silo-python`` kernelspec Jupyter finds first from this environment, if any."""
+    from jupyter_client.kernelspec import KernelSpecManager
+
+    return KernelSpecManager().find_kernel_specs().get(KERNEL_NAME)
+
+
+def _shadow_line(written: str) -> str | None:
+    """One line when Jupyter would start another ``silo-python`` than the one just written."""
+    used = kernelspec_in_use()
+    if used is None or Path(used).resolve() == Path(written).resolve():
+        return None
+    return (
+        f"kernelspec: Jupyter reads {used} first, not the one just written; remove it with "
+        f"`jupyter kernelspec remove -y {KERNEL_NAME}` and run this again (or install where it is: "
+        "--sys-prefix / --prefix DIR)"
+    )
+
+
 def install(*, user: bool = True, prefix: str | None = None, profiles: bool = True) -> list[str]:
     """Register the kernelspec (and write the starter profiles); one line per thing done."""
-    lines = [f'kernelspec "Python 3 (silo)" for {sys.executable}: {_kernelspec(user, prefix)}']
+    written = _kernelspec(user, prefix)
+    lines = [f'kernelspec "Python 3 (silo)" for {sys.executable}: {written}']
+    shadow = _shadow_line(written)
+    lines.append(shadow or f"kernelspec: Jupyter will use {written}")
     if profiles:
         path, wrote = _starter_profiles()
         lines.append(f"profiles: wrote {path}" if wrote else f"profiles: kept {path} (already there)")
