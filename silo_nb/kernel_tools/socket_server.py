@@ -217,7 +217,7 @@ class KernelToolServer:
             return ToolOutcome(
                 "failed", f"The code is {len(code):,} characters; run_code takes at most {MAX_CODE_CHARS:,}."
             )
-        call.running(RUN_CODE_TITLE)
+        call.waiting(RUN_CODE_TITLE)
         choice = await call.ask(
             title=RUN_CODE_TITLE, kind="code", raw_input={"code": code}, options=RUN_CODE_OPTIONS
         )
@@ -226,4 +226,5 @@ class KernelToolServer:
                 "rejected it" if choice is not None else "did not allow it (no answer, or the turn stopped)"
             )
             return ToolOutcome("refused", f"The user {said}: the code did not run, and nothing changed.")
+        call.running(RUN_CODE_TITLE)
         return self.tools.run(arguments)

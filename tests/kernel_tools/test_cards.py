@@ -90,3 +90,22 @@ def test_the_permission_row_shows_the_code_it_would_run() -> None:
     assert row.children[1] is row.code_html
     assert PermissionRow(request("edit", {"code": "x"})).code_html is None
     row.close_all()
+
+
+def test_a_run_waiting_for_the_user_says_so_and_a_refused_one_says_not_run() -> None:
+    """Issue 35: the card said "running" while the permission row still waited for the user's answer."""
+    code = "df = df.dropna()"
+    waiting = KernelToolEntry(call_id="k", tool="run_code", status="waiting", arguments=(("code", code),))
+    for shown in (
+        kernel_tool_html(waiting),
+        kernel_tool_markdown(waiting),
+        "\n".join(kernel_tool_text(waiting)),
+    ):
+        assert "waiting for you" in shown and "running" not in shown
+    refused = KernelToolEntry(call_id="k", tool="run_code", status="refused", arguments=(("code", code),))
+    for shown in (
+        kernel_tool_html(refused),
+        kernel_tool_markdown(refused),
+        "\n".join(kernel_tool_text(refused)),
+    ):
+        assert "not run" in shown and "running" not in shown

@@ -159,9 +159,11 @@ async def test_run_code_returns_what_a_cell_shows_and_its_figures(workspace: Wor
         {"code": "def (:"},
         {"code": "raise SystemExit(3)"},
     ]  # every run asked first (the empty one was refused before asking)
-    done = [line for line in session.lines() if line["status"] != "running"]
+    done = [line for line in session.lines() if line["status"] not in {"waiting", "running"}]
     assert [line["status"] for line in done] == ["completed", "error", "error", "error", "failed"]
     assert done[0]["arguments"] == {"code": code} and len(done[0]["images"]) == 1
+    first = [line["status"] for line in session.lines() if line["callId"] == done[0]["callId"]]
+    assert first == ["waiting", "running", "completed"]  # "running" only once the user allowed it
 
 
 async def test_a_rejected_or_unanswered_run_runs_nothing(workspace: Workspace) -> None:
@@ -172,7 +174,7 @@ async def test_a_rejected_or_unanswered_run_runs_nothing(workspace: Workspace) -
     assert namespace == {"count": 0}
     decisions = session.lines("permission_decision")
     assert [d["optionId"] for d in decisions if d["toolCallId"].startswith("kernel-")] == ["skip"]
-    assert [line["status"] for line in session.lines()] == ["running", "refused"]
+    assert [line["status"] for line in session.lines()] == ["waiting", "refused"]  # never "running"
 
 
 async def test_a_run_asked_in_a_turn_that_is_stopped_runs_nothing(workspace: Workspace) -> None:

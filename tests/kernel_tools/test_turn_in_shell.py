@@ -53,7 +53,7 @@ async def test_allowed_code_runs_in_the_namespace_and_its_plot_comes_back(
     assert "1 figure came back" in markdown
     assert html.count('class="silo-kernel-figure" src="data:image/png;base64,iVBOR') == 1
     kinds = [u.kind for u in handle.journal_updates()]
-    assert kinds.count("kernel_tool") == 4  # list, inspect, run_code running and done
+    assert kinds.count("kernel_tool") == 5  # list, inspect, run_code waiting, running and done
     assert kinds.count("permission_decision") == 1
 
 

@@ -2,7 +2,8 @@
 recorded in the session's transcript like the agent's own work.
 
 - A call is journaled as ``kernel_tool`` lines (``kinds.py``), upserted by ``callId`` (unique within the
-  session): a ``running`` line when a call that asks first starts, then one line with how it ended
+  session): a ``waiting`` line when a call that asks first starts (the user has not answered yet), a
+  ``running`` line once it is allowed, then one line with how it ended
   (``completed``, ``error``, ``failed``, ``refused``, ``interrupted``, ``timed_out``), its output and images.
 - Only while a prompt of this session is in flight: a call outside a running turn is refused
   (``AgentSessionError``, one line) and nothing is recorded — an agent working on its own, between turns,
@@ -72,8 +73,12 @@ class ClientToolCall:
         self.arguments = arguments
         self.finished = False
 
+    def waiting(self, title: str) -> None:
+        """Record that the call waits for the user's answer (its card shows before the permission row)."""
+        self._owner.record_line(self, "waiting", title=title)
+
     def running(self, title: str) -> None:
-        """Record that the call started (its card shows before the permission it asks for)."""
+        """Record that the call started (allowed, or one that asks nothing)."""
         self._owner.record_line(self, "running", title=title)
 
     async def ask(

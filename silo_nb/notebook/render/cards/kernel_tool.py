@@ -1,8 +1,8 @@
 """The card of a kernel tool call (``KernelToolEntry``): the agent used the notebook's MCP server.
 
 - The header names the tool, what it was asked (``inspect_variable``'s name…) and its status, coloured:
-  amber while running or waiting for permission, green when done, red when it failed or stopped, grey
-  when refused. ``run_code``'s code is shown highlighted (Pygments), as the permission row showed it.
+  amber while waiting for the user's answer ("waiting for you") or running, green when done, red when it
+  failed or stopped, grey when refused ("not run"). ``run_code``'s code is shown highlighted (Pygments), as the permission row showed it.
 - The output: the reading tools' Markdown (their tables) rendered, ``run_code``'s text as it came; long
   output is collapsed. Figures are shown as images (HTML), counted in Markdown and text.
 - Only base64 PNGs reach an ``<img>`` (``entry_lines.kernel_tool_entry`` checked them).
@@ -22,6 +22,7 @@ from silo_nb.notebook.render.md_inert import md_code, md_escape, md_fence, md_in
 __all__ = ["CARD", "kernel_tool_html", "kernel_tool_markdown", "kernel_tool_text"]
 
 _STATUS = {
+    "waiting": ("waiting for you", styles.AMBER),
     "running": ("running", styles.AMBER),
     "completed": ("done", styles.GREEN),
     "error": ("raised an error", styles.RED),
