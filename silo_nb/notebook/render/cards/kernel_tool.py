@@ -2,7 +2,8 @@
 
 - The header names the tool, what it was asked (``inspect_variable``'s name…) and its status, coloured:
   amber while waiting for the user's answer ("waiting for you") or running, green when done, red when it
-  failed or stopped, grey when refused ("not run"). ``run_code``'s code is shown highlighted (Pygments), as the permission row showed it.
+  failed or stopped, grey when refused ("not run"). ``run_code``'s code is shown highlighted (Pygments),
+  as the permission row showed it.
 - The output: the reading tools' Markdown (their tables) rendered, ``run_code``'s text as it came; long
   output is collapsed. Figures are shown as images (HTML), counted in Markdown and text.
 - Only base64 PNGs reach an ``<img>`` (``entry_lines.kernel_tool_entry`` checked them).
