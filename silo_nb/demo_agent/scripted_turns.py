@@ -1,7 +1,8 @@
 """The scripted turns of the demo agent: what one ``session/prompt`` streams back.
 
 - Turns are scripts driven by keywords in the prompt text (matched case-insensitively at the start of a
-  word): ``edit``/``tool``, ``fix`` (fixes.py), ``plan``, ``slow``, ``fail``, ``refuse``, ``mode``, plus the
+  word): ``edit``/``tool``, ``fix`` (fixes.py), ``plan``, ``slow``, ``fail``, ``refuse``, ``mode``, ``code``
+  (the reply follows the prompt: replies.py), plus the
   slash commands ``/title``, ``/explain``, ``/plan`` and ``/clear`` (methods ``command_<name>``); with a
   client that offers them, ``run the tests``/``terminal`` (a client terminal) and ``risky`` (a question),
   client_scripts.py.
@@ -29,6 +30,7 @@ from silo_nb.demo_agent.client_tools import ClientTools, Peer
 from silo_nb.demo_agent.fixes import SMART_MODEL, apply_fix, fix_tokens, plan_fix
 from silo_nb.demo_agent.notebook_steps import look_into, looked_into
 from silo_nb.demo_agent.prompt_blocks_text import read_prompt
+from silo_nb.demo_agent.replies import reply_markdown
 from silo_nb.demo_agent.rpc_endpoint import INTERNAL_ERROR, JsonObject, RpcError
 from silo_nb.demo_agent.session_store import MODELS, MODES, Session, Turn
 
@@ -219,23 +221,15 @@ class TurnScript:
         return await self.finish()
 
     def reply_markdown(self) -> str:
-        quoted = " ".join(self.text.split())
-        quoted = quoted if len(quoted) <= 80 else quoted[:79] + "…"
-        lines = ["## Silo demo agent", "", f"You said: **{quoted or '(no text)'}**", ""]
-        lines.append("- This reply is scripted: the same prompt always gets the same answer.")
-        lines.append("- Keywords to try: `edit`, `plan`, `slow`, `fail`, `refuse`, `mode`.")
-        if self.attachments:
-            count = len(self.attachments)
-            noun = "attachment" if count == 1 else "attachments"
-            lines.append(f"- I see {count} {noun}: {', '.join(self.attachments)}")
-        if has_keyword(self.lowered, "mode"):
-            mode, model = self.session.config["mode"], self.session.config["model"]
-            lines.append(
-                f"- Current mode: `{mode}` ({_label(MODES, mode)}); current model: `{model}` "
-                f"({_label(MODELS, model)})."
-            )
-        lines += ["", "```python", "def greet(name: str) -> str:", '    return f"Hello, {name}!"', "```", ""]
-        return "\n".join(lines)
+        """The reply that follows the prompt (replies.py): what it understood and what it will do."""
+        mode, model = self.session.config["mode"], self.session.config["model"]
+        mode_line = (
+            f"Current mode: `{mode}` ({_label(MODES, mode)}); "
+            f"current model: `{model}` ({_label(MODELS, model)})."
+        )
+        return reply_markdown(
+            self.text, attachments=self.attachments, looked_into=looked_into(self.text), mode_line=mode_line
+        )
 
     async def plan(self) -> None:
         statuses = [["pending"] * 3]

@@ -45,9 +45,9 @@ async def test_plain_turn_update_sequence(tmp_path: Path) -> None:
         assert len(thought_ids) == 1 and next(iter(thought_ids)).startswith("think-")
         assert len(message_ids) == 1 and next(iter(message_ids)).startswith("msg-")
         reply = message_text(seen)
-        assert reply.startswith("#")
-        assert "\n- " in reply
-        assert "```python" in reply and reply.rstrip().endswith("```")
+        assert reply.startswith(f"You asked: **{prompt}**")
+        assert "no model" in reply and "- *edit*:" in reply  # no keyword: it says what it can do
+        assert "```python" not in reply  # no code was asked for
         info = updates(seen)[-2]
         assert info == {"sessionUpdate": "session_info_update", "title": prompt[:40]}
         usage = updates(seen)[-1]
@@ -262,3 +262,30 @@ async def test_delay_flag_paces_the_stream(tmp_path: Path) -> None:
         seen, response = await wire.prompt(session_id, "hi")
         assert response["result"] == {"stopReason": "end_turn"}
         assert time.monotonic() - started >= 0.02 * (len(updates(seen)) - 1)
+
+
+@pytest.mark.parametrize(
+    ("prompt", "said", "not_said"),
+    [
+        ("Make a plan, then edit the notes", ["(*plan*)", "(*edit*)", "notes.md"], ["```python", "- *fix*:"]),
+        ("Write a function that greets", ["(*code*)", "def greet"], ["(*plan*)"]),
+        ("Summarise the penguin data", ["- *look into NAME*:", "try: `look into df`"], ["def greet"]),
+        ("Which mode are you in?", ["(*mode*)", "Current mode: `ask`"], ["- *plan*:"]),
+    ],
+)
+@pytest.mark.asyncio
+@bounded
+async def test_the_reply_follows_the_prompt(
+    tmp_path: Path, prompt: str, said: list[str], not_said: list[str]
+) -> None:
+    """Issue 35: every prompt got the same block (a heading, fixed keywords, a greet function)."""
+    async with running_agent(tmp_path) as wire:
+        await wire.initialize()
+        session_id, _ = await wire.new_session()
+        seen, _ = await wire.prompt(session_id, prompt, answer_with("reject-once"))
+        reply = message_text(seen)
+    assert reply.startswith(f"You asked: **{prompt}**")
+    for text in said:
+        assert text in reply, (text, reply)
+    for text in not_said:
+        assert text not in reply, (text, reply)
