@@ -120,10 +120,13 @@ class ToolEntry:
     raw_input: Any = None
     raw_output: Any = None
     terminals: tuple[TerminalView, ...] = ()  # the client terminals its content embeds, as known so far
+    # A recording's call played back (the replay agent's ``_meta.silo_nb.recorded``): nothing was done now.
+    recorded: bool = False
     NONE: ClassVar[ToolEntry]  # what a new tool call's fields start from
 
-    def updated_by(self, call: AgentToolCall) -> ToolEntry:
-        """This entry with what ``call`` says (absent fields: unchanged; lists replaced), under its id."""
+    def updated_by(self, call: AgentToolCall, recorded: bool = False) -> ToolEntry:
+        """This entry with what ``call`` says (absent fields: unchanged; lists replaced), under its id;
+        ``recorded``: the update is a replayed recording's (it stays so)."""
         return made(
             ToolEntry,
             tool_call_id=call.tool_call_id,
@@ -135,6 +138,7 @@ class ToolEntry:
             raw_input=call.raw_input if call.raw_input is not None else self.raw_input,
             raw_output=call.raw_output if call.raw_output is not None else self.raw_output,
             terminals=self.terminals,
+            recorded=self.recorded or recorded,
         )
 
     @property

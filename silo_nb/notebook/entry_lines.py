@@ -9,7 +9,14 @@ from typing import Any
 from silo_nb.notebook.entries import FileEditEntry, KernelToolEntry, PermissionEntry, QuestionEntry
 from silo_nb.sessions.parse import permission_option_fields
 
-__all__ = ["file_edit_entry", "is_png_base64", "kernel_tool_entry", "permission_entry", "question_entry"]
+__all__ = [
+    "file_edit_entry",
+    "is_png_base64",
+    "kernel_tool_entry",
+    "permission_entry",
+    "question_entry",
+    "recorded_call",
+]
 
 _BASE64 = re.compile(r"[A-Za-z0-9+/]+={0,2}")
 _PNG_BASE64 = "iVBORw0KGgo"  # the PNG signature, in base64
@@ -110,3 +117,12 @@ def kernel_tool_entry(raw: dict[str, Any]) -> KernelToolEntry:
         images=tuple(image for image in images if is_png_base64(image)) if isinstance(images, list) else (),
         images_left_out=left_out if type(left_out) is int else 0,
     )
+
+
+def recorded_call(raw: dict[str, Any]) -> bool:
+    """A replayed recording's tool call (``_meta.silo_nb.recorded``, set by silo_nb's replay agent)."""
+    meta = raw.get("_meta")
+    if not isinstance(meta, dict):
+        return False
+    ours = meta.get("silo_nb")
+    return isinstance(ours, dict) and ours.get("recorded") is True

@@ -37,7 +37,13 @@ from silo_nb.notebook.entries import (
     made,
     with_status,
 )
-from silo_nb.notebook.entry_lines import file_edit_entry, kernel_tool_entry, permission_entry, question_entry
+from silo_nb.notebook.entry_lines import (
+    file_edit_entry,
+    kernel_tool_entry,
+    permission_entry,
+    question_entry,
+    recorded_call,
+)
 from silo_nb.sessions.kinds import METADATA_KINDS
 from silo_nb.sessions.models import AgentSessionUpdate
 from silo_nb.sessions.parse import session_title
@@ -255,13 +261,13 @@ class TranscriptBuilder:
         call = update.tool_call
         if call is None:
             return False
-        index = self._tools.get(call.tool_call_id)
+        index, recorded = self._tools.get(call.tool_call_id), recorded_call(update.raw)
         if index is None:
-            index = self._add(self._with_terminals(ToolEntry.NONE.updated_by(call), None))
+            index = self._add(self._with_terminals(ToolEntry.NONE.updated_by(call, recorded), None))
         else:
             existing = self._entries[index]
             assert isinstance(existing, ToolEntry)
-            self._set(index, self._with_terminals(existing.updated_by(call), index))
+            self._set(index, self._with_terminals(existing.updated_by(call, recorded), index))
         return True
 
     def _with_terminals(self, entry: ToolEntry, index: int | None) -> ToolEntry:

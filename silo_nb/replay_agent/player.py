@@ -11,6 +11,9 @@
   other than the recording's ends the replay with a note (the user took another road); later prompts say
   the replay is over, as do prompts after the last recorded turn.
 - ``session/cancel`` ends the turn being played: ``cancelled``.
+- Nothing recorded is done again: its ``agentInfo`` title says "Replayed from <recording>" (the turns'
+  header) and each played tool call carries ``_meta.silo_nb.recorded`` (its edit shows "recorded, not
+  applied").
 """
 
 from __future__ import annotations
@@ -31,13 +34,30 @@ from silo_nb.acp.rpc_errors import INTERNAL_ERROR, AcpRpcError
 from silo_nb.replay_agent.recording import Permission, RecordedTurn, Recording
 from silo_nb.sessions.safe_files import read_small_file, replace_file
 
-__all__ = ["MAX_GAP_SECONDS", "ReplayAgent"]
+__all__ = ["MAX_GAP_SECONDS", "RECORDED_META", "ReplayAgent", "agent_info", "recorded"]
 
 MAX_GAP_SECONDS = 1.0
 STATE_LIMIT = 64 << 20  # a session's progress file: its prompts' text, kept whole
 _STATE_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}")
 RESOURCE_NOT_FOUND = -32002
 AGENT_INFO = {"name": "silo-replay", "title": "Silo replay", "version": "1"}
+# Marks a played tool call as the recording's, not something done now (``_meta`` is ACP's open field): the
+# transcript shows its edit as "recorded, not applied" — nothing is written on a replay.
+RECORDED_META = {"silo_nb": {"recorded": True}}
+_TOOL_KINDS = frozenset({"tool_call", "tool_call_update"})
+
+
+def agent_info(recording: Path) -> dict[str, str]:
+    """The replay's ``agentInfo``: its title (the turn headers' label) says which recording plays."""
+    return {**AGENT_INFO, "title": f"Replayed from {recording.name}"}
+
+
+def recorded(update: Any) -> Any:
+    """A tool call's update marked as the recording's (:data:`RECORDED_META`); others as they are."""
+    if not isinstance(update, dict) or update.get("sessionUpdate") not in _TOOL_KINDS:
+        return update
+    meta = update.get("_meta")
+    return {**update, "_meta": {**(meta if isinstance(meta, dict) else {}), **RECORDED_META}}
 
 
 class _Session:
@@ -121,7 +141,7 @@ class ReplayAgent:
                 "promptCapabilities": {"image": False, "audio": False, "embeddedContext": True},
                 "sessionCapabilities": {"resume": {}},
             },
-            "agentInfo": AGENT_INFO,
+            "agentInfo": agent_info(self.recording.path),
             "authMethods": [],
         }
 
@@ -213,7 +233,7 @@ class ReplayAgent:
                 if not await self._ask(session, step):
                     return {"stopReason": "end_turn"}
                 continue
-            connection.notify("session/update", {"sessionId": session.session_id, "update": step})
+            connection.notify("session/update", {"sessionId": session.session_id, "update": recorded(step)})
         if turn.error is not None:
             raise AcpRpcError(INTERNAL_ERROR, turn.error)
         return {"stopReason": turn.stop_reason}

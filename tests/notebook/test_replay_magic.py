@@ -25,7 +25,7 @@ async def test_connect_replay_plays_an_earlier_session_back(
     session_id = shell.user_ns["demo"].session_id
     captured, result = await run(shell, f"%silo connect --replay {session_id} --speed 0 --as again")
     assert result.success, captured.stderr
-    assert shell.user_ns["again"].agent_name == "Silo replay"
+    assert shell.user_ns["again"].agent_name == f"Replayed from {session_id}.jsonl"
     played, _ = await run(shell, "%%prompt again\nMake a plan for the penguins")
     assert final_bundle(played).data["text/markdown"].split("> **You:**")[1] == recorded
 

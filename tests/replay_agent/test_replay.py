@@ -67,7 +67,7 @@ async def test_a_replay_plays_the_recorded_turns_and_asks_the_permission_again(
 
     handle.on_permission(allow)
     try:
-        assert handle.agent_name == "Silo replay"
+        assert handle.agent_name == "Replayed from penguin-lesson.jsonl"  # every turn's header says so
         results = [
             await handle.prompt([{"type": "text", "text": t.prompt}]) for t in read_recording(LESSON).turns
         ]
@@ -81,6 +81,31 @@ async def test_a_replay_plays_the_recorded_turns_and_asks_the_permission_again(
         assert "the recording has no more turns (4 played)" in replies(handle.journal_updates())[-1]
     finally:
         await handle.aclose()
+
+
+async def test_a_replayed_edit_says_it_was_recorded_and_not_applied(
+    lesson: silo_nb.AgentsService, workspace: Workspace
+) -> None:
+    """Issue 35: a replay showed "Edit notes.md" completed, with its diff, though nothing was written."""
+    from silo_nb.notebook.render.markdown import transcript_markdown
+
+    handle = await lesson.sessions.connect("lesson")
+    handle.on_permission(lambda request: request.respond("allow-once"))
+    try:
+        for turn in read_recording(LESSON).turns[:3]:
+            await handle.prompt([{"type": "text", "text": turn.prompt}])
+        (edit_turn,) = [t for t in split_turns(handle.journal_updates()) if t.number == 3]
+        state = fold_all(list(edit_turn.head))
+    finally:
+        await handle.aclose()
+    edit = next(e for e in state.entries if getattr(e, "title", None) == "Edit notes.md")
+    assert edit.recorded and edit.status == "completed"  # the recording's status, kept
+    shown = transcript_markdown(state)
+    assert (
+        "Edit notes.md · _recorded, not applied_" in shown
+        and "_completed_" not in shown.split("Edit notes.md")[1][:40]
+    )
+    assert not (workspace.root / "notes.md").exists()  # and truly nothing was written
 
 
 async def test_another_answer_ends_the_replay_with_a_note(lesson: silo_nb.AgentsService) -> None:

@@ -39,7 +39,7 @@ async def test_demo_turn_streams_markdown_thoughts_usage_and_title(workspace: Wo
         assert handle.prompt_capabilities.embedded_context is True
         updates: list[silo_nb.AgentSessionUpdate] = []
         handle.on_update(updates.append)
-        result = await handle.prompt(text("Summarise the data please"))
+        result = await handle.prompt(text("Summarise the data, show code"))
         assert result.stop_reason == "end_turn"
         kinds = [u.kind for u in updates]
         assert kinds[0] == "agent_thought_chunk"
@@ -49,7 +49,7 @@ async def test_demo_turn_streams_markdown_thoughts_usage_and_title(workspace: Wo
         usage = updates[-1].usage
         assert usage is not None and usage.size == 200000 and usage.cost is not None
         (info,) = svc.get_state()
-        assert info.title == "Summarise the data please"
+        assert info.title == "Summarise the data, show code"
         # Every turn is on disk before prompt() returns (no waiting for the flush timer).
         path = svc.sessions.journals.path(svc.workspace_id, handle.session_id)
         lines = [json.loads(line) for line in path.read_text().splitlines()]

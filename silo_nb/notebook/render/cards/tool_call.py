@@ -101,16 +101,30 @@ def _terminal_html(content: AgentToolCallContent, entry: ToolEntry) -> str:
     return head + note + _collapsible(pre, text)
 
 
+_CHANGING_KINDS = frozenset({"edit", "delete", "move", "execute"})
+
+
+def _status_label(entry: ToolEntry) -> str:
+    """The status as shown: a replayed recording's call that would change something says it was not
+    done now ("recorded, not applied"); its other calls say "(recorded)"."""
+    status = labels.status_label(entry.status or "pending")
+    if not entry.recorded:
+        return status
+    if entry.kind in _CHANGING_KINDS or any(content.type == "diff" for content in entry.content):
+        return "recorded, not applied"
+    return f"{status} (recorded)"
+
+
 def tool_html(entry: ToolEntry) -> str:
     status = entry.status or "pending"
-    rgb = labels.TOOL_STATUS_COLOURS.get(status, styles.GREY)
+    rgb = styles.GREY if entry.recorded else labels.TOOL_STATUS_COLOURS.get(status, styles.GREY)
     kind = entry.kind or "other"
     icon = labels.KIND_ICONS.get(kind, labels.TOOL_ICON)
     parts = [
         '<div style="display:flex;flex-wrap:wrap;gap:.2em .6em;align-items:baseline">'
         f'<span style="{styles.MUTED};white-space:nowrap">{icon} {esc(kind)}</span>'
         f'<span style="font-weight:600">{esc(labels.tool_title(entry))}</span>'
-        f"{pill_html(labels.status_label(status), rgb)}</div>"
+        f"{pill_html(_status_label(entry), rgb)}</div>"
     ]
     locations = labels.locations(entry)
     if locations:
@@ -144,7 +158,7 @@ def tool_markdown(entry: ToolEntry) -> str:
     kind = entry.kind or "other"
     icon = labels.KIND_ICONS.get(kind, labels.TOOL_ICON)
     head = f"* {icon} **{md_escape(kind)}** · {md_escape(labels.tool_title(entry))}"
-    head += f" · _{md_escape(labels.status_label(entry.status or 'pending'))}_"
+    head += f" · _{md_escape(_status_label(entry))}_"
     locations = labels.locations(entry)
     if locations:
         head += " · " + ", ".join(md_code(location) for location in locations)
@@ -169,7 +183,8 @@ def tool_markdown(entry: ToolEntry) -> str:
 
 def tool_text(entry: ToolEntry) -> list[str]:
     kind = entry.kind or "other"
-    lines = [f"[tool {entry.tool_call_id}] {kind} · {labels.tool_title(entry)} · {entry.status or 'pending'}"]
+    shown = _status_label(entry) if entry.recorded else entry.status or "pending"
+    lines = [f"[tool {entry.tool_call_id}] {kind} · {labels.tool_title(entry)} · {shown}"]
     body: list[str] = []
     locations = labels.locations(entry)
     if locations:
