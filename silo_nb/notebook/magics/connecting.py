@@ -1,8 +1,9 @@
 """Opening a connection for ``%silo connect`` (and ``%silo login``): the "connecting…" line, the handshake,
 then the session panel in the same output, or the error in its place.
 
-- A connection is registered before the handshake (commands given with ``--bg`` wait for it) and forgotten
-  again if the handshake fails: a failed connect leaves no name, no variable and no new default.
+- A connection is registered before the handshake, its connect a task (commands for the name meanwhile wait
+  for it) and forgotten again if the handshake fails: a failed connect leaves no name, no variable and no
+  new default.
 - Without ``new``/``resume_id`` it resumes the session this notebook last used under the name (the
   connection records), so "Run All" after a restart continues where it was.
 - The agent is offered the kernel tools (``kernel_tool_setup.py``) unless ``kernel_tools`` is False or
@@ -102,10 +103,12 @@ async def connect(
     coroutine = _open(
         session, connection, show, previous, cwd=cwd, resume=resume, auth_method=auth_method, raises=raises
     )
+    # Always a task, so a command for this name waits for it (NotebookSession.handle) however the connect
+    # runs: --bg, in its cell, or as the registered magic of a cell that loaded the extension itself.
+    connection.task = asyncio.get_running_loop().create_task(coroutine)
     if background:
-        connection.task = asyncio.get_running_loop().create_task(coroutine)
         return
-    await coroutine
+    await connection.task  # an interrupt of this cell cancels the connect with it
     if connection.handle is None:
         raise UsageError(connection.error or "connect failed")
 

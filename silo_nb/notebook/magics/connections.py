@@ -1,12 +1,13 @@
 """The connection registry: the extension's state for one shell, and the named agent connections in it.
 
 - A :class:`Connection` is one ``%silo connect ... --as NAME``: its profile, the handle once connected
-  (or the one-line error), the connect task while a ``--bg`` connect runs, the session panel and the
+  (or the one-line error), the connect's task (every connect runs as one), the session panel and the
   ``Output`` under it where the palette's turns are shown.
 - NAME defaults to the profile id (see ``%silo connect``); commands given no NAME use the most recent
   connection (``last_name``). :meth:`NotebookSession.connection` looks a name up and says, in one
   ``UsageError`` line, what to run when there is none; :meth:`NotebookSession.handle` also waits for a
-  background connect to end.
+  connect still running (``--bg``, or the README's first cell, where the extension is loaded in the cell
+  that connects), at most the profile's ``connect_timeout``; interrupted, it says "still connecting".
 - :meth:`NotebookSession.drop` forgets a connection and disposes of its task, panel, handle and kernel
   tools server.
 - Also here, because they live exactly as long as the shell's extension state: the (notebook, NAME) →
@@ -29,9 +30,10 @@ from IPython.core.error import UsageError
 from silo_nb.notebook.cell_records import ConnectionRecords, notebook_identity
 from silo_nb.notebook.cell_turns import BackgroundTurns
 from silo_nb.notebook.journal_index import JournalIndexes
-from silo_nb.notebook.magics.args import did_you_mean
+from silo_nb.notebook.magics.args import did_you_mean, one_line
 from silo_nb.notebook.widgets.snapshot import ShownWidgets
 from silo_nb.sessions.default_service import default_agents
+from silo_nb.sessions.profiles import AgentProfile
 from silo_nb.task_set import TaskSet
 
 if TYPE_CHECKING:
@@ -43,6 +45,9 @@ if TYPE_CHECKING:
     from silo_nb.sessions.session.handle import AgentSessionHandle
 
 __all__ = ["Connection", "NotebookSession"]
+
+# What a prompt waits for a connect of a profile no longer listed (its profile file changed meanwhile).
+_FALLBACK_CONNECT_TIMEOUT: float = AgentProfile.model_fields["connect_timeout"].default
 
 
 @dataclass
@@ -112,13 +117,31 @@ class NotebookSession:
         return connection
 
     async def handle(self, name: str | None) -> tuple[Connection, AgentSessionHandle]:
-        """The connection and its live handle, once a background connect has ended."""
+        """The connection and its live handle, once a connect still running has ended: waited for at most
+        the profile's ``connect_timeout``; a one-line ``UsageError`` says why there is none."""
         connection = self.connection(name)
-        if connection.task is not None and not connection.task.done():
-            await asyncio.shield(connection.task)
+        task = connection.task
+        if task is not None and not task.done():
+            await self._connect_ended(connection, task)
         if connection.handle is None:
-            raise UsageError(f'"{connection.name}" is not connected: {connection.error or "connect failed"}')
+            raise UsageError(f'"{connection.name}" is not connected: {_why_not(connection)}')
         return connection, connection.handle
+
+    async def _connect_ended(self, connection: Connection, task: asyncio.Task[None]) -> None:
+        # The connect may run in no cell at all: the README's first cell loads the extension and connects,
+        # so its %silo line is the registered (background) magic, and "Run All" sends the next cell at once.
+        profile = self.service.profiles.get(connection.profile_id)
+        timeout = profile.connect_timeout if profile is not None else _FALLBACK_CONNECT_TIMEOUT
+        pending = f'"{connection.name}" is still connecting'
+        again = "nothing was sent — run this cell again once its panel shows."
+        try:
+            # asyncio.wait, not wait_for: neither the end of the wait nor its interruption touches the
+            # connect, which goes on for the cell that started it.
+            await asyncio.wait({task}, timeout=timeout)
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            raise UsageError(f"{pending}: {again}") from None  # the stop button, while waiting
+        if not task.done():
+            raise UsageError(f"{pending} after {timeout:g} s (its profile's connect_timeout): {again}")
 
     def drop(self, connection: Connection) -> None:
         """Forget a connection and dispose of what it holds (the caller may still ``aclose`` the handle)."""
@@ -134,3 +157,16 @@ class NotebookSession:
         self.connections.pop(connection.name, None)
         if self.last_name == connection.name:
             self.last_name = next(iter(self.connections), None)
+
+
+def _why_not(connection: Connection) -> str:
+    """Why a connection has no handle: the connect's own error, else how its task ended."""
+    if connection.error:
+        return connection.error
+    task = connection.task
+    if task is None or not task.done():
+        return "it has no session"
+    if task.cancelled():
+        return "its connect was cancelled"
+    error = task.exception()
+    return one_line(error) if error is not None else "its connect ended without a session"
