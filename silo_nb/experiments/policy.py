@@ -11,6 +11,10 @@
 - Code is guarded: a request to run code in the kernel (kind ``code``: the kernel tools' ``run_code``) is
   allowed only by a rule that names ``code`` (``"allow code"``); ``*`` and ``otherwise`` may reject or
   cancel it, never allow it. A policy that does not mention code never runs any.
+- A write that runs code counts as ``code`` too: silo_nb's own request before such a write through the
+  client (``rawInput.runsCode``, ``sessions/session/client_files.py``), and an agent's ``edit`` or ``move``
+  of a file on ``sessions/code_targets.py``'s list (``.git/config``, an executable hook,
+  ``ipython_config.py``…). ``allow edit`` and ``allow *`` do not allow it; ``allow code`` does.
 - Attach it with ``handle.on_permission(policy)`` or ``run_grid(policy=...)``: the session journals
   the decision like a human's, with ``decidedBy`` naming the rule (``sessions/session/permission_desk.py``).
 - Rules can be written as text: ``"allow read"``, ``"reject edit outside"``, ``"cancel *"``.
@@ -19,12 +23,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 from silo_nb.sessions.agent_requests import AgentPermissionRequest
+from silo_nb.sessions.code_targets import runs_code
 
 __all__ = ["GUARDED_KINDS", "PermissionPolicy", "Rule"]
 
@@ -75,12 +82,13 @@ class Rule:
 
     def option_for(self, request: AgentPermissionRequest, cwd: str) -> tuple[bool, str | None]:
         """(matches, option id to choose — None means cancel)."""
-        call = request.tool_call
         kinds = (self.tool_kind,) if isinstance(self.tool_kind, str) else self.tool_kind
-        if kinds is not None and "*" not in kinds and (call is None or call.kind not in kinds):
+        call_kinds = request_kinds(request, cwd)
+        if kinds is not None and "*" not in kinds and not call_kinds.intersection(kinds):
             return False, None
-        named = kinds is not None and call is not None and call.kind in kinds
-        if call is not None and call.kind in GUARDED_KINDS and not named and self.answer.startswith("allow"):
+        guarded = call_kinds & GUARDED_KINDS
+        named = kinds is not None and bool(guarded.intersection(kinds))
+        if guarded and not named and self.answer.startswith("allow"):
             return False, None  # code runs only where a rule says so by name
         if self.where is not None:
             inside = paths_inside(request, cwd)
@@ -140,6 +148,33 @@ class PermissionPolicy:
     def __repr__(self) -> str:
         rules = ", ".join(repr(str(rule)) for rule in self.rules)
         return f"PermissionPolicy({rules}{', ' if rules else ''}otherwise={self.otherwise!r})"
+
+
+def request_kinds(request: AgentPermissionRequest, cwd: str) -> frozenset[str | None]:
+    """The kinds a rule may match the request by: the tool call's, plus ``code`` for a write that runs
+    code (see the module docstring); none without a tool call."""
+    call = request.tool_call
+    if call is None:
+        return frozenset()
+    raw_input = call.raw_input if isinstance(call.raw_input, Mapping) else {}
+    if raw_input.get("runsCode") or (call.kind in ("edit", "move") and _names_code(request, cwd)):
+        return frozenset({call.kind, "code"})
+    return frozenset({call.kind})
+
+
+def _names_code(request: AgentPermissionRequest, cwd: str) -> bool:
+    root = os.path.realpath(cwd)
+    for path in request_paths(request):
+        try:
+            full = os.path.realpath(os.path.join(root, os.path.expanduser(path)))
+        except (ValueError, OSError):
+            continue  # names no file (a NUL): it is outside, so no "inside" rule allows it anyway
+        mode = None
+        with contextlib.suppress(OSError):
+            mode = os.stat(full).st_mode
+        if runs_code(Path(full), mode) is not None:
+            return True
+    return False
 
 
 def request_paths(request: AgentPermissionRequest) -> list[str]:

@@ -12,6 +12,9 @@ Modes:
 - ``crash-mid-turn``: on a prompt sends one chunk, writes to stderr and exits 1.
 - ``uses-client``: on a prompt writes ``notes.md`` through the client, reads it back, runs a command in a
   client terminal shown in a tool call, and reports what it got in a chunk (JSON).
+- ``writes-files``: the prompt's text is JSON ``{"write": [[path, content], ...], "read": [path, ...]}``
+  (paths under the cwd); on a prompt it writes and reads them through the client and reports each answer
+  (the result, or the error's code and message) in a chunk (JSON).
 - ``asks-questions``: on a prompt asks a form question, a url one (then ``elicitation/complete``), and one
   it withdraws with ``$/cancel_request``; reports the answers in a chunk (JSON).
 - ``withdraws-wait``: on a prompt runs ``sleep 30`` in a client terminal, withdraws its
@@ -126,6 +129,24 @@ def use_the_client(session_id: str) -> None:
         "output": (output.get("result") or {}).get("output"),
     }
     chunk(session_id, json.dumps(summary, sort_keys=True))
+
+
+def write_and_read(session_id: str, text: str) -> None:
+    """Write and read the files the prompt names through the client; report every answer."""
+    asked = json.loads(text)
+    report: dict[str, Any] = {"wrote": {}, "read": {}}
+
+    def answer(reply_: dict[str, Any]) -> Any:
+        return reply_["result"] if "result" in reply_ else reply_.get("error")
+
+    for relative, content in asked.get("write", []):
+        path = os.path.join(STATE["cwd"], relative)
+        params = {"sessionId": session_id, "path": path, "content": content}
+        report["wrote"][relative] = answer(ask_client("fs/write_text_file", params))
+    for relative in asked.get("read", []):
+        params = {"sessionId": session_id, "path": os.path.join(STATE["cwd"], relative)}
+        report["read"][relative] = answer(ask_client("fs/read_text_file", params))
+    chunk(session_id, json.dumps(report, sort_keys=True))
 
 
 def withdraw(method: str, params: dict[str, Any], after: float) -> dict[str, Any]:
@@ -352,6 +373,8 @@ def handle(message: dict[str, Any]) -> None:
             os._exit(1)
         elif MODE == "uses-client":
             use_the_client(session_id)
+        elif MODE == "writes-files":
+            write_and_read(session_id, "".join(b.get("text", "") for b in params.get("prompt", [])))
         elif MODE == "withdraws-wait":
             withdraw_a_wait(session_id)
         elif MODE == "asks-questions":

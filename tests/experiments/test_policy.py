@@ -152,3 +152,24 @@ def test_code_runs_only_where_a_rule_names_it(tmp_path: Path) -> None:
     assert PermissionPolicy("allow read,code").decide(code, cwd)[0] == "yes"
     assert PermissionPolicy("reject *", "allow code").decide(code, cwd) == ("no", "policy rule 1: reject *")
     assert PermissionPolicy(otherwise="reject").decide(code, cwd)[0] == "no"
+
+
+def test_an_agent_edit_of_a_file_that_runs_code_counts_as_code(tmp_path: Path) -> None:
+    """An agent's own ``edit`` of ``.git/config``, an executable file or ``ipython_config.py`` is allowed
+    only by a rule naming ``code`` (issue 28); reading them, and editing ordinary files, as before."""
+    cwd = str(tmp_path)
+    (tmp_path / "deploy.sh").write_text("echo\n")
+    (tmp_path / "deploy.sh").chmod(0o755)
+    permissive = PermissionPolicy("allow edit", "allow *", otherwise="allow")
+    for path in (
+        ".git/config",
+        str(tmp_path / ".git" / "hooks" / "pre-commit"),
+        "deploy.sh",
+        "ipython_config.py",
+    ):
+        assert permissive.decide(request("edit", path), cwd)[0] is None, path
+        assert permissive.decide(request("move", "a.txt", path), cwd)[0] is None, path
+        assert PermissionPolicy("allow code").decide(request("edit", path), cwd)[0] == "yes"
+        assert PermissionPolicy("reject edit").decide(request("edit", path), cwd)[0] == "no"
+        assert PermissionPolicy("allow read").decide(request("read", path), cwd)[0] == "yes"
+    assert permissive.decide(request("edit", "src/app.py", "notes/git.md"), cwd)[0] == "yes"

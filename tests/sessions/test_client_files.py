@@ -86,10 +86,10 @@ async def test_a_write_is_atomic_keeps_the_mode_and_is_a_journaled_edit(tmp_path
     client, lines, folder = files(tmp_path)
     target = folder / "script.sh"
     target.write_text("echo one\n")
-    target.chmod(0o750)
+    target.chmod(0o640)  # not executable: an executable file asks first (test_client_files_guard.py)
     assert await client.write({"path": str(target), "content": "echo two\n"}) == {}
     assert target.read_text() == "echo two\n"
-    assert stat.S_IMODE(target.stat().st_mode) == 0o750
+    assert stat.S_IMODE(target.stat().st_mode) == 0o640
     assert sorted(p.name for p in folder.iterdir()) == ["script.sh"]  # no temporary file left
     await client.write({"path": str(folder / "new.txt"), "content": "fresh\n"})
     assert (folder / "new.txt").read_text() == "fresh\n"

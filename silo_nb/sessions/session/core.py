@@ -110,6 +110,10 @@ class SessionCore:
             notebooks=profile.fs_write_notebooks,
             max_bytes=profile.fs_max_bytes,
             record=self.record,
+            # A write that runs code asks through the same desk as the agent's own requests.
+            ask=lambda call, options: self.permissions.ask_for_client(
+                call, options, open_=self.journal_in_use
+            ),
         )
         self.terminals = TerminalHost(
             enabled=profile.terminal,

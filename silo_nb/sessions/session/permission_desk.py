@@ -17,9 +17,9 @@
   "Reject" that sends the id of "Allow") — is answered ``cancelled`` at once, asking nobody; a listener
   or a policy that raises answers it ``cancelled`` at once too. The decision line's ``note`` says why,
   so the turn shows it (issue 21).
-- silo_nb can ask for itself (:meth:`PermissionDesk.ask_for_client`: a kernel tool's ``run_code``): the
-  same request, listeners, policies, buttons and journal lines as an agent's request; ``raw.origin`` is
-  ``silo_nb``.
+- silo_nb can ask for itself (:meth:`PermissionDesk.ask_for_client`: a kernel tool's ``run_code``, an
+  agent's write through the client to a file that runs code, ``client_files.py``): the same request,
+  listeners, policies, buttons and journal lines as an agent's request; ``raw.origin`` is ``silo_nb``.
 """
 
 from __future__ import annotations
