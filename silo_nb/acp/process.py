@@ -50,6 +50,7 @@ TERM_GRACE_SECONDS = 2.0
 STDIN_CLOSE_GRACE_SECONDS = 2.0
 SWEEP_GRACE_SECONDS = 1.0  # the supervisor's SIGTERM → SIGKILL grace for leftovers of an exited agent
 SUPERVISOR_START_TIMEOUT = 10.0
+COMMAND_SHOWN_CHARS = 200  # of a command named in an error (an agent may send megabytes)
 SUPERVISOR = str(Path(__file__).resolve().parent / "supervisor.py")
 
 _LIVE: weakref.WeakSet[AgentProcess] = weakref.WeakSet()
@@ -95,9 +96,10 @@ class AgentProcess:
             else:
                 child_env[name] = value
         resolved = shutil.which(command, path=child_env.get("PATH"))
+        shown = _shown(command)
         if resolved is None:
             raise AgentSpawnError(
-                f'command "{command}" was not found on PATH — install it or fix the profile\'s command'
+                f'command "{shown}" was not found on PATH — install it or fix the profile\'s command'
             )
         argv = [resolved, *args]
         ours, theirs = socket.socketpair()
@@ -114,7 +116,7 @@ class AgentProcess:
             )
         except OSError as exc:
             ours.close()
-            raise AgentSpawnError(f'could not run "{command}": {exc.strerror or exc}') from exc
+            raise AgentSpawnError(f'could not run "{shown}": {exc.strerror or exc}') from exc
         except BaseException:  # cancelled while starting: nothing is left to the garbage collector
             ours.close()
             raise
@@ -131,7 +133,7 @@ class AgentProcess:
                 process.kill()
             with anyio.move_on_after(TERM_GRACE_SECONDS):
                 await process.aclose()
-            raise AgentSpawnError(f'could not run "{command}": {exc}') from None
+            raise AgentSpawnError(f'could not run "{shown}": {exc}') from None
         return cls(process, argv, pid, ours)
 
     # -- streams ----------------------------------------------------------------------------------
@@ -273,6 +275,12 @@ async def _abandon_spawn(lifeline: socket.socket, process: Process) -> None:
                 os.killpg(process.pid, signal.SIGKILL)
         with anyio.move_on_after(TERM_GRACE_SECONDS):
             await process.aclose()
+
+
+def _shown(command: str) -> str:
+    """``command`` as an error names it: one line, its start when it is long."""
+    line = command.replace("\n", " ").replace("\r", " ")
+    return line if len(line) <= COMMAND_SHOWN_CHARS else line[:COMMAND_SHOWN_CHARS] + "…"
 
 
 def _supervisor_argv(lifeline_fd: int) -> list[str]:

@@ -154,6 +154,18 @@ async def test_limits_refuse_clearly(tmp_path: Path) -> None:
     await terminals.close_all()
 
 
+async def test_a_huge_command_is_named_once_and_shortened_in_the_error(tmp_path: Path) -> None:
+    """Issue 28: a 10 MB command came back twice in the error (20 MB to the agent)."""
+    terminals, _ = host(tmp_path)
+    for command, args, named in (("cmd-" + "x" * 10_000_000, [], "cmd-"), (PY, ["y" * 10_000_000], PY)):
+        with pytest.raises(AcpRpcError) as caught:
+            await terminals.create({"command": command, "args": args})
+        message = caught.value.message
+        assert len(message) < 1000 and message.count(named) == 1, message[:300]
+        assert "\n" not in message
+    await terminals.close_all()
+
+
 async def test_a_hundred_terminals_at_once_leave_nothing_after_close(tmp_path: Path) -> None:
     terminals, _ = host(tmp_path, max_terminals=100)
     ids = [await run(terminals, "import time; time.sleep(60)") for _ in range(100)]

@@ -178,7 +178,7 @@ class TerminalHost:
         try:
             process = await AgentProcess.spawn(command, argv, env=env, cwd=cwd, stderr_to_stdout=True)
         except AgentSpawnError as exc:
-            raise AcpRpcError(-32603, f"could not run {command!r}: {exc}") from None
+            raise AcpRpcError(-32603, str(exc)) from None  # it names the command (once, shortened)
         terminal = _Terminal(f"term-{uuid.uuid4().hex[:12]}", process, limit)
         self._terminals[terminal.terminal_id] = terminal
         await process.stdin.aclose()  # no input: a command that reads stdin gets EOF
