@@ -3,7 +3,8 @@
 
 - Each terminal is a real process, no shell (the command and its args, exec'd), under the same supervisor
   as agents (``acp/process.py``): its own process group, swept with ``setsid`` descendants when it is
-  killed or released, when the session is disposed, and when the kernel dies.
+  killed or released, when the session is disposed, and when the kernel dies — also when the command
+  killed the processes above it (release then still sweeps what they left).
 - Its ``cwd`` must be inside the session's folders (default: the session's ``cwd``); its environment is
   the kernel's with the agent's ``env`` laid over it; stdin is closed; stdout and stderr are one stream.
 - Output is kept up to ``outputByteLimit`` bytes (at most :data:`MAX_OUTPUT_BYTES`; by default
@@ -225,16 +226,15 @@ class TerminalHost:
     async def release(self, params: Any) -> dict[str, Any]:
         terminal = self._get(params)
         del self._terminals[terminal.terminal_id]
-        if terminal.process.running:
-            await terminal.process.terminate(stdin_grace=0)
+        # Also when its supervisor has exited: killed by the command, it left orphans to sweep.
+        await terminal.process.terminate(stdin_grace=0)
         return {}
 
     async def close_all(self) -> None:
         """The session is over: every terminal's tree is killed (their last output is journaled)."""
         self._closed = True
         for terminal in list(self._terminals.values()):
-            if terminal.process.running:
-                await terminal.process.terminate(stdin_grace=0)
+            await terminal.process.terminate(stdin_grace=0)
         self._terminals.clear()
         with anyio.move_on_after(5):
             await self._tasks.wait()
