@@ -12,7 +12,10 @@
   and the supervisor (a child subreaper) kills the whole tree — also ``setsid()`` descendants — when the
   agent exits, when told to stop, or when the kernel dies (the lifeline socket closes; stdin EOF is not
   enough: some agents ignore it). ``pid`` is the agent's, and the supervisor exits as the agent did, so
-  callers see the agent's exit code.
+  callers see the agent's exit code. The supervisor is two processes, so an agent that kills the one
+  above it is still swept; every process of the tree carries ``SILO_NB_PROCESS_TREE=<token>`` in its
+  environment, and a supervisor found SIGKILLed at :meth:`AgentProcess.terminate` (the tree may have
+  killed both) has the processes still carrying it killed.
 - stderr is drained continuously into a bounded ring (a full pipe would block the agent); its tail goes
   into error messages.
 - Shutdown: close stdin → wait → SIGTERM the group → wait → SIGKILL the group and close the lifeline
@@ -30,6 +33,7 @@ import signal
 import socket
 import subprocess
 import sys
+import uuid
 import weakref
 from collections import deque
 from collections.abc import Mapping, Sequence
@@ -39,6 +43,7 @@ import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream, Process
 
 from silo_nb.acp.excerpt import error_excerpt
+from silo_nb.acp.supervisor import marked
 
 __all__ = ["AgentProcess", "AgentSpawnError", "kill_all_agent_groups"]
 
@@ -50,6 +55,9 @@ TERM_GRACE_SECONDS = 2.0
 STDIN_CLOSE_GRACE_SECONDS = 2.0
 SWEEP_GRACE_SECONDS = 1.0  # the supervisor's SIGTERM → SIGKILL grace for leftovers of an exited agent
 SUPERVISOR_START_TIMEOUT = 10.0
+TREE_MARKER = "SILO_NB_PROCESS_TREE"  # in the environment of every process of one agent's tree
+MARKED_SWEEP_ROUNDS = 10
+COMMAND_SHOWN_CHARS = 200  # of a command named in an error (an agent may send megabytes)
 SUPERVISOR = str(Path(__file__).resolve().parent / "supervisor.py")
 
 _LIVE: weakref.WeakSet[AgentProcess] = weakref.WeakSet()
@@ -63,7 +71,12 @@ class AgentProcess:
     """A running agent. Create with :meth:`spawn` inside the event loop."""
 
     def __init__(
-        self, process: Process, argv: Sequence[str], pid: int, lifeline: socket.socket | None = None
+        self,
+        process: Process,
+        argv: Sequence[str],
+        pid: int,
+        lifeline: socket.socket | None = None,
+        marker: str | None = None,
     ) -> None:
         self._process = process
         self.argv = tuple(argv)
@@ -71,6 +84,7 @@ class AgentProcess:
         """The agent's own pid (it leads its process group)."""
         self.supervisor_pid = process.pid
         self._lifeline = lifeline  # closing it tells the supervisor to kill the whole tree
+        self._marker = marker  # TREE_MARKER's value in the tree's environment
         self._stderr_lines: deque[str] = deque(maxlen=STDERR_RING_LINES)
         self._stderr_partial = ""
         self._closing = False
@@ -95,11 +109,13 @@ class AgentProcess:
             else:
                 child_env[name] = value
         resolved = shutil.which(command, path=child_env.get("PATH"))
+        shown = _shown(command)
         if resolved is None:
             raise AgentSpawnError(
-                f'command "{command}" was not found on PATH — install it or fix the profile\'s command'
+                f'command "{shown}" was not found on PATH — install it or fix the profile\'s command'
             )
         argv = [resolved, *args]
+        marker = child_env[TREE_MARKER] = uuid.uuid4().hex
         ours, theirs = socket.socketpair()
         try:
             process = await anyio.open_process(
@@ -114,7 +130,7 @@ class AgentProcess:
             )
         except OSError as exc:
             ours.close()
-            raise AgentSpawnError(f'could not run "{command}": {exc.strerror or exc}') from exc
+            raise AgentSpawnError(f'could not run "{shown}": {exc.strerror or exc}') from exc
         except BaseException:  # cancelled while starting: nothing is left to the garbage collector
             ours.close()
             raise
@@ -131,8 +147,8 @@ class AgentProcess:
                 process.kill()
             with anyio.move_on_after(TERM_GRACE_SECONDS):
                 await process.aclose()
-            raise AgentSpawnError(f'could not run "{command}": {exc}') from None
-        return cls(process, argv, pid, ours)
+            raise AgentSpawnError(f'could not run "{shown}": {exc}') from None
+        return cls(process, argv, pid, ours, marker)
 
     # -- streams ----------------------------------------------------------------------------------
 
@@ -229,7 +245,25 @@ class AgentProcess:
             await self.wait(TERM_GRACE_SECONDS)
         with anyio.move_on_after(TERM_GRACE_SECONDS):
             await self._process.aclose()  # its pipes too (one nobody read to its end stays open otherwise)
+        if self._process.returncode == -signal.SIGKILL:
+            self._sweep_marked()
         _LIVE.discard(self)
+
+    def _sweep_marked(self) -> None:
+        """The supervisor was SIGKILLed (or its agent): if the tree killed both supervisor processes,
+        nothing swept its orphans (re-parented to init), so every process still carrying this tree's
+        marker is killed here. One that cleared its environment escapes this last net."""
+        if self._marker is None:
+            return
+        assignment = f"{TREE_MARKER}={self._marker}".encode()
+        for _ in range(MARKED_SWEEP_ROUNDS):  # one may fork while we kill: again until none is left
+            left = marked(assignment)
+            if not left:
+                return
+            log.warning("killing %d process(es) of agent %d's tree that outlived it", len(left), self.pid)
+            for pid in left:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
 
     def kill_now(self) -> None:
         """SIGKILL the group and tell the supervisor to kill the rest, without awaiting (no loop needed)."""
@@ -273,6 +307,12 @@ async def _abandon_spawn(lifeline: socket.socket, process: Process) -> None:
                 os.killpg(process.pid, signal.SIGKILL)
         with anyio.move_on_after(TERM_GRACE_SECONDS):
             await process.aclose()
+
+
+def _shown(command: str) -> str:
+    """``command`` as an error names it: one line, its start when it is long."""
+    line = command.replace("\n", " ").replace("\r", " ")
+    return line if len(line) <= COMMAND_SHOWN_CHARS else line[:COMMAND_SHOWN_CHARS] + "…"
 
 
 def _supervisor_argv(lifeline_fd: int) -> list[str]:

@@ -4,20 +4,27 @@ Run as ``python -I -S path/to/supervisor.py --lifeline FD [--grace S] -- <agent 
 ``process.AgentProcess.spawn`` does: the file by path, since ``-m silo_nb.acp.supervisor`` works too but
 imports the whole ``silo_nb`` package first). Standard library only, for a fast start.
 
-- It becomes a child subreaper (``prctl(PR_SET_CHILD_SUBREAPER)``, Linux): every descendant of the agent
-  that is orphaned — also one that called ``setsid()`` and left the agent's process group — is
-  re-parented to it, so it can find (``/proc``) and kill them. Without prctl it degrades to the agent's
-  process group and says so.
+- Two processes, both child subreapers (``prctl(PR_SET_CHILD_SUBREAPER)``, Linux): the outer one (what
+  the kernel starts) forks the inner one, which starts the agent. Every orphaned descendant of the agent
+  — also one that called ``setsid()`` and left the agent's process group — is re-parented to the nearest
+  of them still alive, which finds it (``/proc``) and kills it. So an agent (or a terminal's command)
+  that SIGKILLs the process above it does not escape: if it kills the inner one, the outer one adopts
+  the tree and sweeps it at once; if it kills the outer one, the inner one sees its pipe from the outer
+  one close and sweeps. (Killing both at once leaves orphans to init: ``process.AgentProcess`` then
+  finds them by the marker in their environment.) Without prctl it degrades to the agent's process
+  group and says so.
 - The agent inherits stdin/stdout/stderr (the kernel's pipes and stderr ring work as before) and leads
-  its own session and group. The supervisor then points its own fds 0-2 at ``/dev/null``, so EOF on
-  the agent's stdout still means "the agent (and whoever shares its stdout) is gone".
+  its own session and group. Both supervisor processes then point their own fds 0-2 at ``/dev/null``,
+  so EOF on the agent's stdout still means "the agent (and whoever shares its stdout) is gone".
 - The lifeline is one end of a socket pair whose other end only the kernel holds (close-on-exec, so no
   other child inherits it). The supervisor reports ``pid N`` (or ``error ERRNO STRERROR`` when the
   agent cannot be exec'd, and ``log TEXT`` lines before either) on it; the kernel never writes. EOF —
   the kernel died, or closed it to say "stop" — kills the whole tree: SIGTERM, a short grace, SIGKILL.
 - When the agent exits, leftover descendants get the same treatment, then the supervisor exits with
   the agent's status (killed by signal N → it kills itself with N), so the kernel sees the agent's code.
-- SIGTERM / SIGINT / SIGHUP sent to the supervisor are forwarded to the agent's process group.
+  The outer one exits as the inner one did, after sweeping again.
+- SIGTERM / SIGINT / SIGHUP sent to the supervisor are forwarded (through the inner one) to the agent's
+  process group.
 - Nothing is written to stderr: that is the agent's, and its tail goes into the kernel's error messages.
 """
 
@@ -37,6 +44,7 @@ PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
 DEFAULT_GRACE_SECONDS = 1.0
 FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
+Stream = socket.socket | int  # what the loops wait on: the lifeline, a pipe's fd
 
 
 def _prctl(option: int, value: int) -> str | None:
@@ -92,73 +100,34 @@ def descendants() -> list[int]:
     return found
 
 
-class Supervisor:
-    def __init__(self, argv: list[str], lifeline: socket.socket | None, grace: float) -> None:
-        self.argv = argv
-        self.lifeline = lifeline
+def marked(assignment: bytes) -> list[int]:
+    """Running processes (but this one) whose environment holds ``assignment`` (``NAME=VALUE``)."""
+    found: list[int] = []
+    for pid, state, _ppid, _pgrp in process_table() or []:
+        if pid == os.getpid() or state in (b"Z", b"X"):
+            continue
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as environ_file:
+                environ = environ_file.read()
+        except OSError:
+            continue  # exited, or not ours to read (so not ours to kill)
+        if assignment in environ.split(b"\0"):
+            found.append(pid)
+    return found
+
+
+class Tree:
+    """The descendants of this process: a child subreaper, so every one of them is re-parented to it."""
+
+    def __init__(self, grace: float) -> None:
         self.grace = grace
-        self.agent_pid = 0
-        self.agent_status: int | None = None  # as os.waitstatus_to_exitcode: -N for signal N
-        self.pending: list[int] = []
+        self.child_pid = 0  # the one child whose exit ends ``run``
+        self.child_status: int | None = None  # as os.waitstatus_to_exitcode: -N for signal N
+        self.group = 0  # a process group to signal with the descendants (0: none)
+        self.pending: list[int] = []  # signals received, to pass on
         self.wake_read = -1  # the signal wakeup pipe: readable when a child exits (SIGCHLD)
 
-    def pause(self, seconds: float) -> None:
-        """Wait up to ``seconds``, returning early when a child exits (not a process, just this one)."""
-        if self.wake_read < 0:
-            select.select([], [], [], seconds)
-            return
-        select.select([self.wake_read], [], [], seconds)
-        with contextlib.suppress(OSError):
-            os.read(self.wake_read, 4096)
-
-    def report(self, line: str) -> None:
-        if self.lifeline is not None:
-            with contextlib.suppress(OSError):
-                self.lifeline.sendall(line.encode("utf-8", "replace") + b"\n")
-
-    def reap(self) -> None:
-        """Collect every exited child (the agent, and orphans adopted as subreaper)."""
-        while True:
-            try:
-                pid, status = os.waitpid(-1, os.WNOHANG)
-            except ChildProcessError:
-                return
-            if pid == 0:
-                return
-            if pid == self.agent_pid:
-                self.agent_status = os.waitstatus_to_exitcode(status)
-
-    def signal_tree(self, sig: int) -> None:
-        with contextlib.suppress(OSError):
-            os.killpg(self.agent_pid, sig)
-        for pid in descendants():
-            with contextlib.suppress(OSError):
-                os.kill(pid, sig)
-
-    def kill_tree(self) -> None:
-        """SIGTERM the agent's group and every descendant, wait out the grace, then SIGKILL the rest."""
-        self.signal_tree(signal.SIGTERM)
-        self.signal_tree(signal.SIGCONT)  # a stopped process acts on SIGTERM only once continued
-        deadline = time.monotonic() + self.grace
-        while time.monotonic() < deadline:
-            self.reap()
-            if not descendants():
-                return
-            self.pause(0.02)
-        for _ in range(50):  # a process may fork while we kill: repeat until none is left
-            self.signal_tree(signal.SIGKILL)
-            self.pause(0.005)
-            self.reap()
-            if not descendants():
-                return
-
-    def run(self) -> int:
-        problem = _prctl(PR_SET_CHILD_SUBREAPER, 1)
-        if problem is not None:
-            self.report(
-                f"log PR_SET_CHILD_SUBREAPER unavailable ({problem}): descendants of the agent "
-                "that leave its process group may outlive it"
-            )
+    def watch_signals(self) -> None:
         wake_read, wake_write = os.pipe()
         self.wake_read = wake_read
         os.set_blocking(wake_read, False)
@@ -167,39 +136,167 @@ class Supervisor:
         signal.signal(signal.SIGCHLD, lambda _sig, _frame: None)  # only to wake the select
         for sig in FORWARDED:
             signal.signal(sig, lambda sig, _frame: self.pending.append(sig))
+
+    def wait_for(self, watched: list[Stream], seconds: float) -> list[Stream]:
+        """Wait up to ``seconds`` for one of ``watched`` (or a signal); the ready ones."""
+        ready, _, _ = select.select([self.wake_read, *watched], [], [], seconds)
+        with contextlib.suppress(OSError):
+            os.read(self.wake_read, 4096)
+        return ready
+
+    def reap(self) -> None:
+        """Collect every exited child (ours, and orphans adopted as subreaper)."""
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return
+            if pid == 0:
+                return
+            if pid == self.child_pid:
+                self.child_status = os.waitstatus_to_exitcode(status)
+
+    def signal_tree(self, sig: int) -> None:
+        if self.group > 0:
+            with contextlib.suppress(OSError):
+                os.killpg(self.group, sig)
+        for pid in descendants():
+            with contextlib.suppress(OSError):
+                os.kill(pid, sig)
+
+    def kill_tree(self) -> None:
+        """SIGTERM the group and every descendant, wait out the grace, then SIGKILL the rest."""
+        self.signal_tree(signal.SIGTERM)
+        self.signal_tree(signal.SIGCONT)  # a stopped process acts on SIGTERM only once continued
+        deadline = time.monotonic() + self.grace
+        while time.monotonic() < deadline:
+            self.reap()
+            if not descendants():
+                return
+            self.wait_for([], 0.02)
+        for _ in range(50):  # a process may fork while we kill: repeat until none is left
+            self.signal_tree(signal.SIGKILL)
+            self.wait_for([], 0.005)
+            self.reap()
+            if not descendants():
+                return
+
+
+def report(lifeline: socket.socket | None, line: str) -> None:
+    if lifeline is not None:
+        with contextlib.suppress(OSError):
+            lifeline.sendall(line.encode("utf-8", "replace") + b"\n")
+
+
+def closed(stream: Stream) -> bool:
+    """Whether ``stream`` (ready to read) is at EOF: the other end is gone. Nobody writes to it."""
+    try:
+        data = stream.recv(4096) if isinstance(stream, socket.socket) else os.read(stream, 4096)
+    except OSError:
+        return True
+    return not data
+
+
+class Supervisor(Tree):
+    """The inner process: starts the agent and sweeps its tree (see the module docstring)."""
+
+    def __init__(self, argv: list[str], lifeline: socket.socket | None, grace: float, parent: int) -> None:
+        super().__init__(grace)
+        self.argv = argv
+        self.lifeline = lifeline
+        self.parent = parent  # the outer process's pipe: EOF when it is gone
+
+    def run(self) -> int:
+        _prctl(PR_SET_CHILD_SUBREAPER, 1)  # the outer process has said so if it cannot
+        self.watch_signals()
         try:
             agent = subprocess.Popen(self.argv, start_new_session=True, preexec_fn=_die_with_parent)  # noqa: PLW1509 - one thread
         except OSError as exc:
-            self.report(f"error {exc.errno or 0} {exc.strerror or exc}")
+            report(self.lifeline, f"error {exc.errno or 0} {exc.strerror or exc}")
             return 127
-        self.agent_pid = agent.pid
-        self.report(f"pid {agent.pid}")
-        devnull = os.open(os.devnull, os.O_RDWR)
-        for fd in (0, 1, 2):
-            os.dup2(devnull, fd)
-        watched = [wake_read] + ([self.lifeline] if self.lifeline is not None else [])
-        while self.agent_status is None:
-            ready, _, _ = select.select(watched, [], [], 1.0)
-            with contextlib.suppress(OSError):
-                os.read(wake_read, 4096)
+        self.child_pid = self.group = agent.pid
+        report(self.lifeline, f"pid {agent.pid}")
+        _drop_stdio()
+        watched: list[Stream] = [self.parent] + ([self.lifeline] if self.lifeline is not None else [])
+        while self.child_status is None:
+            ready = self.wait_for(watched, 1.0)
             while self.pending:
                 with contextlib.suppress(OSError):
-                    os.killpg(self.agent_pid, self.pending.pop(0))
+                    os.killpg(self.group, self.pending.pop(0))
             self.reap()
-            if self.lifeline is not None and self.lifeline in ready:
-                try:
-                    data = self.lifeline.recv(4096)
-                except OSError:
-                    data = b""
-                if not data:  # the kernel is gone, or closed its end: stop everything
-                    self.kill_tree()
-                    self.reap()
-                    self.lifeline.close()
-                    self.lifeline = None
-                    watched = [wake_read]
-        agent.returncode = self.agent_status  # reaped by us, not by Popen
+            # The kernel closed the lifeline (it is gone, or says "stop"), or the outer process was
+            # killed (by the agent, say): stop everything.
+            stops = [stream for stream in ready if stream in watched and closed(stream)]
+            if stops:
+                watched = [stream for stream in watched if stream not in stops]
+                self.kill_tree()
+                self.reap()
+        agent.returncode = self.child_status  # reaped by us, not by Popen
         self.kill_tree()  # leftovers of an agent that exited on its own
-        return self.agent_status
+        return self.child_status
+
+
+class Sweeper(Tree):
+    """The outer process: waits for the inner one and sweeps whatever is left when it ends, however
+    it ends — killed by the agent too, whose orphans are then re-parented here."""
+
+    def __init__(self, inner: int, lifeline: socket.socket | None, grace: float) -> None:
+        super().__init__(grace)
+        self.child_pid = inner
+        self.lifeline = lifeline
+
+    def run(self) -> int:
+        self.watch_signals()
+        _drop_stdio()
+        watched: list[Stream] = [self.lifeline] if self.lifeline is not None else []
+        deadline: float | None = None
+        while self.child_status is None:
+            wait = 1.0 if deadline is None else max(0.0, deadline - time.monotonic())
+            ready = self.wait_for(watched, wait)
+            while self.pending:
+                sig = self.pending.pop(0)
+                if self.child_status is None:  # once reaped, its pid may be another process's
+                    with contextlib.suppress(OSError):
+                        os.kill(self.child_pid, sig)  # it passes them on to the agent's group
+            self.reap()
+            if self.lifeline is not None and self.lifeline in ready and closed(self.lifeline):
+                watched = []
+                deadline = time.monotonic() + self.grace + 1.0  # the inner one sweeps first
+            if deadline is not None and time.monotonic() >= deadline and self.child_status is None:
+                self.kill_tree()  # the inner process did not finish (stopped, say): all of it, it too
+                self.reap()
+        self.kill_tree()  # what the inner process left: all of the agent's tree if it was killed
+        return self.child_status
+
+
+def _drop_stdio() -> None:
+    """Point fds 0-2 at /dev/null: EOF on the agent's stdout must mean the agent's tree is gone."""
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+    os.close(devnull)
+
+
+def supervise(argv: list[str], lifeline: socket.socket | None, grace: float) -> int:
+    """Become a subreaper, fork the inner process that starts the agent, and sweep after it."""
+    problem = _prctl(PR_SET_CHILD_SUBREAPER, 1)
+    if problem is not None:
+        report(
+            lifeline,
+            f"log PR_SET_CHILD_SUBREAPER unavailable ({problem}): descendants of the agent "
+            "that leave its process group may outlive it",
+        )
+    parent_read, parent_write = os.pipe()  # not inherited by the agent (close-on-exec)
+    try:
+        inner = os.fork()
+    except OSError as exc:
+        report(lifeline, f"error {exc.errno or 0} {exc.strerror or exc}")
+        return 127
+    if inner == 0:
+        os.close(parent_write)
+        return Supervisor(argv, lifeline, grace, parent_read).run()
+    os.close(parent_read)  # parent_write stays open until this process exits, however it exits
+    return Sweeper(inner, lifeline, grace).run()
 
 
 def exit_like(status: int) -> None:
@@ -231,7 +328,7 @@ def main(args: list[str]) -> None:
             grace = float(value)
         else:
             sys.exit(f"supervisor.py: unknown option {name}")
-    exit_like(Supervisor(argv, lifeline, grace).run())
+    exit_like(supervise(argv, lifeline, grace))
 
 
 if __name__ == "__main__":

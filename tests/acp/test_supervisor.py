@@ -140,6 +140,20 @@ async def test_kill_now_reaches_a_setsid_grandchild() -> None:
         assert await transport.process.wait(10) == -9
 
 
+async def test_an_agent_that_kills_its_own_parent_leaves_no_descendant() -> None:
+    """Issue 28: the agent SIGKILLs the process it was started by (it dies with it); its child and its
+    ``setsid`` grandchild are swept all the same, by ``aclose`` at the latest."""
+    transport, pids = await _spawn_tree("--kill-parent", "--ignore-term")
+    tree = [pids["agent"], pids["child"], pids["grandchild"]]
+    with _no_leftovers(tree):
+        survivors, _took = await anyio.to_thread.run_sync(_wait_all_dead, [pids["agent"]], 20.0)
+        assert survivors == []  # it died with its parent: the kill happened
+        with anyio.fail_after(30):  # a hang guard, not a figure
+            await transport.aclose()
+        survivors, _took = await anyio.to_thread.run_sync(_wait_all_dead, tree)
+        assert survivors == [], f"still running after aclose: {survivors}"
+
+
 async def test_exit_code_and_stderr_tail_are_the_agents() -> None:
     transport, pids = await _spawn_tree("--exit", "5")
     tree = [pids["agent"], pids["child"], pids["grandchild"]]

@@ -8,6 +8,7 @@ Flags (any order):
 - ``--ignore-eof``: keep running after stdin EOF (as codex-acp does).
 - ``--ignore-term``: the agent, its child and the grandchild all ignore SIGTERM (need SIGKILL).
 - ``--exit N``: at stdin EOF, write two stderr lines and exit with code N (leaving the tree behind).
+- ``--kill-parent``: once the pids are out, SIGKILL its own parent (whatever process that is).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import time
 
 IGNORE_EOF = "--ignore-eof" in sys.argv
 IGNORE_TERM = "--ignore-term" in sys.argv
+KILL_PARENT = "--kill-parent" in sys.argv
 EXIT_CODE = int(sys.argv[sys.argv.index("--exit") + 1]) if "--exit" in sys.argv else 0
 
 # The grandchild: leaves the process group and session, then sleeps.
@@ -57,6 +59,8 @@ def main() -> None:
     pids = {"agent": os.getpid(), "child": child.pid, "grandchild": grandchild}
     sys.stdout.write(json.dumps({"jsonrpc": "2.0", "method": "pids", "params": pids}) + "\n")
     sys.stdout.flush()
+    if KILL_PARENT:
+        os.kill(os.getppid(), signal.SIGKILL)
     sys.stdin.read()
     if IGNORE_EOF:
         while True:

@@ -86,3 +86,16 @@ def test_output_is_bounded_keeping_its_end() -> None:
     view = entry.terminals[0]
     assert len(view.output) == TERMINAL_OUTPUT_LIMIT and view.truncated
     assert "first line" not in view.output
+
+
+def test_journals_of_either_shape_restore_the_same_end() -> None:
+    """Issue 28: a terminal past its first megabyte used to journal its whole tail as a ``replace`` line
+    per flush; now each line carries what is new (a ``replace`` tail only for a flood). Both restore."""
+    tail = "x" * (TERMINAL_OUTPUT_LIMIT - 3)
+    old = [with_terminal(), output(tail + "abc", replace=True, truncated=True)]
+    old.append(output((tail + "abcdef")[-TERMINAL_OUTPUT_LIMIT:], replace=True, truncated=True))
+    new = [with_terminal(), output(tail + "abc", replace=True, truncated=True), output("def")]
+    for shape in (old, new):
+        restored = fold_all(parse_lines([encode_line(u) for u in shape]))
+        view = restored.entries[0].terminals[0]  # type: ignore[union-attr]
+        assert view.output == (tail + "abcdef")[-TERMINAL_OUTPUT_LIMIT:] and view.truncated

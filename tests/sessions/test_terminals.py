@@ -13,9 +13,10 @@ import pytest
 
 import silo_nb
 from silo_nb.acp import AcpRpcError
-from silo_nb.notebook.entries import ToolEntry
+from silo_nb.notebook.entries import TERMINAL_OUTPUT_LIMIT, TerminalView, ToolEntry
 from silo_nb.notebook.transcript import fold_all
 from silo_nb.sessions.models import AgentSessionUpdate
+from silo_nb.sessions.session import terminals as terminals_module
 from silo_nb.sessions.session.terminals import TerminalHost, _cut_to_limit
 from tests.conftest import Workspace, pid_alive, raw_agent
 
@@ -69,6 +70,40 @@ async def test_output_beyond_the_limit_is_truncated_and_a_flood_stays_bounded(tm
     assert len(output["output"].encode()) <= 1000 and output["truncated"] is True
     journaled = sum(len(line.raw.get("output", "")) for line in lines)
     assert journaled < 10_000_000  # the journal got the first megabyte, then the end, not the gigabyte
+    view = TerminalView(terminal_id)
+    for line in lines:
+        view = view.with_output(line.raw)
+    assert view.output.endswith(output["output"]) and view.truncated  # what the journal repaints
+    await terminals.close_all()
+
+
+async def test_past_its_first_megabyte_a_terminal_journals_only_what_is_new(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 28: every flush after the first megabyte journaled the whole 200,000-character tail again
+    (45 bytes printed made a 54 MB journal). Now a line carries what is new; the journal repaints the
+    same end of the output the terminal holds."""
+    monkeypatch.setattr(terminals_module, "JOURNAL_INTERVAL_SECONDS", 0.02)  # many flushes, quickly
+    monkeypatch.setattr(terminals_module, "JOURNAL_FLOOD_INTERVAL_SECONDS", 0.02)
+    terminals, lines = host(tmp_path)
+    code = (
+        "import sys, time\n"
+        "sys.stdout.write('x' * 1_100_000); sys.stdout.flush()\n"
+        "for i in range(100):\n"
+        "    sys.stdout.write(str(i % 10)); sys.stdout.flush(); time.sleep(0.01)\n"
+    )
+    terminal_id = await run(terminals, code)
+    with anyio.fail_after(60):
+        await terminals.wait_for_exit({"terminalId": terminal_id})
+    printed = 1_100_000 + 100
+    assert len(lines) > 5  # the small bits came in many flushes (else this proves nothing)
+    journaled = sum(len(line.raw.get("output", "")) for line in lines)
+    assert journaled <= printed, f"{journaled} characters journaled for {printed} printed"
+    view = TerminalView(terminal_id)
+    for line in lines:
+        view = view.with_output(line.raw)
+    output = (await terminals.output({"terminalId": terminal_id}))["output"]
+    assert view.output == output[-TERMINAL_OUTPUT_LIMIT:] and view.truncated and view.exit_code == 0
     await terminals.close_all()
 
 
@@ -116,6 +151,18 @@ async def test_limits_refuse_clearly(tmp_path: Path) -> None:
     off, _ = host(tmp_path, enabled=False)
     with pytest.raises(AcpRpcError, match="terminal = false"):
         await off.create({"command": PY})
+    await terminals.close_all()
+
+
+async def test_a_huge_command_is_named_once_and_shortened_in_the_error(tmp_path: Path) -> None:
+    """Issue 28: a 10 MB command came back twice in the error (20 MB to the agent)."""
+    terminals, _ = host(tmp_path)
+    for command, args, named in (("cmd-" + "x" * 10_000_000, [], "cmd-"), (PY, ["y" * 10_000_000], PY)):
+        with pytest.raises(AcpRpcError) as caught:
+            await terminals.create({"command": command, "args": args})
+        message = caught.value.message
+        assert len(message) < 1000 and message.count(named) == 1, message[:300]
+        assert "\n" not in message
     await terminals.close_all()
 
 

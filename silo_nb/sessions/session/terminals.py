@@ -3,16 +3,20 @@
 
 - Each terminal is a real process, no shell (the command and its args, exec'd), under the same supervisor
   as agents (``acp/process.py``): its own process group, swept with ``setsid`` descendants when it is
-  killed or released, when the session is disposed, and when the kernel dies.
+  killed or released, when the session is disposed, and when the kernel dies — also when the command
+  killed the processes above it (release then still sweeps what they left).
 - Its ``cwd`` must be inside the session's folders (default: the session's ``cwd``); its environment is
   the kernel's with the agent's ``env`` laid over it; stdin is closed; stdout and stderr are one stream.
 - Output is kept up to ``outputByteLimit`` bytes (at most :data:`MAX_OUTPUT_BYTES`; by default
   :data:`DEFAULT_OUTPUT_BYTES`), cut from the beginning at a character boundary (``truncated``).
-- What the terminal prints is journaled as ``terminal_output`` lines (appended text, at most every
-  :data:`JOURNAL_INTERVAL_SECONDS`; after :data:`JOURNAL_APPEND_CHARS` of it, the end of the output
-  replaces the earlier lines' instead, so a terminal printing 1 GB costs the journal little), and the
-  exit status when it ends: the transcript shows it inside the tool call that embeds the terminal, live
-  and after a restore.
+- What the terminal prints is journaled as ``terminal_output`` lines, at most every
+  :data:`JOURNAL_INTERVAL_SECONDS`, each carrying only what is new since the last (``output``, appended),
+  so the journal grows by what was printed, never more. A flood is cut: past the first
+  :data:`JOURNAL_APPEND_CHARS`, text that piles up beyond :data:`JOURNAL_TAIL_CHARS` between two lines is
+  dropped but for its end, which goes in a ``replace`` line (``truncated``), at most every
+  :data:`JOURNAL_FLOOD_INTERVAL_SECONDS` — a terminal printing 1 GB costs the journal little. The exit
+  status ends it. The transcript (``notebook/entries.TerminalView``) folds the same lines live and after
+  a restore, and reads journals whose every late line was a ``replace`` tail alike.
 - At most the profile's ``max_terminals`` alive per session (released ones do not count).
 """
 
@@ -44,8 +48,9 @@ INVALID_PARAMS = -32602
 DEFAULT_OUTPUT_BYTES = 1 << 20  # output kept when the agent names no outputByteLimit
 MAX_OUTPUT_BYTES = 16 << 20  # output kept at most, whatever it asks
 JOURNAL_INTERVAL_SECONDS = 0.25
-JOURNAL_APPEND_CHARS = 1_000_000  # appended to the journal per terminal; then the tail replaces it
-JOURNAL_TAIL_CHARS = 200_000  # the tail a replacing line carries
+JOURNAL_FLOOD_INTERVAL_SECONDS = 2.0  # between replacing lines: a flood's journal grows slowly
+JOURNAL_APPEND_CHARS = 1_000_000  # journaled whole per terminal, however fast it comes
+JOURNAL_TAIL_CHARS = 200_000  # past that, unjournaled text beyond this is dropped but for its end
 _READ_BYTES = 1 << 16
 
 
@@ -74,12 +79,41 @@ class _Terminal:
     exit_status: dict[str, Any] | None = None
     exited: anyio.Event = field(default_factory=anyio.Event)
     pending: list[str] = field(default_factory=list)  # text not journaled yet
-    journaled: int = 0  # characters appended to the journal so far
-    tail_mode: bool = False  # past JOURNAL_APPEND_CHARS: lines carry the tail and replace
+    pending_chars: int = 0
+    cut: bool = False  # the start of ``pending`` was dropped: the next line replaces
+    journaled: int = 0  # characters journaled so far
     decoder: Any = field(default_factory=lambda: codecs.getincrementaldecoder("utf-8")("replace"))
 
     def output(self) -> str:
         return self.buffer.decode("utf-8", "replace")
+
+    def add_pending(self, text: str) -> None:
+        """Keep ``text`` for the next journal line; past the whole-journaled budget, a backlog longer
+        than the tail keeps only its end (a flood neither fills memory nor the journal)."""
+        self.pending.append(text)
+        self.pending_chars += len(text)
+        room = max(JOURNAL_APPEND_CHARS - self.journaled, JOURNAL_TAIL_CHARS)
+        if self.pending_chars > 2 * room:  # twice: the join below runs once per ``room`` of text
+            self.cut_pending()
+
+    @property
+    def flooding(self) -> bool:
+        """Whether the next line would replace: past the budget, more than the tail is waiting."""
+        over = self.journaled + self.pending_chars > JOURNAL_APPEND_CHARS
+        return self.cut or (over and self.pending_chars > JOURNAL_TAIL_CHARS)
+
+    def cut_pending(self) -> None:
+        tail = "".join(self.pending)[-JOURNAL_TAIL_CHARS:]
+        self.pending, self.pending_chars, self.cut = [tail], len(tail), True
+
+    def take_line(self) -> tuple[str, bool]:
+        """The text of the next journal line, and whether it replaces what came before."""
+        if self.flooding:
+            self.cut_pending()
+        text, replace = "".join(self.pending), self.cut
+        self.pending, self.pending_chars, self.cut = [], 0, False
+        self.journaled += len(text)
+        return text, replace
 
 
 class TerminalHost:
@@ -145,7 +179,7 @@ class TerminalHost:
         try:
             process = await AgentProcess.spawn(command, argv, env=env, cwd=cwd, stderr_to_stdout=True)
         except AgentSpawnError as exc:
-            raise AcpRpcError(-32603, f"could not run {command!r}: {exc}") from None
+            raise AcpRpcError(-32603, str(exc)) from None  # it names the command (once, shortened)
         terminal = _Terminal(f"term-{uuid.uuid4().hex[:12]}", process, limit)
         self._terminals[terminal.terminal_id] = terminal
         await process.stdin.aclose()  # no input: a command that reads stdin gets EOF
@@ -192,16 +226,15 @@ class TerminalHost:
     async def release(self, params: Any) -> dict[str, Any]:
         terminal = self._get(params)
         del self._terminals[terminal.terminal_id]
-        if terminal.process.running:
-            await terminal.process.terminate(stdin_grace=0)
+        # Also when its supervisor has exited: killed by the command, it left orphans to sweep.
+        await terminal.process.terminate(stdin_grace=0)
         return {}
 
     async def close_all(self) -> None:
         """The session is over: every terminal's tree is killed (their last output is journaled)."""
         self._closed = True
         for terminal in list(self._terminals.values()):
-            if terminal.process.running:
-                await terminal.process.terminate(stdin_grace=0)
+            await terminal.process.terminate(stdin_grace=0)
         self._terminals.clear()
         with anyio.move_on_after(5):
             await self._tasks.wait()
@@ -223,32 +256,27 @@ class TerminalHost:
                 break
             terminal.buffer += chunk
             terminal.truncated |= _cut_to_limit(terminal.buffer, terminal.limit)
-            terminal.pending.append(terminal.decoder.decode(chunk))
+            terminal.add_pending(terminal.decoder.decode(chunk))
             now = anyio.current_time()
-            if now - last >= JOURNAL_INTERVAL_SECONDS:
+            due = JOURNAL_FLOOD_INTERVAL_SECONDS if terminal.flooding else JOURNAL_INTERVAL_SECONDS
+            if now - last >= due:
                 self._journal(terminal)
                 last = now
         code = await terminal.process.wait()
-        terminal.pending.append(terminal.decoder.decode(b"", final=True))
+        terminal.add_pending(terminal.decoder.decode(b"", final=True))
         terminal.exit_status = _exit_status(code)
         self._journal(terminal, final=True)
         terminal.exited.set()
 
     def _journal(self, terminal: _Terminal, *, final: bool = False) -> None:
-        text = "".join(terminal.pending)
-        terminal.pending.clear()
+        text, replace = terminal.take_line()
         if not text and not final:
             return
-        raw: dict[str, Any] = {"synthesized": True, "terminalId": terminal.terminal_id}
-        if terminal.journaled + len(text) > JOURNAL_APPEND_CHARS:
-            terminal.tail_mode = True
-        if terminal.tail_mode:
-            raw.update(output=terminal.output()[-JOURNAL_TAIL_CHARS:], replace=True, truncated=True)
-        else:
-            raw["output"] = text
-            terminal.journaled += len(text)
-            if terminal.truncated:
-                raw["truncated"] = True
+        raw: dict[str, Any] = {"synthesized": True, "terminalId": terminal.terminal_id, "output": text}
+        if replace:
+            raw.update(replace=True, truncated=True)
+        elif terminal.truncated:
+            raw["truncated"] = True
         if final and terminal.exit_status is not None:
             raw["exitStatus"] = dict(terminal.exit_status)
         self._record(AgentSessionUpdate(kind=TERMINAL_OUTPUT_KIND, raw=raw))
