@@ -75,21 +75,22 @@ class QuestionField:
 def _choices(schema: Mapping[str, Any], budget: int) -> tuple[tuple[tuple[str, str], ...], int]:
     """(at most ``budget`` choices with cut labels, how many the schema listed)."""
     pairs: Iterator[tuple[str, str]]
-    enum = schema.get("enum")
-    if isinstance(enum, list):
-        pairs = ((v, v) for v in enum if isinstance(v, str))
+    listed = schema.get("enum")
+    if isinstance(listed, list):
+        pairs = ((v, v) for v in listed if isinstance(v, str))
     else:
-        options = next((schema[k] for k in ("oneOf", "anyOf") if isinstance(schema.get(k), list)), None)
-        if options is None:
+        listed = next((schema[k] for k in ("oneOf", "anyOf") if isinstance(schema.get(k), list)), None)
+        if listed is None:
             return (), 0
         pairs = (
             (o["const"], _text(o.get("title")) or o["const"])
-            for o in options
+            for o in listed
             if isinstance(o, Mapping) and isinstance(o.get("const"), str)
         )
-    # Only the kept choices are built; the rest are only counted, so a huge enum costs one pass.
+    # Only the kept choices are built, and the rest are not even looked at: when the cut is reached, the
+    # list's length is the count (an item that is not a choice is counted then, a small overstatement).
     kept = tuple((value, _label(title)) for value, title in itertools.islice(pairs, budget))
-    return kept, len(kept) + sum(1 for _ in pairs)
+    return kept, len(kept) if len(kept) < budget else max(len(kept), len(listed))
 
 
 def _number(value: Any) -> float | None:
