@@ -12,7 +12,8 @@ JSON): its top-level ``id`` and ``method``, so that a request is answered with a
   string, or when neither a ``method`` (a request) nor a ``result``/``error`` key (a response) is seen.
 
 :func:`answer_dropped` acts on it for :mod:`silo_nb.acp.jsonrpc`: a request is answered -32600 (too deep,
-too long) or -32700 (not JSON), naming why; our request whose answer was dropped fails with the same.
+too long) or -32700 (unreadable: not JSON, not UTF-8, a number past the digit limit), naming why; our
+request whose answer was dropped fails with the same.
 """
 
 from __future__ import annotations
@@ -79,7 +80,7 @@ def why_dropped(cause: Exception | int) -> tuple[int, str]:
         return INVALID_REQUEST, f"longer than {cause:,} bytes"
     if isinstance(cause, TooDeepError):
         return INVALID_REQUEST, str(cause)
-    return PARSE_ERROR, f"not JSON ({type(cause).__name__}: {str(cause)[:80]})"
+    return PARSE_ERROR, f"not readable as JSON ({type(cause).__name__}: {str(cause)[:80]})"
 
 
 def answer_dropped(
