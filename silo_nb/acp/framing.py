@@ -2,7 +2,8 @@
 
 - :class:`LineFramer` turns received chunks into complete lines (one ``split`` per chunk; a long line's
   pieces are appended, never rescanned). A line over ``max_line_bytes`` is dropped whole (logged), even
-  when no newline has arrived yet, so memory stays bounded.
+  when no newline has arrived yet, so memory stays bounded; its first and last :data:`DROP_KEEP_BYTES`
+  go to ``on_drop`` (a request's id may still be read there, and the request answered).
 - :func:`decode_line` parses one line or raises; the caller logs and skips. One C-speed pass classifies the
   bytes (``bytes.translate``): a line nested deeper than ``MAX_NESTING`` is refused without reaching a
   recursive parser (:func:`nesting_exceeds`: no ``RecursionError``, about 0.1 s for a 10 MB line of
@@ -26,15 +27,17 @@ import itertools
 import json
 import logging
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import orjson
 
 __all__ = [
     "DEFAULT_MAX_LINE_BYTES",
+    "DROP_KEEP_BYTES",
     "MAX_NESTING",
     "LineFramer",
+    "TooDeepError",
     "cut_depth",
     "decode_counted",
     "decode_line",
@@ -47,6 +50,7 @@ __all__ = [
 log = logging.getLogger("silo_nb.acp")
 
 DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
+DROP_KEEP_BYTES = 4096  # of a dropped line's start and end, for on_drop
 # Deeper messages are invalid: well under what json's C parser recurses through on a deep kernel stack
 # (Python's limit is 1000 frames, shared), well over anything ACP nests. Silo's parse rules cut the
 # agent's free-form values (rawInput...) much shallower, with a marker, before they reach pydantic.
@@ -58,6 +62,10 @@ _CLASSES = bytes(0x5B if b in b"[{" else 0x30 if 0x30 <= b <= 0x39 else 0x20 for
 _LONG_NUMBER = b"0" * 19  # 2**63 has 19 digits: orjson turns an integer beyond 64 bits into a float
 _OPEN_CLOSE = bytes.maketrans(b"[{]}", b"\x01\x01\xff\xff")
 _NOT_QUOTES_OR_BRACKETS = bytes(sorted(set(range(256)) - set(b'"[]{}')))
+
+
+class TooDeepError(ValueError):
+    """A line nested deeper than :data:`MAX_NESTING` (valid JSON, maybe, but refused)."""
 
 
 def encode_message(message: Mapping[str, Any]) -> bytes:
@@ -128,7 +136,7 @@ def decode_counted(line: bytes) -> tuple[Any, int]:
     if openings > MAX_NESTING:  # the true depth, a tighter bound (a list of 10,000 objects is 3 deep)
         openings = nesting_depth(line)
         if openings > MAX_NESTING:
-            raise ValueError(f"nested deeper than {MAX_NESTING} levels")
+            raise TooDeepError(f"nested deeper than {MAX_NESTING} levels")
     if _LONG_NUMBER not in classes:
         try:
             return orjson.loads(line), openings
@@ -187,21 +195,31 @@ def _cut(value: Any, depth: int, marker: Any) -> Any:
 
 
 class LineFramer:
-    """Cuts a byte stream into lines without the newline; blank lines are kept (callers skip them)."""
+    """Cuts a byte stream into lines without the newline; blank lines are kept (callers skip them).
+    ``on_drop(start, end)`` hears of each line dropped for its length, with its first and last bytes."""
 
-    def __init__(self, max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> None:
+    def __init__(
+        self,
+        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+        on_drop: Callable[[bytes, bytes], None] | None = None,
+    ) -> None:
         self.max_line_bytes = max_line_bytes
+        self._on_drop = on_drop
         self._buffer = bytearray()  # the start of a line whose newline has not arrived
         self._discarding = False  # inside an over-long line: drop up to its newline
+        self._dropped_start = self._dropped_end = b""  # of the line being discarded
 
     def feed(self, chunk: bytes) -> list[bytes]:
         """The lines that ``chunk`` completes."""
         if self._discarding:
             newline = chunk.find(b"\n")
+            piece = chunk[: newline if newline >= 0 else len(chunk)][-DROP_KEEP_BYTES:]
+            self._dropped_end = (self._dropped_end + piece)[-DROP_KEEP_BYTES:]
             if newline < 0:
                 return []
             chunk = chunk[newline + 1 :]
             self._discarding = False
+            self._dropped(self._dropped_start, self._dropped_end)
         buffer = self._buffer
         if chunk.find(b"\n") < 0:  # a piece of a long line: kept, never rescanned
             buffer += chunk
@@ -221,6 +239,7 @@ class LineFramer:
             for line in lines:
                 if len(line) > limit:
                     log.warning("dropped a message of %d bytes from the agent (limit %d)", len(line), limit)
+                    self._dropped(line[:DROP_KEEP_BYTES], line[-DROP_KEEP_BYTES:])
             lines = kept
         if len(buffer) > limit:
             self._drop_pending()
@@ -230,8 +249,18 @@ class LineFramer:
         log.warning(
             "dropped a message longer than %d bytes from the agent (no newline seen)", self.max_line_bytes
         )
+        self._dropped_start = bytes(self._buffer[:DROP_KEEP_BYTES])
+        self._dropped_end = bytes(self._buffer[-DROP_KEEP_BYTES:])
         self._buffer.clear()
         self._discarding = True
+
+    def _dropped(self, start: bytes, end: bytes) -> None:
+        self._dropped_start = self._dropped_end = b""
+        if self._on_drop is not None:
+            try:
+                self._on_drop(start, end)
+            except Exception:
+                log.exception("handling a dropped line failed")
 
     def end(self) -> bytes | None:
         """At end of stream: the last line if it had no newline."""

@@ -6,8 +6,10 @@
 - Requests from the agent each run in their own task, so a slow answer (a permission the user has not
   clicked yet) never stalls the reader. Unknown requests get -32601; unknown notifications are ignored.
 - The reader survives every line (framing and decoding: :mod:`silo_nb.acp.framing`): any error while
-  decoding or dispatching one message is logged with the line's start and that message skipped. If
-  reading itself fails, the connection closes as if the agent had exited.
+  decoding or dispatching one message is logged with the line's start and that message skipped; one
+  dropped whole (too deep, too long, not JSON) is still answered if it was a request, and fails our request
+  if it was its answer, when its id can be read (:mod:`silo_nb.acp.salvage`). If reading itself fails,
+  the connection closes as if the agent had exited.
 - Responses match our requests by JSON type and value (``true``, ``1.0``, ``"1"`` are not id 1).
 - Writes go through one outbox drained by a single writer task, so ``notify`` can be called from
   synchronous code (``cancel()``) and messages never interleave on the wire. A write that fails (the
@@ -45,6 +47,7 @@ from silo_nb.acp.rpc_errors import (
     AcpConnectionClosed,
     AcpRpcError,
 )
+from silo_nb.acp.salvage import answer_dropped, why_dropped
 
 __all__ = [
     "MAX_NESTING",
@@ -230,7 +233,8 @@ class JsonRpcConnection:
             self._finish(f"the agent stopped reading its input ({why}) — reconnect to continue the session")
 
     async def _reader(self) -> None:
-        framer = LineFramer(self._max_line_bytes)
+        drops: deque[tuple[bytes, bytes]] = deque()  # answered once the lines before them are handled
+        framer = LineFramer(self._max_line_bytes, on_drop=lambda start, end: drops.append((start, end)))
         while True:
             try:
                 chunk = await self._receive.receive(1 << 16)
@@ -252,6 +256,10 @@ class JsonRpcConnection:
                 if count % YIELD_CHECK_LINES == 0 and time.monotonic() - started >= YIELD_AFTER_SECONDS:
                     await give_way()
                     started = time.monotonic()
+            while drops:
+                answer_dropped(
+                    *drops.popleft(), why_dropped(self._max_line_bytes), self._reply_error, self._pending
+                )
             await give_way()
         if self._close_message is None and (last := framer.end()) is not None:  # not when we closed
             self._handle_line(last)
@@ -263,6 +271,7 @@ class JsonRpcConnection:
         except Exception as exc:  # not JSON, not UTF-8, too deep, an integer over the digit limit...
             if line and not line.isspace():  # blank lines are allowed between messages
                 self._skip(line, exc)
+                answer_dropped(line, line, why_dropped(exc), self._reply_error, self._pending)
             return
         if type(message) is dict:  # a streamed update: straight to its handler (nothing else runs per line)
             method = message.get("method")

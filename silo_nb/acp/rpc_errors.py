@@ -9,8 +9,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["INTERNAL_ERROR", "METHOD_NOT_FOUND", "REQUEST_CANCELLED", "AcpConnectionClosed", "AcpRpcError"]
+__all__ = [
+    "INTERNAL_ERROR",
+    "INVALID_REQUEST",
+    "METHOD_NOT_FOUND",
+    "PARSE_ERROR",
+    "REQUEST_CANCELLED",
+    "AcpConnectionClosed",
+    "AcpRpcError",
+]
 
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
 INTERNAL_ERROR = -32603
 REQUEST_CANCELLED = -32800

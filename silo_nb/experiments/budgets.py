@@ -11,10 +11,14 @@
   limit. (``timeout`` is different: an agent that does not answer, a failed cell.)
 - :class:`GridSpend` adds up the cells' usage for ``run_grid(budget=)``: once the total reaches the
   budget no new cell starts, and those cells are listed in the run's folder with the reason.
+- A cost or token count that is NaN, infinite or negative is unknown, never a number: the watch keeps the
+  last cost it knew and the spend adds nothing, and each says so (the cell's ``usage["note"]``,
+  ``GridSpend.notes``, a warning). The limits are checked so that a NaN could only trip them, never pass.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -24,8 +28,17 @@ from silo_nb.sessions.models import AgentSessionUpdate
 
 __all__ = ["BudgetWatch", "CellBudget", "GridSpend", "check_grid_budget"]
 
+log = logging.getLogger("silo_nb.experiments")
+
 LIMITS = ("max_tokens", "max_cost", "max_seconds")
 GRID_KEYS = ("cost", "tokens")
+
+
+def _count(value: Any) -> float | None:
+    """``value`` as a usage number (finite, not below 0), else None: unknown."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
+        return None
+    return float(value)
 
 
 @dataclass(frozen=True)
@@ -59,6 +72,7 @@ class BudgetWatch:
         self.cost: float | None = None
         self.currency: str | None = None
         self.exceeded: dict[str, Any] | None = None
+        self.ignored: list[Any] = []  # the costs reported that were not a usage number (the first few)
 
     def on_update(self, update: AgentSessionUpdate) -> None:
         """A session listener: counts a ``usage_update`` and checks the limits."""
@@ -67,9 +81,19 @@ class BudgetWatch:
             return
         self._tokens(usage.used)
         if usage.cost is not None:
-            self.cost = float(usage.cost.amount)
-            self.currency = usage.cost.currency
+            amount = _count(usage.cost.amount)
+            if amount is None:
+                self._ignore(usage.cost.amount)
+            else:
+                self.cost = amount
+                self.currency = usage.cost.currency
         self.check()
+
+    def _ignore(self, amount: Any) -> None:
+        if not self.ignored:
+            log.warning("the agent reported a cost of %r: ignored (not a number of 0 or more)", amount)
+        if len(self.ignored) < 5:
+            self.ignored.append(amount)
 
     def on_answer(self, usage: Mapping[str, Any] | None) -> None:
         """A prompt's answer: its ``usage.totalTokens`` (the session's, when the agent sends one)."""
@@ -78,14 +102,15 @@ class BudgetWatch:
             self.check()
 
     def _tokens(self, value: Any) -> None:
-        if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
-            self.tokens = max(self.tokens or 0.0, float(value))
+        if (count := _count(value)) is not None:
+            self.tokens = max(self.tokens or 0.0, count)
 
     def check(self) -> None:
+        # "not within" rather than "over": a NaN that got here anyway trips the limit instead of passing.
         budget = self.budget
-        if budget.max_tokens is not None and self.tokens is not None and self.tokens > budget.max_tokens:
+        if budget.max_tokens is not None and self.tokens is not None and not self.tokens <= budget.max_tokens:
             self.trip("max_tokens", self.tokens, budget.max_tokens)
-        elif budget.max_cost is not None and self.cost is not None and self.cost > budget.max_cost:
+        elif budget.max_cost is not None and self.cost is not None and not self.cost <= budget.max_cost:
             self.trip("max_cost", self.cost, budget.max_cost)
 
     def trip(self, limit: str, value: float, maximum: float) -> None:
@@ -96,7 +121,14 @@ class BudgetWatch:
         self.cancel()
 
     def usage(self) -> dict[str, Any]:
-        return {"tokens": self.tokens, "cost": self.cost, "currency": self.currency}
+        """The cell's counts, and a ``note`` when the agent reported costs that were ignored."""
+        counts: dict[str, Any] = {"tokens": self.tokens, "cost": self.cost, "currency": self.currency}
+        if self.ignored:
+            shown = ", ".join(repr(amount) for amount in self.ignored)
+            counts["note"] = (
+                f"ignored the costs the agent reported that are not a number of 0 or more: {shown}"
+            )
+        return counts
 
 
 def check_grid_budget(budget: Mapping[str, float] | None) -> dict[str, float]:
@@ -119,12 +151,18 @@ class GridSpend:
     def __init__(self, budget: Mapping[str, float]) -> None:
         self.budget = dict(budget)
         self.spent = {"cost": 0.0, "tokens": 0.0}
+        self.notes: list[str] = []  # one line per count not added (NaN, infinite, negative)
 
     def add(self, usage: Mapping[str, Any] | None) -> None:
         for key in GRID_KEYS:
             value = (usage or {}).get(key)
-            if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
-                self.spent[key] += float(value)
+            if value is None:
+                continue  # not reported: nothing to add
+            if (count := _count(value)) is not None:
+                self.spent[key] += count
+            elif len(self.notes) < 100:
+                self.notes.append(f"a cell's {key} of {value!r} was not added to the grid's total")
+                log.warning("%s (not a number of 0 or more)", self.notes[-1])
 
     def reached(self) -> str | None:
         """Why no new cell may start, or None."""

@@ -3,6 +3,7 @@
 - What the agent says about itself (name, title, version, protocol version, capabilities), the sign-in
   methods it accepts, and what is missing for each: an ``env_var`` method's unset variables, a
   terminal method's command, an agent method's ``%silo login``. ``%silo doctor PROFILE`` shows it.
+- Command lines and URLs are shown without what looks like a secret (``redact.py``): ``--token ***``.
 - The agent is shut down in the background once ``initialize`` answered (or failed); a failure to start
   is reported in ``problem`` rather than raised, so the report always comes back.
 """
@@ -24,6 +25,7 @@ from silo_nb.sessions.errors import AgentSessionError
 from silo_nb.sessions.host import TransportFactory
 from silo_nb.sessions.mcp_servers import wire_servers
 from silo_nb.sessions.profiles import AgentProfile
+from silo_nb.sessions.redact import redact_args, redact_url
 
 __all__ = ["AgentCheck", "check_agent"]
 
@@ -94,14 +96,19 @@ def _server_lines(profile: AgentProfile, caps: AgentCapabilities) -> tuple[str, 
     lines = []
     for server in profile.mcp_servers:
         _, skipped = wire_servers([server], http=caps.mcp_http, sse=caps.mcp_sse)
-        where = server.url if server.type != "stdio" else " ".join([server.command or "", *server.args])
+        # Shown in a notebook: the args and URL without what looks like a secret (redact.py).
+        where = (
+            redact_url(server.url or "")
+            if server.type != "stdio"
+            else " ".join([server.command or "", *redact_args(server.args)])
+        )
         lines.append(skipped[0] if skipped else f'MCP server "{server.name}" ({server.type}, {where}): sent')
     return tuple(lines)
 
 
 async def check_agent(profile: AgentProfile, cwd: str, factory: TransportFactory | None) -> AgentCheck:
     """Start ``profile``'s agent, ``initialize`` it within ``connect_timeout``, report, shut it down."""
-    base = AgentCheck(profile.id, profile.display_label, (profile.command, *profile.args))
+    base = AgentCheck(profile.id, profile.display_label, (profile.command, *redact_args(profile.args)))
     started = anyio.current_time()
     try:
         async with bare_agent(profile, cwd, factory, "doctor done") as (connection, caps):

@@ -4,14 +4,18 @@
   "http"``/``"sse"`` with ``url``/``headers``); the notebook front end adds its own (the kernel tools).
 - Every agent must take stdio servers; http and sse only go to an agent whose ``mcpCapabilities`` say so.
   A server the agent cannot take is left out with one warning naming it (:func:`wire_servers` returns it).
+- Its ``repr`` (and rich's) shows env and header values, URL credentials and secret-looking args as
+  ``***`` (``redact.py``); ``wire()``, ``str()`` and ``model_dump`` keep the real values.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from silo_nb.sessions.redact import masked_values, redact_args, redact_url
 
 __all__ = ["McpServerConfig", "wire_servers"]
 
@@ -36,6 +40,23 @@ class McpServerConfig(BaseModel):
         if self.type != "stdio" and not self.url:
             raise ValueError(f'MCP server "{self.name}": an {self.type} server needs a url')
         return self
+
+    def shown_fields(self) -> Iterator[tuple[str, Any]]:
+        """The fields as they may be shown: the values that may be secrets as ``***``."""
+        masks: dict[str, Callable[[Any], Any]] = {
+            "env": masked_values,
+            "headers": masked_values,
+            "args": redact_args,
+            "url": redact_url,
+        }
+        for name, value in self:
+            yield name, masks[name](value) if name in masks and value is not None else value
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.shown_fields())})"
+
+    def __rich_repr__(self) -> Iterator[tuple[str, Any]]:
+        yield from self.shown_fields()
 
     def wire(self) -> dict[str, Any]:
         """ACP's ``McpServer`` shape (env and headers as ``{name, value}`` lists)."""

@@ -13,6 +13,9 @@ A broken file or entry is skipped with a warning and remembered, so "no profile 
   is relative (``./bin/agent``, ``tools/agent``) is made absolute here, at load time, against the folder
   of the profile file it is written in (as named, symlinks not resolved), so it never depends on a
   session's ``cwd`` or the kernel's; ``~`` is expanded.
+- ``repr`` (and rich's) shows env values and secret-looking args as ``***`` (``redact.py``; the MCP
+  servers' headers and URL credentials too); ``model_dump`` and ``spawn_env`` keep them, and so does
+  ``str()`` for the profile's own fields (pydantic's, left as it was; a nested server shows as its repr).
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ import os
 import re
 import sys
 import tomllib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, Literal
 
@@ -32,6 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from silo_nb.sessions.mcp_servers import McpServerConfig
 from silo_nb.sessions.models import AgentProfileSummary
+from silo_nb.sessions.redact import masked_values, redact_args
 from silo_nb.sessions.safe_files import open_file
 
 __all__ = [
@@ -106,6 +110,20 @@ class AgentProfile(BaseModel):
             speed = data.get("replay_speed", 1.0)
             return {**data, "command": sys.executable, "args": replay_args(data["replay"], speed)}
         return data
+
+    def shown_fields(self) -> Iterator[tuple[str, Any]]:
+        """The fields as they may be shown: env values and secret-looking args as ``***``."""
+        for name, value in self:
+            yield (
+                name,
+                masked_values(value) if name == "env" else redact_args(value) if name == "args" else value,
+            )
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.shown_fields())})"
+
+    def __rich_repr__(self) -> Iterator[tuple[str, Any]]:
+        yield from self.shown_fields()
 
     @property
     def spawn_env(self) -> dict[str, str | None]:

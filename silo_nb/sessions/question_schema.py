@@ -6,26 +6,48 @@ fields, and an answer checked against them before anything is sent.
   title, a description, a default and whether it is ``required``; a property of another type is kept
   (shown, never answered). Titles and descriptions are cut at :data:`TEXT_LIMIT` characters; at most
   :data:`FIELD_LIMIT` fields are read (a schema of 10,000 properties is said, not rendered).
+- Choices are bounded too: at most :data:`CHOICE_LIMIT` per field and :data:`CHOICE_TOTAL` in the whole
+  form (an ``enum`` of 200,000 values would otherwise become a 20 MB dropdown); each choice's label is cut
+  at :data:`LABEL_LIMIT` characters while its value stays whole (it is what the answer sends). A field
+  keeps how many choices the schema listed (``choice_count``), so the cut can be said and a value past it
+  is refused with a reason rather than taken as free text.
 - :func:`check_answer` raises ``ValueError`` naming the field (missing, wrong type, out of range, not a
   choice) and returns the values in the shape ACP sends back (strings, numbers, booleans, string lists).
 """
 
 from __future__ import annotations
 
+import itertools
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["FIELD_LIMIT", "TEXT_LIMIT", "QuestionField", "check_answer", "read_fields"]
+__all__ = [
+    "CHOICE_LIMIT",
+    "CHOICE_TOTAL",
+    "FIELD_LIMIT",
+    "LABEL_LIMIT",
+    "TEXT_LIMIT",
+    "QuestionField",
+    "check_answer",
+    "read_fields",
+]
 
 FIELD_LIMIT = 200
 TEXT_LIMIT = 500
+CHOICE_LIMIT = 1000
+CHOICE_TOTAL = 5000
+LABEL_LIMIT = 80
 KNOWN_TYPES = ("string", "number", "integer", "boolean", "array")
 
 
 def _text(value: Any) -> str | None:
     return value[:TEXT_LIMIT] if isinstance(value, str) else None
+
+
+def _label(text: str, limit: int = LABEL_LIMIT) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 @dataclass(frozen=True)
@@ -38,7 +60,8 @@ class QuestionField:
     description: str | None = None
     required: bool = False
     default: Any = None
-    choices: tuple[tuple[str, str], ...] = ()  # (value, title) for a pick or a multi-select
+    choices: tuple[tuple[str, str], ...] = ()  # (value, label) for a pick or a multi-select, bounded
+    choice_count: int = 0  # how many choices the schema listed (more than ``choices`` when cut)
     minimum: float | None = None
     maximum: float | None = None
     min_length: int | None = None
@@ -49,19 +72,25 @@ class QuestionField:
         return self.type in KNOWN_TYPES
 
 
-def _choices(schema: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
-    enum = schema.get("enum")
-    if isinstance(enum, list):
-        return tuple((v, v) for v in enum if isinstance(v, str))
-    for key in ("oneOf", "anyOf"):
-        options = schema.get(key)
-        if isinstance(options, list):
-            return tuple(
-                (o["const"], _text(o.get("title")) or o["const"])
-                for o in options
-                if isinstance(o, Mapping) and isinstance(o.get("const"), str)
-            )
-    return ()
+def _choices(schema: Mapping[str, Any], budget: int) -> tuple[tuple[tuple[str, str], ...], int]:
+    """(at most ``budget`` choices with cut labels, how many the schema listed)."""
+    pairs: Iterator[tuple[str, str]]
+    listed = schema.get("enum")
+    if isinstance(listed, list):
+        pairs = ((v, v) for v in listed if isinstance(v, str))
+    else:
+        listed = next((schema[k] for k in ("oneOf", "anyOf") if isinstance(schema.get(k), list)), None)
+        if listed is None:
+            return (), 0
+        pairs = (
+            (o["const"], _text(o.get("title")) or o["const"])
+            for o in listed
+            if isinstance(o, Mapping) and isinstance(o.get("const"), str)
+        )
+    # Only the kept choices are built, and the rest are not even looked at: when the cut is reached, the
+    # list's length is the count (an item that is not a choice is counted then, a small overstatement).
+    kept = tuple((value, _label(title)) for value, title in itertools.islice(pairs, budget))
+    return kept, len(kept) if len(kept) < budget else max(len(kept), len(listed))
 
 
 def _number(value: Any) -> float | None:
@@ -78,6 +107,7 @@ def read_fields(schema: Any) -> tuple[tuple[QuestionField, ...], int]:
     required = schema.get("required")
     required_names = {r for r in required if isinstance(r, str)} if isinstance(required, list) else set()
     fields: list[QuestionField] = []
+    budget = CHOICE_TOTAL
     for name, raw in list(properties.items())[:FIELD_LIMIT]:
         if not isinstance(name, str) or not isinstance(raw, Mapping):
             continue
@@ -85,6 +115,8 @@ def read_fields(schema: Any) -> tuple[tuple[QuestionField, ...], int]:
         kind: str = declared if isinstance(declared, str) else "string"
         items: Mapping[str, Any] = listed if isinstance(listed, Mapping) else {}
         length = (raw.get("minLength"), raw.get("maxLength"))
+        choices, choice_count = _choices(items if kind == "array" else raw, min(CHOICE_LIMIT, budget))
+        budget -= len(choices)
         fields.append(
             QuestionField(
                 name=name[:TEXT_LIMIT],
@@ -93,7 +125,8 @@ def read_fields(schema: Any) -> tuple[tuple[QuestionField, ...], int]:
                 description=_text(raw.get("description")),
                 required=name in required_names,
                 default=raw.get("default"),
-                choices=_choices(items) if kind == "array" else _choices(raw),
+                choices=choices,
+                choice_count=choice_count,
                 minimum=_number(raw.get("minimum" if kind != "array" else "minItems")),
                 maximum=_number(raw.get("maximum" if kind != "array" else "maxItems")),
                 min_length=length[0] if type(length[0]) is int else None,
@@ -123,8 +156,8 @@ def _check(field: QuestionField, value: Any) -> Any:
         if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
             raise ValueError(f"{where}: expected a list of strings, got {value!r}")
         allowed = {v for v, _ in field.choices}
-        if allowed and (bad := [v for v in value if v not in allowed]):
-            raise ValueError(f"{where}: {bad[0]!r} is not one of {sorted(allowed)}")
+        if field.choice_count and (bad := [v for v in value if v not in allowed]):
+            raise ValueError(_not_a_choice(where, field, bad[0]))
         count = len(value)
         if field.minimum is not None and count < field.minimum:
             raise ValueError(f"{where}: pick at least {field.minimum:g}")
@@ -133,8 +166,8 @@ def _check(field: QuestionField, value: Any) -> Any:
         return list(value)
     if not isinstance(value, str):
         raise ValueError(f"{where}: expected text, got {value!r}")
-    if field.choices and value not in {v for v, _ in field.choices}:
-        raise ValueError(f"{where}: {value!r} is not one of {[v for v, _ in field.choices]}")
+    if field.choice_count and value not in {v for v, _ in field.choices}:
+        raise ValueError(_not_a_choice(where, field, value))
     if field.min_length is not None and len(value) < field.min_length:
         raise ValueError(f"{where}: at least {field.min_length} characters")
     if field.max_length is not None and len(value) > field.max_length:
@@ -142,6 +175,20 @@ def _check(field: QuestionField, value: Any) -> Any:
     # A ``pattern`` is not checked here: an agent's regular expression could take the kernel minutes on a
     # short answer (catastrophic backtracking); the agent checks its own pattern.
     return value
+
+
+def _not_a_choice(where: str, field: QuestionField, value: str) -> str:
+    """One line, however many choices there are or however long the value is."""
+    got = _label(value, 80)
+    if field.choice_count > len(field.choices):
+        return (
+            f"{where}: {got!r} is not among the {len(field.choices):,} choices offered "
+            f"(the question listed {field.choice_count:,}; a form offers at most {CHOICE_LIMIT:,} a field): "
+            "pick one of those, or decline"
+        )
+    listed = [_label(v, 40) for v, _ in field.choices[:5]]
+    more = f" … ({field.choice_count:,} in all)" if field.choice_count > len(listed) else ""
+    return f"{where}: {got!r} is not one of {listed}{more}"
 
 
 def check_answer(fields: tuple[QuestionField, ...], values: Mapping[str, Any]) -> dict[str, Any]:

@@ -21,6 +21,8 @@ Modes:
   ``terminal/wait_for_exit`` with ``$/cancel_request``, kills and releases it; reports the codes (JSON).
 - ``asks-client``: on a prompt calls ``fs/read_text_file``, ``terminal/create`` and ``_vendor/x`` on the
   client and reports the error codes it got back in a chunk.
+- ``asks-too-deep``: on a prompt sends two requests nested 100,000 deep (one with its ``id`` first, one
+  with it last), each waiting for its answer, then a ``_vendor/x`` one; reports the error codes (JSON).
 - ``legacy``: legacy ``modes``/``models`` only; ``session/set_config_option`` is -32601.
 - ``mute-setter``: advertises the same config options and never answers ``session/set_config_option``,
   ``session/set_mode``, ``session/list`` nor ``session/delete`` (issue 21: no timeout, no interrupt).
@@ -89,6 +91,24 @@ def ask_client(method: str, params: dict[str, Any]) -> dict[str, Any]:
     event = threading.Event()
     _waiter_events[request_id] = event
     send({"jsonrpc": "2.0", "id": request_id, "method": method, "params": params})
+    event.wait(10)
+    return _waiters.pop(request_id, {})
+
+
+def ask_raw(before: bytes, after: bytes = b"") -> dict[str, Any]:
+    """A request written by hand (``before`` + deep params + ``after``), its id put where the caller says
+    with ``%d``; waits for the answer."""
+    _next_id[0] += 1
+    request_id = _next_id[0]
+    event = threading.Event()
+    _waiter_events[request_id] = event
+    params = b"[" * 100_000 + b'{"id":1,"method":"inner"}' + b"]" * 100_000
+    line = (
+        before.replace(b"%d", b"%d" % request_id) + params + after.replace(b"%d", b"%d" % request_id)
+    ).decode()
+    with _write_lock:
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
     event.wait(10)
     return _waiters.pop(request_id, {})
 
@@ -379,6 +399,15 @@ def handle(message: dict[str, Any]) -> None:
             withdraw_a_wait(session_id)
         elif MODE == "asks-questions":
             ask_questions(session_id)
+        elif MODE == "asks-too-deep":
+            first = ask_raw(b'{"jsonrpc":"2.0","id":%d,"method":"fs/read_text_file","params":', b"}")
+            last = ask_raw(b'{"jsonrpc":"2.0","method":"fs/read_text_file","params":', b',"id":%d}')
+            after = ask_client("_vendor/x", {"sessionId": session_id})
+            report = {
+                name: (answer.get("error") or {}).get("code")
+                for name, answer in (("deep-first", first), ("deep-last", last), ("after", after))
+            }
+            chunk(session_id, json.dumps(report))
         elif MODE == "asks-client":
             codes = []
             for asked in ("fs/read_text_file", "terminal/create", "_vendor/x"):

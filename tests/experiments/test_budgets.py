@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +70,34 @@ def test_grid_spend_adds_up_and_says_why_it_stopped() -> None:
     spend.add({"cost": 0.03, "tokens": 100})
     assert spend.reached() is None
     spend.add({"cost": 0.03, "tokens": None})
+    assert spend.reached() == "the grid's budget is spent: cost 0.06 of 0.05"
+
+
+def test_a_nan_infinite_or_negative_cost_is_unknown_never_a_pass_nor_a_refund() -> None:
+    cancels: list[int] = []
+    watch = BudgetWatch(CellBudget(max_cost=1.0), lambda: cancels.append(1))
+    watch.on_update(usage(100, 0.5))
+    for bad in (-5.0, math.nan, math.inf, -math.inf):
+        watch.on_update(usage(100, bad))
+        assert watch.cost == 0.5 and watch.exceeded is None  # the last cost known stands
+    assert "ignored" in watch.usage()["note"] and "-5" in watch.usage()["note"]
+    watch.on_update(usage(100, 1.5))
+    assert watch.exceeded == {"limit": "max_cost", "value": 1.5, "max": 1.0} and cancels == [1]
+    # A cost that was never known is not a pass either: a NaN the watch was handed trips the check.
+    blind = BudgetWatch(CellBudget(max_cost=1.0), lambda: None)
+    blind.cost = math.nan
+    blind.check()
+    assert blind.exceeded is not None and blind.exceeded["limit"] == "max_cost"
+
+
+def test_grid_spend_never_goes_down_for_a_nan_or_negative_cost() -> None:
+    spend = GridSpend({"cost": 0.05})
+    spend.add({"cost": 0.04, "tokens": 100})
+    for bad in (-1.0, math.nan, math.inf, -5):
+        spend.add({"cost": bad, "tokens": -1000})
+    assert spend.spent == {"cost": 0.04, "tokens": 100.0}
+    assert len(spend.notes) == 8 and "cost of -1.0" in spend.notes[0]  # each count left out says so
+    spend.add({"cost": 0.02})
     assert spend.reached() == "the grid's budget is spent: cost 0.06 of 0.05"
 
 

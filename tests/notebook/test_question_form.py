@@ -4,6 +4,7 @@ bounded and inert whatever the agent sends; inside a ``TurnView``, a waiting que
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -14,6 +15,7 @@ import pytest
 from silo_nb.notebook.widgets import TurnView
 from silo_nb.notebook.widgets.question_form import SHOWN_FIELDS, QuestionForm
 from silo_nb.sessions.agent_requests import AgentElicitationRequest
+from silo_nb.sessions.question_schema import CHOICE_LIMIT, LABEL_LIMIT
 from silo_nb.sessions.session.question_desk import QuestionDesk
 from tests.agents.raw_agent import QUESTION_SCHEMA
 from tests.notebook.widget_utils import RecordingComm, Sent, frontend_click, frontend_update
@@ -89,6 +91,36 @@ async def test_a_hostile_question_is_bounded_and_inert(comms: list[Sent]) -> Non
     assert all("<script>" not in text and "<img" not in text for text in texts)
     form.decline()
     await done(state)
+
+
+async def test_a_pick_of_200k_long_choices_builds_a_bounded_dropdown_and_answers_the_full_value(
+    comms: list[Sent],
+) -> None:
+    values = [f"{i:06d}-" + "v" * 100 for i in range(200_000)]
+    schema = {
+        "properties": {
+            "pick": {"type": "string", "enum": values},
+            "many": {"type": "array", "items": {"type": "string", "enum": values}},
+        }
+    }
+    request, state = await asked(schema)
+    form = QuestionForm(request)
+    pick, many = form.controls["pick"], form.controls["many"]
+    assert len(pick.options) == CHOICE_LIMIT and len(many.options) <= CHOICE_LIMIT
+    assert all(len(label) <= LABEL_LIMIT for label in (*pick._options_labels, *many._options_labels))
+    assert len(json.dumps([data for _, _, data in comms])) < 1_000_000  # not 20 MB to the browser
+    texts = json.dumps(
+        [
+            child.value
+            for row in form.children
+            for child in getattr(row, "children", ())
+            if isinstance(getattr(child, "value", None), str)
+        ]
+    )
+    assert "200,000" in texts  # the cut is said next to the control
+    frontend_update(pick, index=3)
+    assert form.submit() is True
+    assert await done(state) == {"action": "accept", "content": {"pick": values[3]}}
 
 
 async def test_a_waiting_question_makes_the_turn_blocked_until_answered(comms: list[Sent]) -> None:

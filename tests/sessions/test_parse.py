@@ -275,6 +275,10 @@ def test_non_plan_update_has_no_plan() -> None:
             {"used": 10, "size": 100, "cost": {"amount": math.nan, "currency": "USD"}},
             AgentSessionUsage(used=10, size=100),
         ),
+        (  # a negative cost is no cost: as unknown as NaN (issue 28: it lowered a grid's spent total)
+            {"used": 10, "size": 100, "cost": {"amount": -5, "currency": "USD"}},
+            AgentSessionUsage(used=10, size=100),
+        ),
         ({"used": 10, "size": 100, "cost": "free"}, AgentSessionUsage(used=10, size=100)),
         ({"used": 10}, None),
         ({"size": 10}, None),

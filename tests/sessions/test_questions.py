@@ -17,7 +17,14 @@ from silo_nb.notebook.transcript import fold_all
 from silo_nb.sessions.agent_requests import AgentElicitationRequest
 from silo_nb.sessions.journal import encode_line, parse_lines
 from silo_nb.sessions.models import AgentSessionUpdate
-from silo_nb.sessions.question_schema import FIELD_LIMIT, check_answer, read_fields
+from silo_nb.sessions.question_schema import (
+    CHOICE_LIMIT,
+    CHOICE_TOTAL,
+    FIELD_LIMIT,
+    LABEL_LIMIT,
+    check_answer,
+    read_fields,
+)
 from silo_nb.sessions.session.question_desk import QuestionDesk
 from tests.agents.raw_agent import QUESTION_SCHEMA
 from tests.conftest import Workspace, raw_agent
@@ -47,6 +54,36 @@ def test_a_hostile_schema_is_bounded() -> None:
     fields, total = read_fields(huge)
     assert total == 10_000 and len(fields) == FIELD_LIMIT and len(fields[0].title) == 500
     assert read_fields("nonsense") == ((), 0) and read_fields({"properties": [1, 2]}) == ((), 0)
+
+
+def test_a_pick_of_many_long_choices_is_bounded_with_short_labels_and_full_values() -> None:
+    values = [f"{i:06d}-" + "v" * 100 for i in range(200_000)]  # 20 MB of labels, as issue 28 saw
+    titled = [{"const": v, "title": "t" * 400} for v in values[:3]]
+    schema = {
+        "properties": {
+            "pick": {"type": "string", "enum": values},
+            "many": {"type": "array", "items": {"type": "string", "enum": values}},
+            "titled": {"type": "string", "oneOf": titled},
+            **{f"more{i}": {"type": "string", "enum": values} for i in range(100)},
+        },
+        "required": ["pick"],
+    }
+    fields, _ = read_fields(schema)
+    pick, _, titled_field = fields[:3]
+    assert len(pick.choices) == CHOICE_LIMIT and pick.choice_count == 200_000
+    assert sum(len(f.choices) for f in fields) <= CHOICE_TOTAL  # the whole form is bounded, not each field
+    assert all(len(title) <= LABEL_LIMIT for f in fields for _, title in f.choices)
+    assert titled_field.choices[0][1].endswith("…") and len(titled_field.choices[0][1]) <= LABEL_LIMIT
+    assert pick.choices[0] == (values[0], values[0][: LABEL_LIMIT - 1] + "…")  # the value is kept whole
+    answer = check_answer(fields, {"pick": values[1], "many": [values[2]]})
+    assert answer == {"pick": values[1], "many": [values[2]]}
+    for wrong in ({"pick": values[-1]}, {"pick": "x", "many": []}, {"pick": values[0], "many": ["x"]}):
+        with pytest.raises(ValueError) as caught:
+            check_answer(fields, wrong)
+        message = str(caught.value)
+        assert len(message) < 600 and "\n" not in message  # one line, not 1,000 choices spelled out
+    with pytest.raises(ValueError, match="200,000"):  # a value past the cap says why it is refused
+        check_answer(fields, {"pick": values[-1]})
 
 
 def desk() -> tuple[QuestionDesk, list[AgentSessionUpdate]]:

@@ -3,9 +3,10 @@ link to visit, inside the running turn, with Submit / Decline.
 
 - One control per field (``sessions/question_schema.py`` reads them): text (a dropdown for a pick),
   a number or whole number, a checkbox, a multi-select; titles are plain text (never HTML), required
-  fields marked. At most :data:`SHOWN_FIELDS` controls; the rest are counted in a line (their defaults
-  are sent). A url question shows its link (a link only when ``md_html.safe_url`` allows it) and
-  "I opened it" / Decline.
+  fields marked. A pick's choices are the bounded, short-labelled ones the schema reader kept; a cut is
+  said beside the control ("first 1,000 of 200,000 choices"). At most :data:`SHOWN_FIELDS` controls;
+  the rest are counted in a line (their defaults are sent). A url question shows its link (a link only
+  when ``md_html.safe_url`` allows it) and "I opened it" / Decline.
 - :meth:`submit` is the Python twin of Submit (values by field name; the controls' values when none are
   given), :meth:`decline` of Decline. ``request.accept`` checks the values first: a wrong one shows its
   one-line error under the form and nothing is sent. The first answer wins; later clicks change nothing.
@@ -46,11 +47,19 @@ def _control(field: QuestionField) -> Any:
         chosen = tuple(v for v in default if v in dict(field.choices)) if isinstance(default, list) else ()
         rows = min(len(options), 6) or 1
         return ipw.SelectMultiple(options=options, value=chosen, rows=rows, layout=layout)
-    if field.choices:
+    if field.choice_count:
         options = [(title, value) for value, title in field.choices]
         value = default if default in dict(field.choices) else None
         return ipw.Dropdown(options=options, value=value, layout=layout)
     return ipw.Text(value=default if isinstance(default, str) else "", layout=layout)
+
+
+def _cut_note(field: QuestionField) -> Any | None:
+    """Said next to a pick whose choices were cut (``question_schema`` bounds them), else None."""
+    if field.choice_count <= len(field.choices):
+        return None
+    note = f"first {len(field.choices):,} of {field.choice_count:,} choices"
+    return ipw.HTML(value=f'<i style="{styles.MUTED}">{note}</i>')
 
 
 def _label(field: QuestionField) -> Any:
@@ -79,7 +88,9 @@ class QuestionForm(ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
                 continue
             control = _control(field)
             self.controls[field.name] = control
-            rows.append(ipw.HBox([_label(field), control], layout=ipw.Layout(align_items="center")))
+            note = _cut_note(field)
+            row = [_label(field), control] if note is None else [_label(field), control, note]
+            rows.append(ipw.HBox(row, layout=ipw.Layout(align_items="center")))
         hidden = max(total, len(self.fields)) - min(len(self.fields), SHOWN_FIELDS)
         if hidden > 0:
             note = f"… {hidden:,} more fields (their defaults are sent)"

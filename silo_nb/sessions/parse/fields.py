@@ -2,8 +2,8 @@
 
 - Silo's rules (§1.6), the same for both sources: nothing raises; a malformed optional field becomes
   absent (a field that is not a string, a location line that is not a positive integer, a plan step
-  without content text, a usage number that is not finite, a cost without both its fields), an invalid
-  list item is dropped, unknown types and statuses are kept.
+  without content text, a usage number that is not finite, a cost without both its fields or below 0),
+  an invalid list item is dropped, unknown types and statuses are kept.
 - The wire parser (``parse/wire_update.py``) and the journal reader (``journal/lines.py``) both read through
   these functions; only the envelopes differ (a ``session/update`` object, a journal line).
 - Hot (a restore reads 100,000 lines, an agent streams tens of thousands a second): type checks are
@@ -205,7 +205,7 @@ def plan_entries(value: Any) -> tuple[AgentPlanEntry, ...]:
 
 def usage(value: Any) -> AgentSessionUsage | None:
     """Context used and window size (finite numbers both, else None), and the cost when it has both an
-    amount and a currency."""
+    amount (finite, not below 0: a negative one would lower a budget's spent total) and a currency."""
     if type(value) is not dict and not isinstance(value, Mapping):
         return None
     used, size = _finite(value.get("used")), _finite(value.get("size"))
@@ -220,7 +220,7 @@ def usage(value: Any) -> AgentSessionUsage | None:
             "size": size,
             "cost": (
                 _cost_model({"amount": amount, "currency": currency})
-                if amount is not None and isinstance(currency, str)
+                if amount is not None and amount >= 0 and isinstance(currency, str)
                 else None
             ),
         }
