@@ -52,11 +52,9 @@ class McpServerConfig(BaseModel):
         for name, value in self:
             yield name, masks[name](value) if name in masks and value is not None else value
 
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.shown_fields())})"
-
-    def __rich_repr__(self) -> Iterator[tuple[str, Any]]:
-        yield from self.shown_fields()
+    def __repr_args__(self) -> Any:
+        # pydantic's repr, str and rich repr all read this: each shows the secrets masked.
+        return list(self.shown_fields())
 
     def wire(self) -> dict[str, Any]:
         """ACP's ``McpServer`` shape (env and headers as ``{name, value}`` lists)."""

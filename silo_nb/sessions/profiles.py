@@ -119,11 +119,9 @@ class AgentProfile(BaseModel):
                 masked_values(value) if name == "env" else redact_args(value) if name == "args" else value,
             )
 
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.shown_fields())})"
-
-    def __rich_repr__(self) -> Iterator[tuple[str, Any]]:
-        yield from self.shown_fields()
+    def __repr_args__(self) -> Any:
+        # pydantic's repr, str and rich repr all read this: each shows the secrets masked.
+        return list(self.shown_fields())
 
     @property
     def spawn_env(self) -> dict[str, str | None]:
