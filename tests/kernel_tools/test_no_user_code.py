@@ -6,8 +6,14 @@ not ours alone."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from silo_nb.kernel_tools import KernelNamespace
 from silo_nb.kernel_tools.tools import KernelTools
@@ -106,3 +112,47 @@ def test_list_variables_runs_none_of_the_user_s_code() -> None:
     assert "| DataFrame (pandas) |  |" in rows["fake_frame"]  # named as it says, but not read as a frame
     assert "| list | len 3 |" in rows["plain"]
     assert "odd_name" not in outcome.text  # a name that is not a plain str is not listed
+
+
+def run_child(case: str) -> dict[str, Any]:
+    """``stubborn_code.py`` CASE in a child process; its JSON line. A bound that does not hold hangs the
+    child: the hang guard kills it and fails the test."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "tests.kernel_tools.stubborn_code", case],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=HANG_GUARD,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as exc:
+        pytest.fail(f"{case}: the tool never ended (the child was killed after {exc.timeout:g} s)")
+    assert done.returncode == 0, done.stderr
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    # The kernel is as it was: it answers, the alarm's handler is back, no timer, no trace function.
+    assert result["after"][0] == "completed" and "42" in result["after"][1]
+    assert result["alarm_handler_back"] and result["timer"] == [0.0, 0.0] and result["trace"] == "None"
+    return result
+
+
+@pytest.mark.parametrize("case", ["swallowing", "tight", "nested"])
+def test_a_repr_that_swallows_the_bound_still_ends_at_it(case: str) -> None:
+    result = run_child(case)
+    assert result["status"] == "timed_out"
+    assert result["text"] == "inspect_variable stopped after 1 s (a repr or a size took too long)."
+    assert result["swallowed"] >= 1  # it caught the stop at least once, and was stopped all the same
+
+
+def test_code_that_swallows_the_bound_still_ends_at_it() -> None:
+    result = run_child("swallowing-code")
+    assert result["status"] == "timed_out" and "longer than 1 s" in result["text"]
+    assert result["swallowed"] >= 1
+
+
+def test_code_that_cleans_up_when_stopped_may_finish_its_cleanup() -> None:
+    """The first stop is an ordinary exception: a ``finally`` that returns promptly runs to its end."""
+    result = run_child("polite-code")
+    assert result["status"] == "timed_out" and result["cleaned"] is True
