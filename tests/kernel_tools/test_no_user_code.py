@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from silo_nb.kernel_tools import KernelNamespace
+from silo_nb.kernel_tools import KernelNamespace, KernelToolServer
 from silo_nb.kernel_tools.tools import KernelTools
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -156,3 +157,46 @@ def test_code_that_cleans_up_when_stopped_may_finish_its_cleanup() -> None:
     """The first stop is an ordinary exception: a ``finally`` that returns promptly runs to its end."""
     result = run_child("polite-code")
     assert result["status"] == "timed_out" and result["cleaned"] is True
+
+
+@pytest.fixture
+def runtime_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "runtime"
+    folder.mkdir(mode=0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(folder))
+    return folder
+
+
+async def served_from(runtime: Path) -> bool:
+    """Whether a server's socket folder was made under ``runtime``; the folder is ours and 0700 either way."""
+    server = await KernelToolServer(KernelNamespace({})).start()
+    try:
+        assert server.folder is not None
+        info = os.lstat(server.folder)
+        assert stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid()
+        assert stat.S_IMODE(info.st_mode) == 0o700
+        return Path(server.folder).parent == runtime
+    finally:
+        await server.aclose()
+
+
+async def test_a_runtime_folder_of_ours_alone_is_used(runtime_dir: Path) -> None:
+    assert await served_from(runtime_dir)
+
+
+async def test_a_runtime_folder_others_may_write_is_not_used(runtime_dir: Path) -> None:
+    runtime_dir.chmod(0o777)
+    assert not await served_from(runtime_dir)
+    runtime_dir.chmod(0o1777)  # sticky is not enough: XDG's folder is its owner's alone
+    assert not await served_from(runtime_dir)
+
+
+async def test_a_runtime_folder_of_another_user_is_not_used(
+    runtime_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if os.geteuid() == 0:
+        os.chown(runtime_dir, 65534, 65534)  # nobody's, and 0700: only its owner's
+    else:  # we cannot give one away: root's own folder stands for another user's
+        runtime_dir = Path("/root")
+        monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime_dir))
+    assert not await served_from(runtime_dir)
