@@ -8,8 +8,9 @@
   the user first, through the session's permission flow.
 - ``tools.py`` with ``variables.py`` (``list_variables``, ``inspect_variable``), ``code_runner.py``
   (``run_code``), ``cells.py`` (``read_cells``, ``show_figure``), ``figures.py``: the tools, on a
-  :class:`KernelNamespace` (``namespace.py``); ``guard.py`` bounds them in time; ``limits.py`` holds every
-  cap; ``report_text.py`` formats what the agent reads.
+  :class:`KernelNamespace` (``namespace.py``); ``guard.py`` bounds them in time; ``static_view.py`` reads
+  values without running the user's code; ``limits.py`` holds every cap; ``report_text.py`` formats what
+  the agent reads.
 - A layer above ``sessions`` that never imports IPython: the notebook layer (``%silo connect``) and
   ``run_grid(kernel_tools=True)`` lend it a namespace.
 """

@@ -7,8 +7,9 @@
   nothing reaches the ``%%prompt`` cell's own output. A traceback leaves out this module's frame.
 - Every matplotlib figure the code opened comes back rendered (``figures.py``), at most
   :data:`~.limits.MAX_FIGURES`, and is closed: the tool's card shows it.
-- Bounded by ``timeout`` (``guard.bounded``); the kernel's interrupt stops it (``interrupted``) without
-  cancelling the turn. Top-level ``await`` is not supported (the code runs synchronously).
+- Bounded by ``timeout`` (``guard.bounded_call``: code that catches ``BaseException`` does not outlive it);
+  the kernel's interrupt stops it (``interrupted``) without cancelling the turn. Top-level ``await`` is
+  not supported (the code runs synchronously).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import ast
 import base64
 import contextlib
+import functools
 import io
 import linecache
 import traceback
@@ -23,8 +25,9 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+from silo_nb.kernel_tools import guard
 from silo_nb.kernel_tools import plot_capture as figures
-from silo_nb.kernel_tools.guard import ToolTimeout, bounded
+from silo_nb.kernel_tools.guard import ToolTimeout, bounded_call
 from silo_nb.kernel_tools.limits import MAX_CODE_CHARS, MAX_FIGURES, TOOL_SECONDS, VALUE_CHARS
 from silo_nb.kernel_tools.namespace import KernelNamespace
 from silo_nb.kernel_tools.report_text import capped_repr, cut
@@ -120,7 +123,7 @@ def _value_text(ns: KernelNamespace, value: Any, result: CodeResult) -> str:
 
 def _traceback(exc: BaseException) -> str:
     frames = traceback.extract_tb(exc.__traceback__)
-    kept = [f for f in frames if f.filename != __file__]
+    kept = [f for f in frames if f.filename not in (__file__, guard.__file__)]
     lines = ["Traceback (most recent call last):\n", *traceback.format_list(kept)]
     lines += traceback.format_exception_only(type(exc), exc)
     return cut("".join(lines), VALUE_CHARS)
@@ -145,18 +148,17 @@ def run_code(ns: KernelNamespace, code: Any, *, timeout: float) -> CodeResult:
     before = figures.open_figures(plt)
     out, err = _CappedText(VALUE_CHARS), _CappedText(VALUE_CHARS)
     result = CodeResult("completed")
+
+    def execute() -> None:
+        exec(body, ns.user_ns)
+        if last is not None:
+            value = eval(last, ns.user_ns)
+            if value is not None:
+                result.value = _value_text(ns, value, result)
+
     try:
-        with (
-            contextlib.redirect_stdout(out),
-            contextlib.redirect_stderr(err),
-            figures.no_show(plt),
-            bounded(timeout, interruptible=True),
-        ):
-            exec(body, ns.user_ns)
-            if last is not None:
-                value = eval(last, ns.user_ns)
-                if value is not None:
-                    result.value = _value_text(ns, value, result)
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), figures.no_show(plt):
+            bounded_call(timeout, execute, interruptible=True)
     except KeyboardInterrupt:
         result.status = "interrupted"
         result.notes.append("The user interrupted the kernel: the code stopped where it was.")
@@ -185,8 +187,7 @@ def _collect_figures(plt: Any, before: dict[int, Any], result: CodeResult) -> No
         figure = plt.figure(number)
         if len(result.images) < MAX_FIGURES:
             try:
-                with bounded(TOOL_SECONDS):
-                    rendered = figures.render(figure)
+                rendered = bounded_call(TOOL_SECONDS, functools.partial(figures.render, figure))
             except (Exception, ToolTimeout) as exc:
                 result.notes.append(f"figure {number} could not be rendered: {type(exc).__name__}: {exc}")
             else:

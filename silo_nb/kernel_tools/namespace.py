@@ -13,6 +13,8 @@ from collections.abc import Callable, Container, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from silo_nb.kernel_tools.static_view import class_names
+
 __all__ = ["KernelNamespace", "is_user_variable"]
 
 # What a formatter returns for a value: mime type -> data (text/plain's str; image/png's bytes or base64).
@@ -30,12 +32,13 @@ _NOT_VARIABLES = (
 
 def is_user_variable(name: str, value: Any, hidden: Container[str]) -> bool:
     """A variable the user made: not a ``_`` name, not hidden by IPython, not a module, a function or a
-    class (or a ``typing`` construct)."""
-    if name.startswith("_") or name in hidden:
+    class (or a ``typing`` construct). Runs none of the user's code (no ``isinstance``, which may call a
+    ``__class__`` property; a name that is not a plain ``str`` is no variable)."""
+    if type(name) is not str or name.startswith("_") or name in hidden:
         return False
-    if isinstance(value, _NOT_VARIABLES):
+    if issubclass(type(value), _NOT_VARIABLES):
         return False
-    return type(value).__module__ != "typing"
+    return class_names(type(value))[0] != "typing"
 
 
 @dataclass
@@ -51,5 +54,5 @@ class KernelNamespace:
         """The user's variables (:func:`is_user_variable`), in no particular order; the namespace is copied
         first, so code that changes it meanwhile cannot break the walk."""
         for name, value in list(self.user_ns.items()):
-            if isinstance(name, str) and is_user_variable(name, value, self.hidden):
+            if is_user_variable(name, value, self.hidden):
                 yield name, value

@@ -12,6 +12,8 @@ import reprlib
 from collections.abc import Sequence
 from typing import Any
 
+from silo_nb.kernel_tools.static_view import class_names
+
 __all__ = ["capped_repr", "cut", "human_bytes", "markdown_table", "type_name"]
 
 _CELL_CHARS = 60
@@ -51,9 +53,8 @@ def capped_repr(value: Any, limit: int) -> str:
 
 def type_name(value: Any) -> str:
     """``DataFrame (pandas)``-style: the class name, with its top package when it is not a builtin."""
-    cls = type(value)
-    package = str(getattr(cls, "__module__", "") or "").split(".")[0]
-    name = str(getattr(cls, "__qualname__", cls.__name__))
+    module, name = class_names(type(value))  # no metaclass's code: list_variables runs none
+    package = module.split(".")[0]
     return name if package in ("builtins", "") else f"{name} ({package})"
 
 

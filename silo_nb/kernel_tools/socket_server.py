@@ -1,10 +1,11 @@
 """``KernelToolServer``: the kernel's side of the "notebook" MCP server — a Unix socket on the kernel's
 event loop, whose requests run the tools on the user's namespace for one session.
 
-- :meth:`start` makes a fresh 0700 folder (under ``$XDG_RUNTIME_DIR`` when there is one, else the temp
-  folder) holding one 0600 socket, and a random token; :attr:`server_config` is the stdio MCP server to
-  offer the agent (``python -I .../kernel_tools/__main__.py``, the socket and the token in its
-  environment). No TCP port is opened. The folder goes with :meth:`aclose` (or the kernel's exit).
+- :meth:`start` makes a fresh 0700 folder (under ``$XDG_RUNTIME_DIR`` when it is ours alone, else the
+  temp folder, when nobody else can swap what is in it) holding one 0600 socket, and a random token;
+  :attr:`server_config` is the stdio MCP server to offer the agent
+  (``python -I .../kernel_tools/__main__.py``, the socket and the token in its environment). No TCP port
+  is opened. The folder goes with :meth:`aclose` (or the kernel's exit).
 - Every request must carry the token (compared in constant time) and come from this user (the socket's
   peer credentials, where the OS gives them); else it is refused, counted in :attr:`refused`, and the
   connection closed.
@@ -25,6 +26,7 @@ import os
 import secrets
 import shutil
 import socket
+import stat
 import struct
 import sys
 import tempfile
@@ -68,11 +70,48 @@ class ToolSession(Protocol):
     def client_tool_calls(self) -> ClientToolCalls: ...
 
 
+def _ours_or_root_and_shut(info: os.stat_result) -> bool:
+    """Nobody else can swap what is in it: ours or root's, and writable by no one else unless sticky (in
+    ``/tmp`` nobody may rename another's folder)."""
+    return info.st_uid in (0, os.getuid()) and (not info.st_mode & 0o022 or bool(info.st_mode & stat.S_ISVTX))
+
+
+def _safe_base(path: str, *, ours_alone: bool) -> str | None:
+    """``path`` resolved, if the socket's folder may be made in it: a folder that is ours alone (XDG's
+    runtime folder: ours, 0700) or, for the temp folder, one that nobody else can swap; and nobody else
+    can swap any folder above it either. Else None."""
+    real = os.path.realpath(path)
+    above: list[str] = []
+    parent = os.path.dirname(real)
+    while not above or above[-1] != parent:
+        above.append(parent)
+        parent = os.path.dirname(parent)
+    try:
+        info = os.stat(real)
+        if ours_alone:
+            fits = info.st_uid == os.getuid() and not info.st_mode & 0o077
+        else:
+            fits = _ours_or_root_and_shut(info)
+        safe = stat.S_ISDIR(info.st_mode) and fits and all(_ours_or_root_and_shut(os.stat(p)) for p in above)
+    except OSError:
+        return None
+    return real if safe else None
+
+
 def _runtime_folder() -> str:
+    """A fresh 0700 folder for the socket: in ``$XDG_RUNTIME_DIR`` when it is ours alone (issue 28: one of
+    another user's, or one others may write, is passed over), else in the temp folder when nobody else can
+    swap what is in it; ``PermissionError`` (an ``OSError``: the tools are off) when neither will do."""
     runtime = os.environ.get("XDG_RUNTIME_DIR")
-    base = runtime if runtime and os.path.isdir(runtime) and os.access(runtime, os.W_OK) else None
+    base = _safe_base(runtime, ours_alone=True) if runtime else None
+    base = base or _safe_base(tempfile.gettempdir(), ours_alone=False)
+    if base is None:
+        raise PermissionError(
+            "no safe folder for the kernel tools' socket: set XDG_RUNTIME_DIR to a folder of yours (mode"
+            " 0700), or TMPDIR to one nobody else can write"
+        )
     folder = tempfile.mkdtemp(prefix="silo-kt-", dir=base)  # 0700
-    if len(folder) > 90:  # a socket path must fit in sun_path (108 bytes)
+    if len(folder) > 90 and _safe_base("/tmp", ours_alone=False):  # a socket path must fit in sun_path
         shutil.rmtree(folder, ignore_errors=True)
         folder = tempfile.mkdtemp(prefix="silo-kt-", dir="/tmp")
     return folder

@@ -2,9 +2,10 @@
 keeps (``ToolOutcome``).
 
 - ``list_variables``, ``inspect_variable``, ``read_cells`` and ``show_figure`` only read, each bounded by
-  :data:`~.limits.TOOL_SECONDS` (a ``__repr__`` that sleeps); ``run_code`` (``code_runner.py``) is bounded by
-  the profile's ``run_code_timeout``. The permission ``run_code`` needs is asked before, by the caller
-  (``socket_server.py``): nothing here decides whether code may run.
+  :data:`~.limits.TOOL_SECONDS` (a ``__repr__`` that sleeps, or that catches the stop and goes on:
+  ``guard.py``); ``run_code`` (``code_runner.py``) is bounded by the profile's ``run_code_timeout``. The
+  permission ``run_code`` needs is asked before, by the caller (``socket_server.py``): nothing here decides
+  whether code may run.
 - A bad argument is ``failed`` with one line saying what to pass; anything a tool raises is ``failed``
   with the exception's type and message: the kernel carries on.
 """
@@ -17,7 +18,7 @@ from typing import Any
 
 from silo_nb.kernel_tools.cells import current_figure, read_cells
 from silo_nb.kernel_tools.code_runner import run_code
-from silo_nb.kernel_tools.guard import ToolTimeout, bounded
+from silo_nb.kernel_tools.guard import ToolTimeout, bounded_call
 from silo_nb.kernel_tools.limits import OUTPUT_CHARS, TOOL_SECONDS
 from silo_nb.kernel_tools.namespace import KernelNamespace
 from silo_nb.kernel_tools.report_text import cut
@@ -69,27 +70,8 @@ class KernelTools:
 
     def read(self, tool: str, arguments: Any) -> ToolOutcome:
         """One of the reading tools; ``failed`` with one line for an unknown tool or a bad argument."""
-        ns = self.namespace
         try:
-            with bounded(self.tool_seconds):
-                if tool == "list_variables":
-                    _arguments(arguments, ())
-                    return ToolOutcome("completed", list_variables(ns))
-                if tool == "inspect_variable":
-                    args = _arguments(arguments, ("name", "rows"))
-                    return ToolOutcome(
-                        "completed", inspect_variable(ns, args.get("name"), args.get("rows", 10))
-                    )
-                if tool == "read_cells":
-                    args = _arguments(arguments, ("last",))
-                    return ToolOutcome("completed", read_cells(ns, args.get("last", 5)))
-                if tool == "show_figure":
-                    _arguments(arguments, ())
-                    line, rendered = current_figure()
-                    if rendered is None:
-                        return ToolOutcome("completed", line)
-                    return ToolOutcome("completed", line, [rendered.png], [rendered.preview])
-            raise ToolInputError(f"Unknown tool {tool!r}.")
+            return bounded_call(self.tool_seconds, lambda: self._read(tool, arguments))
         except ToolInputError as exc:
             return ToolOutcome("failed", str(exc))
         except ToolTimeout:
@@ -99,6 +81,25 @@ class KernelTools:
             )
         except Exception as exc:
             return ToolOutcome("failed", f"{tool} failed: {type(exc).__name__}: {cut(str(exc), 500)}")
+
+    def _read(self, tool: str, arguments: Any) -> ToolOutcome:
+        ns = self.namespace
+        if tool == "list_variables":
+            _arguments(arguments, ())
+            return ToolOutcome("completed", list_variables(ns))
+        if tool == "inspect_variable":
+            args = _arguments(arguments, ("name", "rows"))
+            return ToolOutcome("completed", inspect_variable(ns, args.get("name"), args.get("rows", 10)))
+        if tool == "read_cells":
+            args = _arguments(arguments, ("last",))
+            return ToolOutcome("completed", read_cells(ns, args.get("last", 5)))
+        if tool == "show_figure":
+            _arguments(arguments, ())
+            line, rendered = current_figure()
+            if rendered is None:
+                return ToolOutcome("completed", line)
+            return ToolOutcome("completed", line, [rendered.png], [rendered.preview])
+        raise ToolInputError(f"Unknown tool {tool!r}.")
 
     def run(self, arguments: Any) -> ToolOutcome:
         """``run_code`` (once the user allowed it)."""

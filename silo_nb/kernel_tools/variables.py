@@ -1,22 +1,21 @@
 """``list_variables`` and ``inspect_variable``: what the agent may see of the user's namespace, bounded.
 
-- ``list_variables`` runs none of the user's code: shapes come from NumPy, pandas and polars objects
-  only, lengths from builtin containers only, sizes from ``nbytes`` / ``memory_usage(deep=False)`` /
-  ``estimated_size()`` or ``sys.getsizeof`` (shallow: a list's own size, not its items'). The first
-  :data:`~.limits.MAX_VARIABLES` by name, with the count of all.
+- ``list_variables`` runs none of the user's code (``static_view.py`` says how): shapes come from pandas,
+  polars and NumPy objects only (exactly those classes), lengths from builtin containers only (as the
+  builtin counts), sizes from ``nbytes`` / ``memory_usage(deep=False)`` / ``estimated_size()`` or a C
+  ``__sizeof__`` (shallow: a list's own size, not its items'; ``?`` when the only one is the user's). The
+  first :data:`~.limits.MAX_VARIABLES` by name, with the count of all.
 - ``inspect_variable`` knows frames and series (pandas, polars: shape, dtypes, the head as Markdown,
   ``describe()`` of at most :data:`~.limits.DESCRIBE_SAMPLE_ROWS` rows, null counts), NumPy arrays (shape,
   dtype, min/max/mean) and anything else (its type and a capped ``repr``). It does call the user's code
   (a ``__repr__``), so the caller bounds it in time (``guard.py``). An unknown name lists close matches.
-- No library is imported here: an object is recognised by its class's module, so a kernel without
-  pandas never loads it.
+- No library is imported here: an object is recognised by its class, as its module holds it, so a kernel
+  without pandas never loads it.
 """
 
 from __future__ import annotations
 
-import collections
 import difflib
-import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -30,27 +29,13 @@ from silo_nb.kernel_tools.limits import (
 )
 from silo_nb.kernel_tools.namespace import KernelNamespace
 from silo_nb.kernel_tools.report_text import capped_repr, cut, human_bytes, markdown_table, type_name
+from silo_nb.kernel_tools.static_view import builtin_length, library_family, shallow_size
 
 __all__ = ["ToolInputError", "inspect_variable", "list_variables"]
-
-_SIZED = (str, bytes, bytearray, list, tuple, dict, set, frozenset, collections.deque, range)
 
 
 class ToolInputError(ValueError):
     """The agent asked for something that is not there or not allowed: one line saying what to do."""
-
-
-def _family(value: Any) -> str:
-    """``pandas``/``polars``/``numpy`` frame-like objects by their class's module, else ``""``."""
-    module = str(getattr(type(value), "__module__", "") or "")
-    name = type(value).__name__
-    if module.startswith("pandas") and name in ("DataFrame", "Series"):
-        return "pandas-" + name.lower()
-    if module.startswith("polars") and name in ("DataFrame", "Series", "LazyFrame"):
-        return "polars-" + name.lower()
-    if module == "numpy" and name == "ndarray":
-        return "numpy"
-    return ""
 
 
 def _shape(value: Any, family: str) -> str:
@@ -58,9 +43,8 @@ def _shape(value: Any, family: str) -> str:
         return " × ".join(f"{int(n):,}" for n in value.shape)
     if family == "polars-lazyframe":
         return "lazy"
-    if isinstance(value, _SIZED):
-        return f"len {len(value):,}"
-    return ""
+    length = builtin_length(value)
+    return f"len {length:,}" if length is not None else ""
 
 
 def _memory(value: Any, family: str) -> int | None:
@@ -73,7 +57,7 @@ def _memory(value: Any, family: str) -> int | None:
             return int(value.memory_usage(index=True, deep=False))
         if family in ("polars-dataframe", "polars-series"):
             return int(value.estimated_size())
-        return int(sys.getsizeof(value))
+        return shallow_size(value)
     except Exception:
         return None
 
@@ -83,7 +67,7 @@ def list_variables(ns: KernelNamespace) -> str:
     found = sorted(ns.variables(), key=lambda item: item[0])
     rows = []
     for name, value in found[:MAX_VARIABLES]:
-        family = _family(value)
+        family = library_family(value)
         try:
             shape = _shape(value, family)
         except Exception:
@@ -114,7 +98,7 @@ def inspect_variable(ns: KernelNamespace, name: Any, rows: Any = 10) -> str:
     if name not in ns.user_ns:
         raise ToolInputError(f"No variable named {name!r} in the notebook. {_close_matches(ns, name)}")
     value = ns.user_ns[name]
-    family = _family(value)
+    family = library_family(value)
     head = f"**{name}**: {type_name(value)}"
     if family.endswith("dataframe") and family != "polars-lazyframe":
         body = _frame(value, family, rows)
@@ -123,7 +107,7 @@ def inspect_variable(ns: KernelNamespace, name: Any, rows: Any = 10) -> str:
     elif family == "numpy":
         body = _array(value)
     else:
-        shape = _shape(value, family) if isinstance(value, _SIZED) else ""
+        shape = _shape(value, family)
         body = (f"{shape}\n\n" if shape else "") + "```\n" + capped_repr(value, REPR_CHARS) + "\n```"
     return cut(f"{head}\n\n{body}", OUTPUT_CHARS)
 
