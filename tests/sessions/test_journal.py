@@ -468,3 +468,27 @@ def test_workspace_id_for_same_folder_spelled_differently(tmp_path: Path) -> Non
     link.symlink_to(folder)
     assert workspace_id_for(folder / "sub" / "..") == workspace_id_for(folder)
     assert workspace_id_for(link) == workspace_id_for(folder)
+
+
+def test_lines_accepted_just_before_a_clean_exit_reach_the_disk(tmp_path: Path) -> None:
+    """A kernel shut down cleanly (nbclient's end, Restart Kernel) within the flush window lost the lines
+    it had accepted: the demo agent's late ``available_commands_update`` was gone from the journal, so the
+    next run's journal-only session had no commands (a flaky ``test_restore_complete`` found it)."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "j.jsonl"
+    script = (
+        "import asyncio, sys\n"
+        "from pathlib import Path\n"
+        "from silo_nb.sessions.journal import JournalWriter\n"
+        "from silo_nb.sessions.models import AgentSessionUpdate\n"
+        "async def main():\n"
+        "    writer = JournalWriter(Path(sys.argv[1]))\n"
+        "    writer.append(AgentSessionUpdate(kind='agent_message_chunk', raw={'sessionUpdate': "
+        "'agent_message_chunk', 'content': {'type': 'text', 'text': 'last words'}}))\n"
+        "    globals()['kept'] = writer\n"
+        "asyncio.run(main())\n"
+    )
+    subprocess.run([sys.executable, "-c", script, str(path)], check=True, timeout=60)
+    assert path.exists() and "last words" in path.read_text()

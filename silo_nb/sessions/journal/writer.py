@@ -29,11 +29,13 @@
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import json
 import logging
 import os
 import secrets
+import weakref
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -52,6 +54,19 @@ __all__ = ["FLUSH_DELAY_SECONDS", "JournalWriter"]
 log = logging.getLogger("silo_nb.journal")
 
 FLUSH_DELAY_SECONDS = 0.25
+# Writers with lines possibly unwritten, flushed when the interpreter exits: a kernel shut down cleanly
+# (nbclient's end, Restart Kernel) within the flush window would otherwise lose what it had accepted.
+# Process-wide like the agents' process groups (acp/process.py), for the same reason: exit is one moment.
+_LIVE_WRITERS: weakref.WeakSet[JournalWriter] = weakref.WeakSet()
+
+
+def _flush_at_exit() -> None:
+    for writer in list(_LIVE_WRITERS):
+        with contextlib.suppress(Exception):  # one failing disk never keeps the others' lines unwritten
+            writer.flush()
+
+
+atexit.register(_flush_at_exit)
 _dumps, _NEWLINE = orjson.dumps, orjson.OPT_APPEND_NEWLINE
 WRITE_CHUNK_CHARS = 1 << 20
 
@@ -97,6 +112,7 @@ class JournalWriter:
         else:
             self._lines = LineStore(path, seed_lines, root=self.root)
         self._unwritten: list[str] = []
+        _LIVE_WRITERS.add(self)
         self._staged = bytearray()  # accepted lines as orjson wrote them, each with its newline
         self._staged_lines = 0  # how many: counted as they come (counting newlines at a flush: 0.2 µs a line)
         self._timer: asyncio.TimerHandle | None = None
