@@ -6,7 +6,8 @@
 - Cells that already have a done record are skipped; the others run, at most ``concurrency`` at a time,
   on this loop or on Dask workers (``executors.py``). Each cell's journal, diff, scores and record are
   written as it ends, so a crash loses only the cells that were running. ``retry_failed=True`` also redoes
-  failed cells.
+  failed cells. A run that samples (``sessions.sampling``) resumes only a run this process opened: an
+  earlier one of the name is set aside whole (``run_folder.set_aside``) and every cell runs again.
 - ``scorers=`` score each cell where it ran (``scorers.py``); ``max_tokens`` / ``max_cost`` /
   ``max_seconds`` bound each cell and ``budget=`` the grid's total (``budgets.py``): past it no new cell
   starts, and those cells are listed in the folder (``not_run.json``) and the DataFrame.
@@ -43,6 +44,7 @@ from silo_nb.experiments.run_folder import RunFolder
 from silo_nb.experiments.run_rows import run_rows
 from silo_nb.experiments.scorers import check_scorers
 from silo_nb.experiments.table import rows_to_frame
+from silo_nb.sessions.sampling import sampling
 
 __all__ = ["DEFAULT_RUNS_FOLDER", "expand_grid", "run_grid"]
 
@@ -79,6 +81,10 @@ async def run_grid(
     kernel_tools: bool = False,
 ) -> Any:
     """Run every cell of the grid (skipping those a previous attempt finished); return the DataFrame.
+
+    A run that samples (``silo_sample = True`` in the notebook, e.g. ``papermill -p silo_sample True``,
+    or ``SILO_NB_SAMPLE=1``) skips only what a ``run_grid`` of this process finished: a run of the name
+    from an earlier process is kept as ``<name>.<n>`` and every cell runs again.
 
     ``prompts``: each item a prompt, or a list of prompts sent one after the other in the same session.
     ``configs``: config option values set on each new session (e.g. ``{"model": "demo-smart"}``).
@@ -118,7 +124,7 @@ async def run_grid(
     if not _SAFE_NAME.fullmatch(run_name):
         raise ValueError(f"name={run_name!r} — use letters, digits, '.', '_' and '-' (it names a folder).")
     root = Path(folder if folder is not None else DEFAULT_RUNS_FOLDER).expanduser().resolve()
-    run = RunFolder.create(root / run_name, run_name, cells)
+    run = RunFolder.create(root / run_name, run_name, cells, fresh=sampling())
     seed = template_folder(template)
     dirs = tuple(os.fspath(d) for d in config_dirs) if config_dirs is not None else None
     if executor is None:

@@ -22,12 +22,17 @@ Layout of ``<folder>/<name>/``::
   is another user's or that others may write is refused in one line (another user could forge a result).
 - One ``run_grid`` at a time per run (:meth:`RunFolder.running`: a ``lockf`` lock on ``.run.lock``, which
   also refuses a second call in this process): two would run every cell twice.
+- A sampling run (``sessions.sampling``, issue 34) starts over: a run of that name that no ``run_grid`` of
+  this process opened is set aside whole first, under its lock (renamed ``<name>.<n>``, the first free
+  ``n``; its ``run.json`` says the new name), so the name holds the newest sample and none is lost.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
+import itertools
 import json
 import os
 from collections.abc import Iterator, Mapping
@@ -43,12 +48,13 @@ from silo_nb.sessions.safe_files import (
     write_named_file,
 )
 
-__all__ = ["CELL_STATUSES", "RunFolder", "atomic_write", "atomic_write_bytes"]
+__all__ = ["CELL_STATUSES", "RunFolder", "atomic_write", "atomic_write_bytes", "set_aside"]
 
 CELL_STATUSES = ("finished", "failed")
 _RECORD_LIMIT = 16 << 20  # run.json lists every cell; a done record is small
 _DIFF_LIMIT = 256 << 20  # a cell's diff: bounded where it is written (grid_cell)
 _RUNNING: set[Path] = set()  # runs a run_grid of this process is running (lockf cannot tell them apart)
+_OPENED: set[Path] = set()  # runs a run_grid of this process opened: a sampling run resumes only these
 
 
 def atomic_write(path: Path, text: str, *, root: Path | None = None) -> None:
@@ -74,10 +80,15 @@ class RunFolder:
     cells: tuple[dict[str, Any], ...]  # each: cell, profile, variant, config, prompts, prompt_index, repeat
 
     @classmethod
-    def create(cls, path: Path, name: str, cells: list[dict[str, Any]]) -> RunFolder:
-        """Open the run at ``path``, creating it; an existing run must describe the same grid."""
+    def create(cls, path: Path, name: str, cells: list[dict[str, Any]], *, fresh: bool = False) -> RunFolder:
+        """Open the run at ``path``, creating it; an existing run must describe the same grid. ``fresh`` (a
+        sampling run): one this process did not open is set aside first (see the module docstring)."""
         check_folder(path, path)  # 0700; refused if another user's, or if others may write it
         marker = path / "run.json"
+        if fresh and path not in _OPENED and marker.is_file():
+            set_aside(path, name)
+            check_folder(path, path)
+        _OPENED.add(path)
         if marker.is_file():
             existing = cls.open(path)
             if list(existing.cells) != cells:
@@ -208,3 +219,34 @@ class RunFolder:
         else:
             with contextlib.suppress(FileNotFoundError):
                 self.not_run_path().unlink()
+
+
+def set_aside(path: Path, name: str) -> Path:
+    """Rename the run at ``path`` to ``<name>.<n>`` (the first free ``n``) under its lock, and say so in its
+    ``run.json``; ``RuntimeError`` (one line) while a ``run_grid`` runs it."""
+    fd = open_file(path / ".run.lock", os.O_RDWR | os.O_CREAT, root=path)
+    try:
+        try:
+            fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            raise RuntimeError(
+                f"The run {name!r} in {path} is being run by another run_grid — wait for it before sampling."
+            ) from None
+        for number in itertools.count(1):
+            target = path.with_name(f"{path.name}.{number}")
+            if os.path.lexists(target):
+                continue
+            try:
+                os.rename(path, target)
+            except OSError as exc:  # made meanwhile by another process: the next number
+                if exc.errno in (errno.EEXIST, errno.ENOTEMPTY):
+                    continue
+                raise
+            break
+    finally:
+        os.close(fd)
+    with contextlib.suppress(OSError, ValueError):
+        kept = RunFolder.open(target)
+        text = json.dumps({"name": target.name, "cells": list(kept.cells)}, indent=1) + "\n"
+        atomic_write(target / "run.json", text, root=target)
+    return target

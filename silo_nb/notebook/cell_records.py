@@ -1,9 +1,14 @@
-"""Which cell and which notebook a turn belongs to, and what this notebook connected to last.
+"""Which cell and which notebook a turn belongs to, whether a run samples, and what this notebook connected
+to last.
 
 - A turn is tied to its cell: the execute request's ``metadata.cellId`` (JupyterLab and Notebook 7 send
   it), else a hash of the cell's source and its position (the how-many-th ``%%prompt`` run of this
   kernel), which is stable under "Run All" after a restart.
 - A notebook is ``$JPY_SESSION_NAME`` (its path, set by Jupyter Server) when present, else the workspace.
+- Headless (issue 34): nbclient and papermill send neither, so the folder alone would let another notebook
+  of the folder, or another parameterized run, repaint its turn as this one's. Without both, the cell's
+  key also holds a :class:`RunDigest` of every cell this kernel ran before it, in order (papermill's
+  injected parameters included): a turn restores only in a run that ran the very same cells.
 - ``ConnectionRecords``: a small JSON file in the data dir mapping (notebook, NAME) → (profile, session
   id), so ``%silo connect NAME`` after a restart resumes the session this notebook last used. Read and
   written like a journal (``sessions.safe_files``: no link followed, a regular file only, folders this
@@ -23,7 +28,14 @@ from silo_nb.sessions.dormant_sessions import RECORD_LIMIT
 from silo_nb.sessions.safe_files import read_small_file, replace_file
 from silo_nb.sessions.status import now_iso
 
-__all__ = ["ConnectionRecords", "execute_cell_id", "fallback_cell_key", "notebook_identity"]
+__all__ = [
+    "ConnectionRecords",
+    "RunDigest",
+    "execute_cell_id",
+    "fallback_cell_key",
+    "notebook_identity",
+    "prompt_cell_key",
+]
 
 log = logging.getLogger("silo_nb.notebook")
 
@@ -51,6 +63,40 @@ def fallback_cell_key(source: str, position: int) -> str:
 def notebook_identity(workspace_folder: Path) -> str:
     session_name = os.environ.get("JPY_SESSION_NAME")
     return session_name if session_name else str(workspace_folder)
+
+
+class RunDigest:
+    """A running digest of the raw sources of the cells this kernel ran, in order (IPython's input history,
+    read once: each call hashes only the cells run since the last)."""
+
+    def __init__(self) -> None:
+        self._seen = 0
+        self._hash = hashlib.sha256()
+
+    def of(self, shell: Any) -> str:
+        history = getattr(getattr(shell, "history_manager", None), "input_hist_raw", None)
+        if not isinstance(history, list):
+            history = []
+        if len(history) < self._seen:  # %reset started the history over: so does the digest
+            self._seen, self._hash = 0, hashlib.sha256()
+        for source in history[self._seen :]:
+            data = str(source).encode("utf-8", "surrogatepass")
+            self._hash.update(b"%d\0" % len(data) + data)
+        self._seen = len(history)
+        return self._hash.hexdigest()[:16]
+
+
+def prompt_cell_key(shell: Any, source: str, position: int, runs: RunDigest) -> str:
+    """The key a ``%%prompt`` turn is recorded and restored under: the front end's cell id; else source and
+    position, in a notebook Jupyter Server named; else (headless, nothing names the notebook) those and
+    the digest of every cell run so far, so only a run of the very same cells finds the turn again."""
+    cell_id = execute_cell_id(shell)
+    if cell_id is not None:
+        return cell_id
+    key = fallback_cell_key(source, position)
+    if os.environ.get("JPY_SESSION_NAME"):
+        return key
+    return f"{key}-run-{runs.of(shell)}"
 
 
 class ConnectionRecords:

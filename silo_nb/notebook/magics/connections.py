@@ -11,11 +11,12 @@
 - :meth:`NotebookSession.drop` forgets a connection and disposes of its task, panel, handle and kernel
   tools server.
 - Also here, because they live exactly as long as the shell's extension state: the (notebook, NAME) →
-  (profile, session id) records a restarted kernel resumes from, the ``%%prompt`` run count and the cells
-  already sent (the restore-from-journal decision), the restore index of the journals (``journal_index``),
-  the sessions whose own cell is blocking on them (a turn that ends there was witnessed; see
-  ``AgentsService.is_witnessed``), the background turns ``silo_nb.wait()`` waits for, the widgets shown
-  (whose saved snapshots are kept current) and other background tasks (a sign-in's reconnect).
+  (profile, session id) records a restarted kernel resumes from, the ``%%prompt`` run count, the digest of
+  the cells run and the cells already sent (the restore-from-journal decision), the restore index of the
+  journals (``journal_index``), the sessions whose own cell is blocking on them (a turn that ends there
+  was witnessed; see ``AgentsService.is_witnessed``), the background turns ``silo_nb.wait()`` waits for,
+  the widgets shown (whose saved snapshots are kept current) and other background tasks (a sign-in's
+  reconnect).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 
-from silo_nb.notebook.cell_records import ConnectionRecords, notebook_identity
+from silo_nb.notebook.cell_records import ConnectionRecords, RunDigest, notebook_identity
 from silo_nb.notebook.cell_turns import BackgroundTurns
 from silo_nb.notebook.journal_index import JournalIndexes
 from silo_nb.notebook.magics.args import did_you_mean, one_line
@@ -74,6 +75,7 @@ class NotebookSession:
         self.last_name: str | None = None
         self.prompt_runs = 0
         self.sent_cells: set[str] = set()
+        self.run_digest = RunDigest()  # the cells run so far: a headless turn's key (cell_records)
         self.blocking_sessions: set[str] = set()
         self.background = BackgroundTurns()
         self.shown = ShownWidgets()

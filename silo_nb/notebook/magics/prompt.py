@@ -2,9 +2,11 @@
 
 - :func:`run_prompt` reads the cell: options (declared below with ``magic_arguments``), ``{var}``
   filled from the user namespace and ``--attach``/``--file`` shaped for this agent (attachments.py); the
-  cell id (the execute request's, else a hash of source and run count); then the restore decision: a
-  cell not sent in this kernel whose turn is already in the journal (same cell, same text) is repainted
-  from the journal with no agent call, unless ``--rerun``.
+  cell id (``cell_records.prompt_cell_key``: the execute request's, else a hash of source and run count,
+  headless also of the cells run before); then the restore decision: a cell not sent in this kernel
+  whose turn is already in the journal of the session it resumed (same cell, same text) is repainted
+  from the journal with no agent call, unless ``--rerun``, the run samples (``sessions.sampling``)
+  or the session is new in this kernel (``--new``, ``--fresh``).
 - :func:`send_turn` is the one path that builds the prompt blocks, starts the turn (the live turn view is
   shown synchronously, so it lands in the running cell) and returns the coroutine that drives it: a
   blocking turn marks its session witnessed; every turn runs the waker while it lasts.
@@ -23,10 +25,11 @@ from IPython.core.error import UsageError
 
 from silo_nb.notebook import cell_turns as turns
 from silo_nb.notebook.attachments import attachment_blocks, file_blocks, interpolate
-from silo_nb.notebook.cell_records import execute_cell_id, fallback_cell_key
+from silo_nb.notebook.cell_records import prompt_cell_key
 from silo_nb.notebook.last_error import last_traceback
 from silo_nb.notebook.magics.args import argument, magic_arguments, one_line, parse, split
 from silo_nb.notebook.magics.waker import waker
+from silo_nb.sessions.sampling import sampling
 
 if TYPE_CHECKING:
     from silo_nb.notebook.magics.connections import Connection, NotebookSession
@@ -84,15 +87,22 @@ async def run_prompt(
         raise UsageError(one_line(exc)) from None
     if not text.strip() and not extra:
         raise UsageError("%%prompt: the cell is empty — write the prompt on the lines below %%prompt.")
+    try:
+        sample = sampling(shell.user_ns)
+    except ValueError as exc:
+        raise UsageError(f"%%prompt: {exc}") from None
     session.prompt_runs += 1
-    cell_id = execute_cell_id(shell) or fallback_cell_key(f"{argline}\n{body}", session.prompt_runs)
+    cell_id = prompt_cell_key(shell, f"{argline}\n{body}", session.prompt_runs, session.run_digest)
     metadata: dict[str, Any] = {
         "session_id": handle.session_id,
         "profile_id": connection.profile_id,
         "cell_id": cell_id,
         "name": connection.name,
     }
-    if not args.rerun and cell_id not in session.sent_cells:
+    # Restored only from a session this kernel resumed: one it opened (--new, --fresh carrying the old
+    # transcript, a sample) is asked every prompt, so each run of a sampling notebook is a real turn.
+    resumed = handle.resume_outcome != "new"
+    if resumed and not (args.rerun or sample) and cell_id not in session.sent_cells:
         earlier = await _turn_in_journal(session, handle, cell_id, text)
         if earlier is not None:
             turns.display_restored(

@@ -8,7 +8,8 @@
 - ``connect`` shows a "connecting…" line at once (so the output lands in this cell), then replaces it
   with the session panel, or with the error. With ``--bg`` it returns at once and commands that need the
   handle wait for it. Without ``--new``/``--resume`` it resumes the session this notebook last used under
-  NAME (the connection records), so "Run All" after a restart continues where it was.
+  NAME (the connection records), so "Run All" after a restart continues where it was; a run that samples
+  (``sessions.sampling``) starts a new session instead.
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ from silo_nb.notebook.magics.results import diff_command, runs_command
 from silo_nb.notebook.magics.sign_in import auth_subcommands
 from silo_nb.sessions.dormant_sessions import DormantSession
 from silo_nb.sessions.errors import AgentSessionError
+from silo_nb.sessions.sampling import sampling
 
 if TYPE_CHECKING:
     pass
@@ -107,7 +109,11 @@ async def _profiles(session: NotebookSession, args: argparse.Namespace) -> None:
 @argument("--cwd", metavar="DIR", help="the agent's working directory")
 @argument("--new", action="store_true", help="start a new session instead of resuming the last one")
 @argument("--resume", dest="resume_id", metavar="SESSION_ID", help="resume this session")
-@argument("--fresh", action="store_true", help="continue in a new agent session, carrying the transcript")
+@argument(
+    "--fresh",
+    action="store_true",
+    help="continue in a new agent session, carrying the transcript (its %%%%prompt cells ask again)",
+)
 @argument("--discard", action="store_true", help="continue in a new agent session, dropping the transcript")
 @argument("--bg", action="store_true", help="return at once; the connection is made in the background")
 @argument(
@@ -119,7 +125,9 @@ async def _profiles(session: NotebookSession, args: argparse.Namespace) -> None:
 async def _connect(session: NotebookSession, args: argparse.Namespace) -> None:
     """Connect to an agent and show the session panel; the handle is bound to NAME in your namespace.
 
-    Without --new or --resume it resumes the session this notebook last used under NAME, if there is one.
+    Without --new or --resume it resumes the session this notebook last used under NAME, if there is one
+    — unless the run samples (silo_sample = True, e.g. papermill -p silo_sample True, or SILO_NB_SAMPLE=1):
+    then a new session, whose %%prompt cells all ask the agent.
     """
     if args.replay is not None:
         args.profile = replay_profile_id(session, args.replay, args.speed)
@@ -142,12 +150,20 @@ async def _connect(session: NotebookSession, args: argparse.Namespace) -> None:
         let_through(warnings, cited=message)  # the problem this error cites is said once, here
         raise UsageError(message)
     let_through(warnings)
+    try:
+        sample = sampling(session.shell.user_ns)
+    except ValueError as exc:
+        raise UsageError(f"%silo connect: {exc}") from None
+    # Each sample in a session of its own: one this kernel opened (a connect run again re-shows it).
+    existing = session.connections.get(name)
+    held = existing.handle if existing is not None and existing.profile_id == args.profile else None
+    own = sample and args.resume_id is None and not (held is not None and held.is_live)
     await connect(
         session,
         name,
         args.profile,
         cwd=args.cwd,
-        new=args.new,
+        new=args.new or own,
         resume_id=args.resume_id,
         fresh=args.fresh,
         discard=args.discard,
