@@ -63,7 +63,12 @@ def test_commands_of_a_journal_only_session_come_from_the_journal(
     workspace: Workspace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     workspace.add_profiles(demo_agent("forgetful", "--no-resume", "--no-load"))
-    cells = ["%load_ext silo_nb", "%silo connect forgetful", "%%prompt\nhello", "%silo commands"]
+    # The demo agent announces its commands 50 ms after session/new; a turn of this agent (no pauses) can
+    # end before that, so the notebook waits for them (bounded) before listing them, as a reader would.
+    wait = (
+        "import asyncio\nfor _ in range(600):\n    if forgetful.commands: break\n    await asyncio.sleep(0.05)"
+    )
+    cells = ["%load_ext silo_nb", "%silo connect forgetful", "%%prompt\nhello", wait, "%silo commands"]
     notebook = write_notebook(workspace, monkeypatch, cells, "forgetful.ipynb")
     monkeypatch.setenv("JUPYTER_CONFIG_PATH", str(workspace.config))
     first = execute(notebook, workspace.folder)
