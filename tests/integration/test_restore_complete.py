@@ -66,7 +66,8 @@ def test_commands_of_a_journal_only_session_come_from_the_journal(
     # The demo agent announces its commands 50 ms after session/new; a turn of this agent (no pauses) can
     # end before that, so the notebook waits for them (bounded) before listing them, as a reader would.
     wait = (
-        "import asyncio\nfor _ in range(600):\n    if forgetful.commands: break\n    await asyncio.sleep(0.05)"
+        "import asyncio\nfor _ in range(600):\n"
+        "    if forgetful.commands: break\n    await asyncio.sleep(0.05)"
     )
     cells = ["%load_ext silo_nb", "%silo connect forgetful", "%%prompt\nhello", wait, "%silo commands"]
     notebook = write_notebook(workspace, monkeypatch, cells, "forgetful.ipynb")
