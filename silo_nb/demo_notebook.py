@@ -128,8 +128,11 @@ def agent_prompts(state_dir: Path) -> list[str]:
     return texts
 
 
-def execute(path: Path, env: Mapping[str, str], timeout: float = 300) -> RunReport:
-    """Run the notebook at ``path`` top to bottom in a new kernel (cwd: its folder) and save it in place."""
+def execute(
+    path: Path, env: Mapping[str, str], timeout: float = 300, kernel_name: str = "python3"
+) -> RunReport:
+    """Run the notebook at ``path`` top to bottom in a new kernel of the kernelspec ``kernel_name`` (cwd:
+    its folder) and save it in place."""
     import nbformat as untyped_nbformat
     from nbclient import NotebookClient
 
@@ -141,7 +144,7 @@ def execute(path: Path, env: Mapping[str, str], timeout: float = 300) -> RunRepo
     nb = nbformat.read(path, as_version=4)
     # The kernel's own log (e.g. its warning about TCP without encryption) says nothing to a demo user.
     client = NotebookClient(
-        nb, timeout=timeout, kernel_name="python3", extra_arguments=["--IPKernelApp.log_level=ERROR"]
+        nb, timeout=timeout, kernel_name=kernel_name, extra_arguments=["--IPKernelApp.log_level=ERROR"]
     )
     running = _send_cell_ids(client)
     try:
@@ -217,12 +220,15 @@ def _send_cell_ids(client: Any) -> dict[str, Any]:
     return running
 
 
-def run_twice(source: Path, out_dir: Path, timeout: float = 300) -> tuple[Path, RunReport, RunReport]:
-    """Copy ``source`` to ``out_dir``, run it, then run the saved copy again in a fresh kernel."""
+def run_twice(
+    source: Path, out_dir: Path, timeout: float = 300, kernel_name: str = "python3"
+) -> tuple[Path, RunReport, RunReport]:
+    """Copy ``source`` to ``out_dir``, run it, then run the saved copy again in a fresh kernel (both of
+    the kernelspec ``kernel_name``)."""
     target = prepare(source, out_dir)
     env = demo_env(out_dir, target)
-    first = execute(target, env, timeout)
-    second = execute(target, env, timeout)
+    first = execute(target, env, timeout, kernel_name)
+    second = execute(target, env, timeout, kernel_name)
     return target, first, second
 
 

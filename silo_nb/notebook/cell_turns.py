@@ -10,7 +10,7 @@
   ``text/plain`` bundle with
   ``metadata.silo``, and the turn's widgets are closed: a saved notebook shows every transcript without a
   kernel, and stays small.
-- Background turns (``--bg``, older kernels) are remembered by the shell's :class:`BackgroundTurns`
+- Background turns (``--bg``, ipykernel 7.0–7.3) are remembered by the shell's :class:`BackgroundTurns`
   (owned by its ``NotebookSession``) so ``await silo_nb.wait()`` can await them and re-publish their
   bundles from the current cell (headless runners only keep the running cell's output).
 - A restored turn (already in the journal) is painted from the journal with no agent call.

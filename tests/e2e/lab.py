@@ -111,8 +111,11 @@ class LabServer:
 
 
 @contextlib.contextmanager
-def lab_server(root: Path, state: Path, env: dict[str, str], timeout: float = 60) -> Iterator[LabServer]:
-    """Start ``jupyter lab`` serving ``root`` (private config/data/runtime/settings dirs under ``state``)."""
+def lab_server(
+    root: Path, state: Path, env: dict[str, str], timeout: float = 60, kernel_python: Path | None = None
+) -> Iterator[LabServer]:
+    """Start ``jupyter lab`` serving ``root`` (private config/data/runtime/settings dirs under ``state``);
+    with ``kernel_python``, its "python3" kernels run that Python (another venv's ipykernel)."""
     dirs = {name: state / name for name in ("config", "data", "runtime", "ipython", "settings", "user", "ws")}
     for folder in dirs.values():
         folder.mkdir(parents=True, exist_ok=True)
@@ -125,6 +128,15 @@ def lab_server(root: Path, state: Path, env: dict[str, str], timeout: float = 60
         "IPYTHONDIR": str(dirs["ipython"]),
         **env,
     }
+    if kernel_python is not None:
+        # A "python3" kernelspec in the server's own data dir, found before this venv's own once the
+        # venv's path is not preferred (jupyter_core puts it first by default).
+        spec = dirs["data"] / "kernels" / "python3"
+        spec.mkdir(parents=True, exist_ok=True)
+        argv = [str(kernel_python), "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+        kernel = {"argv": argv, "display_name": "Python 3 (ipykernel)", "language": "python"}
+        (spec / "kernel.json").write_text(json.dumps(kernel))
+        server_env["JUPYTER_PREFER_ENV_PATH"] = "0"
     port, token = free_port(), secrets.token_hex(16)
     log = state / "jupyter-lab.log"
     argv = [

@@ -9,8 +9,11 @@ snapshot — no "Loading widget…", no widget error, no ``VBox(children=…`` r
 
 The quickstart's listeners that answer permissions and questions (so that it also runs unattended) are
 left out: here the browser clicks, and fills the demo agent's question form (a checkbox, a text field,
-Submit) while its cell runs. Needs ``bash .ci/setup`` (the ``browser`` extra and ``/usr/bin/chromium``);
-it fails, never skips, when they are missing. Screenshots go to pytest's ``tmp_path``; with
+Submit) while its cell runs. It runs twice: on this venv's ipykernel 7.4 and on ipykernel 6.29.5 from
+``.venv-ipk6`` (issue 34). Run All sends every cell at once: the cells queued behind a blocking one wait
+for it while its clicks get through. Needs ``bash .ci/setup`` (the ``browser`` extra, ``/usr/bin/chromium``
+and ``.venv-ipk6``); it fails, never skips, when they are missing (but for ``.venv-ipk6`` outside CI, as in
+``tests/integration/kernels.py``). Screenshots go to pytest's ``tmp_path``; with
 ``SILO_NB_KEEP_SCREENSHOTS=1`` they are also copied to ``tests/e2e/artifacts/``.
 """
 
@@ -30,6 +33,7 @@ import nbformat
 import pytest
 
 from tests.e2e.lab import CHROMIUM, CHROMIUM_FLAGS, LabServer, lab_server, require_browser_stack
+from tests.integration.kernels import ipykernel6_python
 
 pytestmark = pytest.mark.e2e
 
@@ -128,10 +132,18 @@ class Screens:
 
 @contextlib.contextmanager
 def lab_in_chromium(
-    root: Path, tmp_path: Path, screens: Screens, *, delay: str, viewport: tuple[int, int], failure: str
+    root: Path,
+    tmp_path: Path,
+    screens: Screens,
+    *,
+    delay: str,
+    viewport: tuple[int, int],
+    failure: str,
+    kernel_python: Path | None = None,
 ) -> Iterator[tuple[LabServer, Any]]:
-    """JupyterLab on ``root`` (the demo agent paced by ``delay``) and a headless chromium page on it; a
-    screenshot named ``failure`` if the body raises; the screenshots kept (see :class:`Screens`)."""
+    """JupyterLab on ``root`` (the demo agent paced by ``delay``; its kernels run ``kernel_python`` if
+    given) and a headless chromium page on it; a screenshot named ``failure`` if the body raises; the
+    screenshots kept (see :class:`Screens`)."""
     from playwright.sync_api import sync_playwright
 
     env = {
@@ -140,7 +152,10 @@ def lab_in_chromium(
         "SILO_NB_DEMO_DELAY": delay,
         "PYDEVD_DISABLE_FILE_VALIDATION": "1",
     }
-    with lab_server(root, tmp_path / "lab", env) as server, sync_playwright() as pw:
+    with (
+        lab_server(root, tmp_path / "lab", env, kernel_python=kernel_python) as server,
+        sync_playwright() as pw,
+    ):
         context = pw.chromium.launch_persistent_context(
             str(tmp_path / "chromium-profile"),
             executable_path=str(CHROMIUM),
@@ -205,9 +220,12 @@ def shoot_cell(page: Any, screens: Screens, cell: Any, name: str) -> None:
     screens.shoot(page, name)
 
 
-def test_quickstart_in_a_real_browser(tmp_path: Path) -> None:
+@pytest.mark.parametrize("kernel", ["ipykernel7", "ipykernel6"])
+def test_quickstart_in_a_real_browser(tmp_path: Path, kernel: str) -> None:
     require_browser_stack()
     from playwright.sync_api import expect
+
+    kernel_python = ipykernel6_python() if kernel == "ipykernel6" else None
 
     root = tmp_path / "work"
     root.mkdir()
@@ -220,8 +238,17 @@ def test_quickstart_in_a_real_browser(tmp_path: Path) -> None:
     stop_at = sources.index(STOP_PROMPT)
     screens = Screens(tmp_path / "artifacts")
     with lab_in_chromium(
-        root, tmp_path, screens, delay="0.02", viewport=(1280, 1100), failure="failure.png"
+        root,
+        tmp_path,
+        screens,
+        delay="0.02",
+        viewport=(1280, 1100),
+        failure="failure.png",
+        kernel_python=kernel_python,
     ) as (server, page):
+        if kernel_python is not None:  # the server really starts that venv's kernel
+            argv = server.api("GET", "kernelspecs")["kernelspecs"]["python3"]["spec"]["argv"]
+            assert argv[0] == str(kernel_python), argv
         cells = page.locator(".jp-Notebook .jp-Cell")
         open_notebook(page, server)
         wait_kernel_idle(page)

@@ -31,8 +31,8 @@ class KernelHarness:
         self._pumps: list[asyncio.Task[None]] = []
 
     @classmethod
-    async def start(cls, cwd: Path, env: dict[str, str]) -> KernelHarness:
-        km = AsyncKernelManager(kernel_name="python3")
+    async def start(cls, cwd: Path, env: dict[str, str], kernel_name: str = "python3") -> KernelHarness:
+        km = AsyncKernelManager(kernel_name=kernel_name)
         await km.start_kernel(env={**os.environ, **env}, cwd=str(cwd))
         kc = km.client()
         kc.start_channels()
@@ -157,10 +157,12 @@ def kernel_env(
 
 
 @contextlib.asynccontextmanager
-async def silo_kernel(workspace: Workspace, env: dict[str, str], *setup: str) -> AsyncIterator[KernelHarness]:
-    """A real kernel in the workspace's folder with silo_nb loaded and each of ``setup`` run; stopped
-    after, whatever happened."""
-    harness = await KernelHarness.start(workspace.folder, env)
+async def silo_kernel(
+    workspace: Workspace, env: dict[str, str], *setup: str, kernel_name: str = "python3"
+) -> AsyncIterator[KernelHarness]:
+    """A real kernel (the kernelspec ``kernel_name``) in the workspace's folder with silo_nb loaded and
+    each of ``setup`` run; stopped after, whatever happened."""
+    harness = await KernelHarness.start(workspace.folder, env, kernel_name)
     try:
         await harness.run("%load_ext silo_nb")
         for code in setup:

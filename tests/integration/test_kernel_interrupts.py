@@ -3,7 +3,8 @@ reaches ``%%prompt``. A real kernel (jupyter_client playing the browser) and rea
 (``tests/agents/raw_agent.py``: ``silent`` never answers ``initialize``; ``mute-setter`` never answers
 ``session/set_config_option``), with timeouts of 300 s: the cell must end by the interrupt, not by a
 timeout. Before: ``%silo connect`` returned only at ``connect_timeout`` and ``%silo set`` stayed busy
-until some unrelated message woke the kernel (no wake-up ran while a line magic awaited).
+until some unrelated message woke the kernel (no wake-up ran while a line magic awaited). On ipykernel
+7.4 and 6.29.5 alike (issue 34).
 """
 
 from __future__ import annotations
@@ -21,12 +22,12 @@ SLOW = 300  # seconds: far longer than the test waits; only the interrupt can en
 
 
 @pytest.fixture
-async def kernel(workspace: Workspace) -> AsyncIterator[KernelHarness]:
+async def kernel(workspace: Workspace, kernel_name: str) -> AsyncIterator[KernelHarness]:
     workspace.add_profiles(
         raw_agent("silent", connect_timeout=SLOW), raw_agent("mute-setter", request_timeout=SLOW)
     )
     env = kernel_env(workspace, profiles=True, JUPYTER_CONFIG_DIR=str(workspace.config))
-    async with silo_kernel(workspace, env) as harness:
+    async with silo_kernel(workspace, env, kernel_name=kernel_name) as harness:
         yield harness
 
 

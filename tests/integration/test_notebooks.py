@@ -8,6 +8,7 @@
   and without its widget state, which is what a viewer that cannot run widgets (GitHub, JupyterLab without
   a kernel) has to work with. Neither may show a widget repr or "Loading widget"; every widget output must
   also carry a ``text/html`` snapshot.
+- The quickstart runs on ipykernel 6.29.5 too (``.venv-ipk6``, ``kernels.py``), the oldest supported.
 - New notebooks are picked up by the glob; a notebook that needs files of its own keeps them in
   ``notebooks/data/`` (copied along).
 """
@@ -24,6 +25,7 @@ import nbformat
 import pytest
 
 from silo_nb.demo_notebook import RunReport, main, prepare, run_twice, turn_outputs
+from tests.integration.kernels import IPYKERNEL6_KERNEL, THIS_KERNEL
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted(p for p in (ROOT / "notebooks").glob("*.ipynb") if not p.name.startswith("04-real-agents"))
@@ -31,14 +33,25 @@ WIDGET = "application/vnd.jupyter.widget-view+json"
 REPRS = ("VBox(children=", "SessionPanel(", "AgentsList(", "Loading widget")
 
 
-@pytest.fixture(scope="module", params=NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
+# Each notebook on this venv's ipykernel (7.4); the quickstart also on ipykernel 6.29.5 (issue 34).
+RUNS = [pytest.param((p, THIS_KERNEL), id=p.stem) for p in NOTEBOOKS] + [
+    pytest.param(
+        (ROOT / "notebooks" / "01-quickstart.ipynb", IPYKERNEL6_KERNEL), id="01-quickstart-ipykernel6"
+    )
+]
+
+
+@pytest.fixture(scope="module", params=RUNS)
 def ran(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> tuple[Path, RunReport, RunReport]:
     """One notebook, run twice (module-scoped: the tests below share the two runs)."""
-    source: Path = request.param
+    source, kernel_name = request.param
+    if kernel_name == IPYKERNEL6_KERNEL:
+        kernel_name = request.getfixturevalue("ipykernel6")
     tracked = source.read_bytes()
-    result = run_twice(source, tmp_path_factory.mktemp(source.stem), timeout=180)
+    folder = tmp_path_factory.mktemp(f"{source.stem}-{kernel_name}")
+    result = run_twice(source, folder, timeout=180, kernel_name=kernel_name)
     assert source.read_bytes() == tracked  # only the copy is written
     return result
 

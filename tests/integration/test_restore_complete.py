@@ -5,7 +5,8 @@ Each notebook runs twice with nbclient, the second time in a new kernel on the s
 Kernel and Run All" does), and the saved text of each ``%silo`` cell is compared: the session panel
 (with its commands), ``%silo set``, ``%silo commands``, ``%silo agents`` and ``%silo frame``. An agent that
 can neither resume nor load (journal-only after the restart) says no commands again: they come from the
-journal's last ``available_commands_update``.
+journal's last ``available_commands_update``. The first test runs on ipykernel 7.4 and 6.29.5 alike
+(issue 34).
 """
 
 from __future__ import annotations
@@ -39,13 +40,13 @@ def saved_text(nb: Any) -> list[tuple[str, list[str]]]:
 
 
 def test_every_silo_output_comes_back_the_same_after_a_restart(
-    workspace: Workspace, monkeypatch: pytest.MonkeyPatch
+    workspace: Workspace, monkeypatch: pytest.MonkeyPatch, kernel_name: str
 ) -> None:
     cells = [c.format(profile="demo", name="demo") for c in SILO_CELLS]
     notebook = write_notebook(workspace, monkeypatch, cells, "complete.ipynb")
-    first = execute(notebook, workspace.folder)
+    first = execute(notebook, workspace.folder, kernel_name)
     sent = user_prompts(workspace)
-    second = execute(notebook, workspace.folder)
+    second = execute(notebook, workspace.folder, kernel_name)
     assert user_prompts(workspace) == sent  # nothing sent again
     before, after = saved_text(first), saved_text(second)
     by_cell = dict(before)

@@ -1,11 +1,13 @@
 """The IPython extension: ``%silo`` and ``%%prompt``, split by job.
 
-- ``waker``: on ipykernel ≥ 7.4 an input transformer turns a ``%%prompt`` cell (and each top-level
-  ``%silo`` line) into a top-level ``await`` of :func:`prompt_cell` / :func:`silo_line`, so the cell runs
-  until the turn ends ("Run All" keeps order, clicks still arrive, the stop button cancels); a waker task
-  ticks every 0.2 s meanwhile, or the interrupt is not delivered (ipykernel #881).
-- :class:`SiloMagics`: the registered magics, used for ``--bg`` and on older kernels: the cell returns at
-  once and the turn streams in the background; ``await silo_nb.wait()`` waits for such turns.
+- ``waker``: on ipykernel ≥ 7.4 and 6.29–6.x an input transformer turns a ``%%prompt`` cell (and each
+  top-level ``%silo`` line) into a top-level ``await`` of :func:`prompt_cell` / :func:`silo_line`, so the
+  cell runs until the turn ends ("Run All" keeps order, clicks still arrive, the stop button cancels); a
+  waker task ticks every 0.2 s meanwhile, or the interrupt is not delivered (ipykernel #881). On 6.x
+  ``comm_pump`` hands the widgets' messages to the awaiting cell (7.4 does it by itself), there and in
+  :func:`wait`.
+- :class:`SiloMagics`: the registered magics, used for ``--bg`` and on other kernels (7.0–7.3): the cell
+  returns at once and the turn streams in the background; ``await silo_nb.wait()`` waits for such turns.
 - ``connections``: the per-shell state (:class:`NotebookSession`): connections by name, the most recent
   one, the restore records. ``silo``: the ``%silo`` subcommands. ``prompt``: ``%%prompt`` and the command
   palette, which send their turns through one function (``prompt.send_turn``).
@@ -26,6 +28,7 @@ from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
 
 from silo_nb.notebook import cell_turns as turns
 from silo_nb.notebook.magics.args import expand, one_line
+from silo_nb.notebook.magics.comm_pump import comms_reach_the_cell
 from silo_nb.notebook.magics.connections import Connection, NotebookSession
 from silo_nb.notebook.magics.prompt import run_prompt
 from silo_nb.notebook.magics.silo import help_text, run_line
@@ -65,7 +68,8 @@ async def prompt_cell(argline: str, body: str) -> None:
     # IPython expands the line of its own cell magics; the transformed cell bypasses that, so do it here.
     argline = expand(argline, session.shell.user_ns)
     try:
-        await run_prompt(session, argline, body, blocking=True)
+        async with comms_reach_the_cell(session.shell):
+            await run_prompt(session, argline, body, blocking=True)
     except asyncio.CancelledError:
         # ipykernel turns the interrupt of an awaiting cell into a CancelledError: the turn already says
         # "cancelled" in its output, so one line instead of a traceback through asyncio. Raising (not
@@ -80,7 +84,8 @@ async def silo_line(line: str) -> None:
     session = _session()
     ticking = asyncio.get_running_loop().create_task(waker())
     try:
-        await run_line(session, expand(line, session.shell.user_ns))
+        async with comms_reach_the_cell(session.shell):
+            await run_line(session, expand(line, session.shell.user_ns))
     except asyncio.CancelledError:
         raise UsageError("cancelled") from None  # IPython prints exactly this class as one line
     finally:
@@ -89,7 +94,7 @@ async def silo_line(line: str) -> None:
 
 @magics_class
 class SiloMagics(Magics):
-    """Background-mode fallbacks (``--bg``, older kernels, indented lines): they return at once."""
+    """Background-mode fallbacks (``--bg``, ipykernel 7.0–7.3, indented lines): they return at once."""
 
     @line_magic
     def silo(self, line: str) -> None:
@@ -136,7 +141,8 @@ async def wait() -> None:
 
     state = getattr(get_ipython(), "_silo_nb", None)
     if isinstance(state, NotebookSession):
-        await state.background.wait()
+        async with comms_reach_the_cell(state.shell):  # a click on a background turn's button, meanwhile
+            await state.background.wait()
 
 
 def load_ipython_extension(shell: InteractiveShell) -> None:

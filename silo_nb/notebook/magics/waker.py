@@ -1,9 +1,10 @@
 """Blocking cells: the input transformer that turns magics into top-level awaits, and the waker.
 
-- On ipykernel ≥ 7.4 (:func:`can_block`) :func:`transform` rewrites a ``%%prompt`` cell, and each
-  top-level ``%silo`` line, into ``await <silo_nb.notebook.magics>.prompt_cell(...)`` / ``silo_line(...)``,
-  so the cell runs until the work ends: "Run All" keeps order, widget clicks still arrive (7.4 dispatches
-  comm messages while an async cell awaits) and the stop button cancels the turn.
+- On ipykernel ≥ 7.4 and 6.29–6.x (:func:`can_block`) :func:`transform` rewrites a ``%%prompt`` cell,
+  and each top-level ``%silo`` line, into ``await <silo_nb.notebook.magics>.prompt_cell(...)`` /
+  ``silo_line(...)``, so the cell runs until the work ends: "Run All" keeps order, widget clicks still
+  arrive (7.4 dispatches comm messages while an async cell awaits; on 6.x ``comm_pump`` hands them to the
+  cell) and the stop button cancels the turn.
 - The emitted code imports the package by name (``__import__``), so it works whatever the user imported.
 - ``%%prompt --bg`` cells, indented lines and other cell magics are left to IPython (the registered,
   non-blocking magics).
@@ -17,6 +18,8 @@ import contextlib
 import shlex
 from typing import Any
 
+from silo_nb.notebook.magics.comm_pump import kernel_mode
+
 __all__ = ["WAKER_INTERVAL_SECONDS", "can_block", "transform", "waker"]
 
 WAKER_INTERVAL_SECONDS = 0.2
@@ -24,17 +27,11 @@ _MODULE = "__import__('silo_nb.notebook.magics', fromlist=['_'])"
 
 
 def can_block(shell: Any) -> bool:
-    """Clicks reach an awaiting cell only on ipykernel ≥ 7.4; a plain IPython shell can always await."""
+    """A cell can await silo_nb's work and still get clicks: on ipykernel ≥ 7.4 by itself, on 6.29–6.x with
+    ``comm_pump``; a plain IPython shell can always await."""
     if getattr(shell, "kernel", None) is None:
         return True
-    try:
-        import ipykernel
-
-        version: str = getattr(ipykernel, "__version__", "0.0")
-        major, minor = (int(part) for part in version.split(".")[:2])
-    except (ImportError, ValueError):
-        return False
-    return (major, minor) >= (7, 4) and bool(getattr(shell, "autoawait", False))
+    return kernel_mode(shell) != "background" and bool(getattr(shell, "autoawait", False))
 
 
 def _follows(text: str, word: str) -> bool:
