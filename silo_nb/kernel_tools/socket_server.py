@@ -1,10 +1,10 @@
 """``KernelToolServer``: the kernel's side of the "notebook" MCP server — a Unix socket on the kernel's
 event loop, whose requests run the tools on the user's namespace for one session.
 
-- :meth:`start` makes a fresh 0700 folder (under ``$XDG_RUNTIME_DIR`` when there is one, else the temp
-  folder) holding one 0600 socket, and a random token; :attr:`server_config` is the stdio MCP server to
-  offer the agent (``python -I .../kernel_tools/__main__.py``, the socket and the token in its
-  environment). No TCP port is opened. The folder goes with :meth:`aclose` (or the kernel's exit).
+- :meth:`start` makes a fresh 0700 folder (under ``$XDG_RUNTIME_DIR`` when it is this user's and closed to
+  others, else the temp folder) holding one 0600 socket, and a random token; :attr:`server_config` is the
+  stdio MCP server to offer the agent (``python -I .../kernel_tools/__main__.py``, the socket and the token
+  in its environment). No TCP port is opened. The folder goes with :meth:`aclose` (or the kernel's exit).
 - Every request must carry the token (compared in constant time) and come from this user (the socket's
   peer credentials, where the OS gives them); else it is refused, counted in :attr:`refused`, and the
   connection closed.
@@ -48,6 +48,7 @@ from silo_nb.kernel_tools.wire import (
 from silo_nb.sessions.errors import AgentSessionError
 from silo_nb.sessions.mcp_servers import McpServerConfig
 from silo_nb.sessions.session.client_tool_calls import ClientToolCall, ClientToolCalls
+from silo_nb.user_dirs import private_runtime_dir
 
 __all__ = ["RUN_CODE_OPTIONS", "KernelToolServer", "ToolSession"]
 
@@ -69,8 +70,9 @@ class ToolSession(Protocol):
 
 
 def _runtime_folder() -> str:
-    runtime = os.environ.get("XDG_RUNTIME_DIR")
-    base = runtime if runtime and os.path.isdir(runtime) and os.access(runtime, os.W_OK) else None
+    # A runtime folder others may write is not used: they could rename ours away and put theirs in place.
+    runtime = private_runtime_dir()
+    base = str(runtime) if runtime is not None and os.access(runtime, os.W_OK) else None
     folder = tempfile.mkdtemp(prefix="silo-kt-", dir=base)  # 0700
     if len(folder) > 90:  # a socket path must fit in sun_path (108 bytes)
         shutil.rmtree(folder, ignore_errors=True)
