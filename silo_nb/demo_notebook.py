@@ -1,4 +1,4 @@
-"""``python -m silo_nb.demo_notebook [NOTEBOOK] [--out DIR] [--lab]``: a notebook run headless, twice.
+"""``python -m silo_nb.demo_notebook [NOTEBOOK] [--out DIR] [--lab] [--kernel NAME]``: run headless, twice.
 
 What ``bash .ci/demo`` runs, and what ``tests/integration/test_notebooks.py`` builds on:
 
@@ -128,8 +128,9 @@ def agent_prompts(state_dir: Path) -> list[str]:
     return texts
 
 
-def execute(path: Path, env: Mapping[str, str], timeout: float = 300) -> RunReport:
-    """Run the notebook at ``path`` top to bottom in a new kernel (cwd: its folder) and save it in place."""
+def execute(path: Path, env: Mapping[str, str], timeout: float = 300, kernel: str = "python3") -> RunReport:
+    """Run the notebook at ``path`` top to bottom in a new ``kernel`` (a kernelspec name; cwd: its folder)
+    and save it in place."""
     import nbformat as untyped_nbformat
     from nbclient import NotebookClient
 
@@ -141,7 +142,7 @@ def execute(path: Path, env: Mapping[str, str], timeout: float = 300) -> RunRepo
     nb = nbformat.read(path, as_version=4)
     # The kernel's own log (e.g. its warning about TCP without encryption) says nothing to a demo user.
     client = NotebookClient(
-        nb, timeout=timeout, kernel_name="python3", extra_arguments=["--IPKernelApp.log_level=ERROR"]
+        nb, timeout=timeout, kernel_name=kernel, extra_arguments=["--IPKernelApp.log_level=ERROR"]
     )
     running = _send_cell_ids(client)
     try:
@@ -318,6 +319,7 @@ def main(argv: list[str] | None = None, out: Any = None) -> int:
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="where the run copy goes (build/demo)")
     parser.add_argument("--lab", action="store_true", help="then open the copy in JupyterLab")
     parser.add_argument("--once", action="store_true", help="run once only (no restart and restore check)")
+    parser.add_argument("--kernel", default="python3", help="the kernelspec to run it in (e.g. silo-python)")
     args = parser.parse_args(argv)
     try:
         import nbclient  # noqa: F401
@@ -336,12 +338,12 @@ def main(argv: list[str] | None = None, out: Any = None) -> int:
     try:
         target = prepare(args.notebook, args.out)
         env = demo_env(args.out, target)
-        first = execute(target, env)
+        first = execute(target, env, kernel=args.kernel)
         _describe("run 1: a new kernel, talking to the demo agent", target, first, out)
         if args.once:
             print(f"\nSaved: {target} (the tracked {args.notebook} is untouched).", file=out)
             return _open_lab(target, env, out, args.notebook) if args.lab else 0
-        second = execute(target, env)
+        second = execute(target, env, kernel=args.kernel)
         _describe('run 2: a new kernel, as after "Restart Kernel and Run All"', target, second, out)
     except NotebookFailed as exc:
         print(str(exc), file=out)
