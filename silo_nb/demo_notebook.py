@@ -1,4 +1,4 @@
-"""``python -m silo_nb.demo_notebook [NOTEBOOK] [--out DIR] [--lab]``: a notebook run headless, twice.
+"""``python -m silo_nb.demo_notebook [NOTEBOOK] [--out DIR] [--lab] [--kernel NAME]``: run headless, twice.
 
 What ``bash .ci/demo`` runs, and what ``tests/integration/test_notebooks.py`` builds on:
 
@@ -324,6 +324,7 @@ def main(argv: list[str] | None = None, out: Any = None) -> int:
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="where the run copy goes (build/demo)")
     parser.add_argument("--lab", action="store_true", help="then open the copy in JupyterLab")
     parser.add_argument("--once", action="store_true", help="run once only (no restart and restore check)")
+    parser.add_argument("--kernel", default="python3", help="the kernelspec to run it in (e.g. silo-python)")
     args = parser.parse_args(argv)
     try:
         import nbclient  # noqa: F401
@@ -342,12 +343,12 @@ def main(argv: list[str] | None = None, out: Any = None) -> int:
     try:
         target = prepare(args.notebook, args.out)
         env = demo_env(args.out, target)
-        first = execute(target, env)
+        first = execute(target, env, kernel_name=args.kernel)
         _describe("run 1: a new kernel, talking to the demo agent", target, first, out)
         if args.once:
             print(f"\nSaved: {target} (the tracked {args.notebook} is untouched).", file=out)
             return _open_lab(target, env, out, args.notebook) if args.lab else 0
-        second = execute(target, env)
+        second = execute(target, env, kernel_name=args.kernel)
         _describe('run 2: a new kernel, as after "Restart Kernel and Run All"', target, second, out)
     except NotebookFailed as exc:
         print(str(exc), file=out)

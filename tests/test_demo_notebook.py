@@ -12,7 +12,9 @@ import pytest
 from silo_nb import demo_notebook
 
 
-def fake_execute(path: Path, env: Any, timeout: float = 300) -> demo_notebook.RunReport:
+def fake_execute(
+    path: Path, env: Any, timeout: float = 300, kernel_name: str = ""
+) -> demo_notebook.RunReport:
     return demo_notebook.RunReport(nbformat.v4.new_notebook(), 0.1, ["hi"], ["hi"])
 
 

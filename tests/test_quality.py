@@ -165,7 +165,13 @@ def _graph() -> dict[str, set[str]]:
 
 
 # Modules at the package root that every layer may use (shared pieces, not a layer and not the package).
-SHARED_ROOT_MODULES = {"silo_nb.util", "silo_nb.task_set", "silo_nb.memo", "silo_nb.tuning"}
+SHARED_ROOT_MODULES = {
+    "silo_nb.util",
+    "silo_nb.task_set",
+    "silo_nb.memo",
+    "silo_nb.tuning",
+    "silo_nb.user_dirs",
+}
 
 
 @pytest.mark.parametrize("layer", sorted(ALLOWED))

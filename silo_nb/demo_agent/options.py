@@ -3,7 +3,8 @@
 - Flags switch capabilities off (``--no-load``, ``--no-resume``, ``--no-list``, ``--no-embedded-context``)
   or change the shape of the session (``--legacy-modes``, ``--auth-required``) so that each branch of a
   client can be tested; ``--delay`` paces the stream and ``--state-dir`` is where sessions persist.
-- Defaults come from ``SILO_NB_DEMO_DELAY`` and ``SILO_NB_DEMO_STATE_DIR``, read when the flags are parsed.
+- Defaults come from ``SILO_NB_DEMO_DELAY`` and ``SILO_NB_DEMO_STATE_DIR``, read when the flags are parsed;
+  without the latter, sessions go to the user's data folder (``<data dir>/agents/demo``: ``user_dirs.py``).
 - On the command line a bad flag exits with argparse's usage error; in-process it raises ``ValueError``.
 """
 
@@ -11,11 +12,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Final, NoReturn
+
+from silo_nb.user_dirs import agent_state_dir
 
 DEFAULT_DELAY: Final = 0.03
 PROG: Final = "python -m silo_nb.demo_agent"
@@ -49,10 +50,8 @@ class _RaisingParser(argparse.ArgumentParser):
 
 def _default_state_dir() -> str:
     configured = os.environ.get("SILO_NB_DEMO_STATE_DIR")
-    if configured:
-        return configured
-    user = str(os.getuid()) if sys.platform != "win32" else os.environ.get("USERNAME", "user")
-    return os.path.join(tempfile.gettempdir(), f"silo-nb-demo-{user}")
+    # Not a shared /tmp name when the user has a folder of their own (a shared server: user_dirs.py).
+    return configured or str(agent_state_dir("demo"))
 
 
 def _default_delay() -> float:

@@ -13,7 +13,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
 import re
@@ -23,6 +22,7 @@ from pathlib import Path
 from typing import Final
 
 from silo_nb.demo_agent.rpc_endpoint import JsonObject, log
+from silo_nb.user_dirs import ensure_private_dir
 
 # (value, name, description)
 MODES: Final = (
@@ -129,8 +129,7 @@ class Store:
     def _usable(self, *, create: bool = True) -> bool:
         """The folder exists (made 0700 if missing), is ours, and nobody else may write or read it."""
         if create:
-            with contextlib.suppress(FileExistsError):
-                self.directory.mkdir(mode=0o700, parents=True)
+            ensure_private_dir(self.directory)  # the data folder above it too, if this makes it
         try:
             info = os.lstat(self.directory)
         except FileNotFoundError:

@@ -10,7 +10,8 @@ A profile with ``replay = "<journal>"`` runs it, as does ``%silo connect --repla
 - The JSON-RPC peer is the client's own (``acp.jsonrpc``): a replay speaks the wire exactly as the agents
   silo_nb talks to, and nothing here knows the notebook.
 - No key, no network, nothing written but its progress (``--state-dir``, default
-  ``$SILO_NB_REPLAY_STATE_DIR`` or a folder in the temporary directory), so a resumed session goes on.
+  ``$SILO_NB_REPLAY_STATE_DIR`` or the user's ``<data dir>/agents/replay``: ``user_dirs.py``), so a
+  resumed session goes on.
 """
 
 from __future__ import annotations
@@ -18,7 +19,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -27,6 +27,7 @@ from anyio.abc import ByteReceiveStream, ByteSendStream
 from silo_nb.acp.jsonrpc import JsonRpcConnection
 from silo_nb.replay_agent.player import ReplayAgent
 from silo_nb.replay_agent.recording import read_recording
+from silo_nb.user_dirs import agent_state_dir
 
 __all__ = ["main", "parse_args", "serve"]
 
@@ -40,9 +41,7 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser = _Parser(prog="python -m silo_nb.replay_agent", description=__doc__.splitlines()[0])
     parser.add_argument("journal", type=Path, help="the journal to play back (a .jsonl file)")
     parser.add_argument("--speed", type=float, default=1.0, help="times faster than recorded (0: no pauses)")
-    default_state = os.environ.get("SILO_NB_REPLAY_STATE_DIR") or os.path.join(
-        tempfile.gettempdir(), f"silo-nb-replay-{os.getuid()}"
-    )
+    default_state = os.environ.get("SILO_NB_REPLAY_STATE_DIR") or str(agent_state_dir("replay"))
     parser.add_argument("--state-dir", type=Path, default=Path(default_state), help="where progress is kept")
     return parser.parse_args(list(argv))
 

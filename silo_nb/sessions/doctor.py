@@ -6,6 +6,8 @@
 - Command lines and URLs are shown without what looks like a secret (``redact.py``): ``--token ***``.
 - The agent is shut down in the background once ``initialize`` answered (or failed); a failure to start
   is reported in ``problem`` rather than raised, so the report always comes back.
+- ``source``: the profiles file the profile is read from and the lower entries of its id it replaces (a
+  site's, on a shared server: ``profile_sources.py``), so "which settings am I running?" has one answer.
 """
 
 from __future__ import annotations
@@ -48,10 +50,13 @@ class AgentCheck:
     seconds: float = 0.0
     stderr: tuple[str, ...] = ()
     mcp_servers: tuple[str, ...] = ()  # one line per profile MCP server: sent, or why it is left out
+    source: str | None = None  # "user ~/.jupyter/silo/profiles.toml — replaces site /etc/…"
 
     def lines(self) -> list[str]:
         """The report as text, one fact per line."""
         out = [f"{self.label} ({self.profile_id}): {' '.join(self.command)}"]
+        if self.source:
+            out.append(f"  from: {self.source}")
         if self.problem:
             return [*out, f"  problem: {self.problem}"]
         name = self.agent_title or self.agent_name or "(no agentInfo)"

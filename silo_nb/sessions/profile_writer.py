@@ -1,7 +1,9 @@
 """A profile added to the user's profiles file (``%silo add-profile``): validated, never over another id.
 
 - The entry is validated as a profile is on load (:class:`AgentProfile`; an unknown or bad key is one line
-  in the profile's own words) and refused when its id is taken (by a file, or the built-in ``demo``).
+  in the profile's own words) and refused when its id is taken (by the user's file, ``$SILO_NB_PROFILES``
+  or the built-in ``demo``). A site's id may be taken: the user's entry then replaces the site's, as the
+  merge does (``profile_sources.py``).
 - It is written as TOML by :func:`profile_toml`: every string a TOML basic string with the escapes TOML
   asks for (quotes, backslashes, control characters and DEL), keys quoted unless bare-safe, so no value
   can start a table or end the string early. The file's new text must read back (``tomllib``) with the
@@ -78,7 +80,9 @@ def add_profile(profiles: AgentProfilesService, entry: Mapping[str, Any]) -> Pat
         AgentProfile.model_validate(dict(entry))
     except ValidationError as exc:
         raise ValueError(f'profile "{ident}": {profile_error(exc)}') from None
-    if ident == DEMO_PROFILE_ID or profiles.get(ident) is not None:
+    origin = profiles.origin(ident) if ident != DEMO_PROFILE_ID else None
+    # A site's profile (a shared server's) may be replaced by one of the user's own: that is the merge.
+    if ident == DEMO_PROFILE_ID or (origin is not None and origin.source.scope != "site"):
         raise ValueError(f'a profile "{ident}" exists already (see %silo profiles) — pick another id')
     path = profiles.user_file()
     before = path.read_text(encoding="utf-8") if path.exists() else ""

@@ -1,9 +1,12 @@
 """Agent profiles: user-authored files only. A notebook can *name* a profile, never define one.
 
-Search order, later wins per id: the built-in ``demo``; each ``silo/profiles.toml`` or
-``silo/profiles.json`` on the Jupyter config path, from the most general folder (system) to the most
-specific (the user's); then the file ``$SILO_NB_PROFILES`` (``.toml`` or ``.json`` by suffix).
-A broken file or entry is skipped with a warning and remembered, so "no profile named X" can say why.
+Search order, later wins per id (``profile_sources.py``): the built-in ``demo``; the site's
+``silo/profiles.toml`` / ``.json`` (every Jupyter config folder but the user's: ``/etc/jupyter``,
+``<sys-prefix>/etc/jupyter``, ...); the user's (``~/.jupyter``), always above the site's; then the file
+``$SILO_NB_PROFILES`` (``.toml`` or ``.json`` by suffix). Each loaded profile remembers its file and the
+site entries it replaces (``AgentProfilesService.origin``, ``merge_report``: ``%silo doctor``).
+A broken file or entry is skipped with a warning and remembered, so "no profile named X" can say why; a
+broken entry that would have replaced a lower one says that the lower one is used meanwhile.
 
 - ``auth_method`` pins the agent's sign-in method (an id from its ``authMethods``); ``cancel_timeout`` bounds
   how long a Stop waits for the agent to end the turn (see ``sessions/auth_methods.py``,
@@ -35,6 +38,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from silo_nb.sessions.mcp_servers import McpServerConfig
 from silo_nb.sessions.models import AgentProfileSummary
+from silo_nb.sessions.profile_sources import (
+    BUILT_IN,
+    ProfileOrigin,
+    ProfileSource,
+    merge_lines,
+    profile_sources,
+)
 from silo_nb.sessions.redact import masked_values, redact_args
 from silo_nb.sessions.safe_files import open_file
 
@@ -44,6 +54,7 @@ __all__ = [
     "AgentProfile",
     "AgentProfilesService",
     "load_profiles",
+    "merge_profiles",
     "profile_error",
     "profile_files",
     "replay_args",
@@ -170,20 +181,7 @@ def demo_profile() -> AgentProfile:
 
 def profile_files(config_dirs: Iterable[str | os.PathLike[str]] | None = None) -> list[Path]:
     """Candidate files in precedence order (lowest first). ``config_dirs`` is most specific first."""
-    if config_dirs is None:
-        from jupyter_core.paths import jupyter_config_path
-
-        config_dirs = jupyter_config_path()
-    files: list[Path] = []
-    for folder in reversed([Path(d) for d in config_dirs]):
-        for name in ("profiles.toml", "profiles.json"):
-            candidate = folder / "silo" / name
-            if candidate.is_file():
-                files.append(candidate)
-    override = os.environ.get("SILO_NB_PROFILES")
-    if override:
-        files.append(Path(override).expanduser())
-    return files
+    return [source.path for source in profile_sources(config_dirs) if source.path is not None]
 
 
 def _read_file(path: Path) -> list[Any]:
@@ -257,16 +255,28 @@ class ProfileProblems(list[str]):
 
 
 def load_profiles(
-    files: Iterable[Path], *, warned: set[Warned] | None = None
+    files: Iterable[Path | ProfileSource], *, warned: set[Warned] | None = None
 ) -> tuple[dict[str, AgentProfile], ProfileProblems]:
     """Profiles by id (built-in demo first, later files win), and one line per problem found; each
     problem is logged once per state of the files it notes in ``warned`` (every time without one)."""
+    profiles, problems, _ = merge_profiles(files, warned=warned)
+    return profiles, problems
+
+
+def merge_profiles(
+    files: Iterable[Path | ProfileSource], *, warned: set[Warned] | None = None
+) -> tuple[dict[str, AgentProfile], ProfileProblems, dict[str, ProfileOrigin]]:
+    """:func:`load_profiles`, and where each profile was read (``profile_sources.py``'s merge rule)."""
     profiles: dict[str, AgentProfile] = {DEMO_PROFILE_ID: demo_profile()}
+    origins = {DEMO_PROFILE_ID: ProfileOrigin(BUILT_IN)}
     problems = ProfileProblems()
     skipped = problems.by_id
-    files = list(files)
-    files_state = _files_state(files)
-    for path in files:
+    sources = [f if isinstance(f, ProfileSource) else ProfileSource(f, "file") for f in files]
+    files_state = _files_state([s.path for s in sources if s.path is not None])
+    for source in sources:
+        if source.path is None:
+            continue
+        path = source.path
         try:
             entries = _read_file(path)
         except FileNotFoundError:
@@ -280,16 +290,23 @@ def load_profiles(
                 profile = _anchored(AgentProfile.model_validate(entry), path.parent)
             except ValidationError as exc:
                 ident = entry.get("id") if isinstance(entry, dict) else None
-                problems.append(f"{path}: profile {ident or f'#{index + 1}'}: {profile_error(exc)}")
+                problem = f"{path}: profile {ident or f'#{index + 1}'}: {profile_error(exc)}"
+                lower = origins.get(ident) if isinstance(ident, str) else None
+                if lower is not None:  # the entry it meant to replace stays: say so, or it looks applied
+                    problem += f" — {lower.source.entry_name()} is used meanwhile"
+                problems.append(problem)
                 if isinstance(ident, str):
                     skipped[ident] = problems[-1]
                 continue
             # Re-insert so dict order follows precedence: the default then comes from the most specific file.
             profiles.pop(profile.id, None)
             profiles[profile.id] = profile
+            lower = origins.pop(profile.id, None)
+            overrides = () if lower is None else (*lower.overrides, lower.source)
+            origins[profile.id] = ProfileOrigin(source, overrides)
     for problem in problems:
         _warn_once(problem, files_state, set() if warned is None else warned)
-    return profiles, problems
+    return profiles, problems, origins
 
 
 # Profiles are re-read on every use (twice per connect): a problem is logged once per state of the files
@@ -324,6 +341,8 @@ class AgentProfilesService:
         self.problems = ProfileProblems()
         self._warned: set[Warned] = set()  # the problems logged already (see load_profiles)
         self._replays: dict[str, AgentProfile] = {}  # %silo connect --replay's, for this service's life
+        self._sources: list[ProfileSource] = []  # the files of the last load, lowest first
+        self._origins: dict[str, ProfileOrigin] = {}  # where each profile of the last load came from
 
     def add_replay(self, journal: Path, speed: float = 1.0) -> str:
         """Make a profile that plays ``journal`` back (the replay agent: silo_nb's own, no command of the
@@ -333,8 +352,26 @@ class AgentProfilesService:
         return profile.id
 
     def _load(self) -> dict[str, AgentProfile]:
-        profiles, self.problems = load_profiles(profile_files(self._config_dirs), warned=self._warned)
+        self._sources = profile_sources(self._config_dirs)
+        profiles, self.problems, self._origins = merge_profiles(self._sources, warned=self._warned)
         return {**profiles, **{k: v for k, v in self._replays.items() if k not in profiles}}
+
+    def origin(self, profile_id: str) -> ProfileOrigin | None:
+        """Which file ``profile_id`` is read from and the lower entries it replaces (None: no such id)."""
+        profiles = self._load()
+        if profile_id in self._origins:
+            return self._origins[profile_id]
+        replay = profiles.get(profile_id)
+        return None if replay is None else ProfileOrigin(ProfileSource(Path(replay.replay or ""), "replay"))
+
+    def merge_report(self) -> list[str]:
+        """The merge as ``%silo doctor`` shows it: the files read, then each profile's file."""
+        self._load()
+        try:
+            user_file: Path | None = self.user_file()
+        except ValueError:  # a service given no config folder has no file of the user's
+            user_file = None
+        return merge_lines(self._sources, self._origins, self.problems, user_file)
 
     def list(self) -> tuple[AgentProfileSummary, ...]:
         """Profiles in file order (``demo`` first); ``is_default`` on at most one."""

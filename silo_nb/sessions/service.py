@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -81,7 +82,9 @@ class AgentSessionsService:
         what is missing to sign in (``%silo doctor``). Unknown profiles raise ``AgentSessionError``."""
         profile = self._connector.resolve_profile(profile_id)
         work_dir = self._connector.work_dir(os.fspath(cwd) if cwd is not None else None)
-        return await check_agent(profile, str(work_dir), self._host.transport_factory)
+        check = await check_agent(profile, str(work_dir), self._host.transport_factory)
+        origin = self._host.profiles.origin(profile_id)
+        return check if origin is None else dataclasses.replace(check, source=str(origin))
 
     async def forget(
         self,

@@ -1,6 +1,6 @@
 """Where things live on disk: the data dir, workspace ids, and journal file names.
 
-- Data dir: ``$SILO_NB_DATA_DIR`` or ``jupyter_data_dir()/silo``.
+- Data dir: ``$SILO_NB_DATA_DIR`` or ``jupyter_data_dir()/silo`` (the user's: ``silo_nb/user_dirs.py``).
 - Workspace folder: ``$SILO_NB_WORKSPACE`` or the kernel's working directory (Jupyter sets it to the
   notebook's folder). Its id is ``<folder name>-<hash of the absolute path>``: stable and file-safe.
 - Journal: ``<data dir>/workspaces/<workspace id>/chat-sessions/<encoded session id>.jsonl``. Agent-chosen
@@ -17,6 +17,8 @@ import os
 import re
 from pathlib import Path
 
+from silo_nb.user_dirs import data_dir, ensure_private_dir
+
 __all__ = [
     "data_dir",
     "decode_session_id",
@@ -30,15 +32,6 @@ __all__ = [
 
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9._-]{0,150}$")
 _SAFE_WORKSPACE = re.compile(r"[^a-z0-9-]+")
-
-
-def data_dir() -> Path:
-    override = os.environ.get("SILO_NB_DATA_DIR")
-    if override:
-        return Path(override).expanduser()
-    from jupyter_core.paths import jupyter_data_dir
-
-    return Path(jupyter_data_dir()) / "silo"
 
 
 def workspace_folder() -> Path:
@@ -92,15 +85,3 @@ def journal_dir(root: Path, workspace_id: str) -> Path:
 
 def journal_path(root: Path, workspace_id: str, session_id: str) -> Path:
     return journal_dir(root, workspace_id) / f"{encode_session_id(session_id)}.jsonl"
-
-
-def ensure_private_dir(path: Path) -> None:
-    """Create ``path`` (and parents) with mode 0700 for the folders silo_nb creates."""
-    missing: list[Path] = []
-    current = path
-    while not current.exists():
-        missing.append(current)
-        current = current.parent
-    for folder in reversed(missing):
-        folder.mkdir(mode=0o700, exist_ok=True)
-        os.chmod(folder, 0o700)

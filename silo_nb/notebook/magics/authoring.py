@@ -84,10 +84,12 @@ def authoring_subcommands() -> dict[str, Handler]:
             env[key] = value
         if env:
             entry["env"] = env
+        before = session.service.profiles.origin(args.profile)
         try:
             path = add_profile(session.service.profiles, entry)
         except ValueError as exc:
             raise UsageError(f"%silo add-profile: {exc}") from None
-        print(f"added profile {args.profile} to {path} — check it with %silo doctor {args.profile}")
+        replaces = f" (it replaces the site's, {before.source.path})" if before is not None else ""
+        print(f"added profile {args.profile} to {path}{replaces} — check it with %silo doctor {args.profile}")
 
     return {"insert": _insert, "add-profile": _add_profile}

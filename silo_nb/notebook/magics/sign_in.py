@@ -3,7 +3,9 @@ profile without a session.
 
 - ``%silo logout NAME`` sends ACP ``logout`` to the agent (a fresh process, no session) where it offers it.
 - ``%silo doctor PROFILE`` starts the agent, ``initialize``s it and prints what it is, what it offers
-  and what is missing to sign in (``agents.sessions.doctor``); no session is created.
+  and what is missing to sign in (``agents.sessions.doctor``), and which profiles file it comes from; no
+  session is created. ``%silo doctor`` alone starts nothing: it prints how the profiles files merged
+  (site under user, per id: ``sessions/profile_sources.py``), each profile's file, and what was skipped.
 - ``%silo login NAME [METHOD]``: NAME is a connection (whose profile is used) or a profile id. An
   agent-type METHOD: the connect is made again with ``auth_method=METHOD`` (ACP ``authenticate`` before
   ``session/new``), under the same connection name. A terminal METHOD (a login the user runs in a
@@ -29,6 +31,7 @@ from IPython.core.error import UsageError
 
 from silo_nb.notebook.magics.args import argument, magic_arguments
 from silo_nb.notebook.magics.connections import Connection, NotebookSession
+from silo_nb.notebook.magics.profile_warnings import held_profile_warnings
 from silo_nb.sessions.connecting.auth_methods import AuthMethod, sign_in_advice
 
 __all__ = ["auth_subcommands", "login", "sign_in_action"]
@@ -137,10 +140,16 @@ def auth_subcommands(connect: Connect) -> dict[str, Handler]:
         await login(session, args.name, args.method, connect)
 
     @magic_arguments("silo doctor")
-    @argument("profile", metavar="PROFILE", help="a profile id (see %%silo profiles)")
+    @argument("profile", nargs="?", metavar="PROFILE", help="a profile id (see %%silo profiles)")
     async def _doctor(session: NotebookSession, args: argparse.Namespace) -> None:
         """Start PROFILE's agent and initialize it, without a session: its name, version, capabilities,
-        sign-in methods and what is missing."""
+        sign-in methods, what is missing and its profiles file. Without PROFILE: how the profiles files
+        merged (the site's under yours) and where each profile comes from."""
+        if args.profile is None:
+            with held_profile_warnings():  # the report's "skipped:" lines say each once
+                report = session.service.profiles.merge_report()
+            print("\n".join(report))
+            return
         check = await session.service.sessions.doctor(args.profile)
         print("\n".join(check.lines()))
 
