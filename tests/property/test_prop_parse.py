@@ -65,3 +65,14 @@ def test_every_parser_takes_any_json_value(value: Any, parser: Any) -> None:
         if isinstance(value, dict):
             parse_update(value)
             synthesize_legacy_options(value)
+
+
+def test_a_bare_nan_or_infinity_as_raw_input_survives_the_journal() -> None:
+    # Found by the property above: rawInput Infinity was journaled as null, then read back as absent.
+    for value in (float("inf"), float("-inf"), float("nan")):
+        for key in ("rawInput", "rawOutput"):
+            update = parse_update({"sessionUpdate": "tool_call", "toolCallId": "t", "title": "x", key: value})
+            assert update is not None
+            line = encode_line(update)
+            again = journal_line_to_update(json.loads(line))
+            assert again is not None and encode_line(again) == line

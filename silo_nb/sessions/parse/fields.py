@@ -69,6 +69,13 @@ def _finite(value: Any) -> int | float | None:
     return value if math.isfinite(value) else None
 
 
+def _as_journaled(value: Any) -> Any:
+    """A free-form value as JSON keeps it: a bare ``NaN``/``Infinity`` (the stdlib reads them off the wire)
+    is ``null``, so the call read back from the journal is the call parsed (nested ones are written
+    ``null`` in place, which reads back the same)."""
+    return None if type(value) is float and not math.isfinite(value) else value
+
+
 def content_block(value: Any) -> AgentContentBlock | None:
     """A content block: each field present only if it is a string (Silo §1.6); an embedded resource's
     text, MIME type and URI are read from inside it when the block itself has none."""
@@ -165,7 +172,7 @@ def tool_call(value: Any, *, cut: bool = False) -> AgentToolCall | None:
         return None
     title, kind, status = get("title"), get("kind"), get("status")
     content, locations = get("content"), get("locations")
-    raw_input, raw_output = get("rawInput"), get("rawOutput")
+    raw_input, raw_output = _as_journaled(get("rawInput")), _as_journaled(get("rawOutput"))
     if cut:
         raw_input = cut_depth(raw_input, MAX_RAW_DEPTH, DEPTH_MARKER)
         raw_output = cut_depth(raw_output, MAX_RAW_DEPTH, DEPTH_MARKER)
