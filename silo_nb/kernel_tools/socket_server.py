@@ -5,7 +5,8 @@ event loop, whose requests run the tools on the user's namespace for one session
   temp folder, when nobody else can swap what is in it) holding one 0600 socket, and a random token;
   :attr:`server_config` is the stdio MCP server to offer the agent
   (``python -I .../kernel_tools/__main__.py``, the socket and the token in its environment). No TCP port
-  is opened. The folder goes with :meth:`aclose` (or the kernel's exit).
+  is opened. The folder goes with :meth:`aclose` (or the kernel's exit); a killed kernel's, left behind,
+  with the next start (:func:`sweep_stale_folders`).
 - Every request must carry the token (compared in constant time) and come from this user (the socket's
   peer credentials, where the OS gives them); else it is refused, counted in :attr:`refused`, and the
   connection closed.
@@ -21,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hmac
+import itertools
 import logging
 import os
 import secrets
@@ -30,6 +32,7 @@ import stat
 import struct
 import sys
 import tempfile
+import time
 import weakref
 from pathlib import Path
 from typing import Any, Protocol
@@ -110,11 +113,54 @@ def _runtime_folder() -> str:
             "no safe folder for the kernel tools' socket: set XDG_RUNTIME_DIR to a folder of yours (mode"
             " 0700), or TMPDIR to one nobody else can write"
         )
+    sweep_stale_folders(base)
     folder = tempfile.mkdtemp(prefix="silo-kt-", dir=base)  # 0700
     if len(folder) > 90 and _safe_base("/tmp", ours_alone=False):  # a socket path must fit in sun_path
         shutil.rmtree(folder, ignore_errors=True)
         folder = tempfile.mkdtemp(prefix="silo-kt-", dir="/tmp")
     return folder
+
+
+STALE_AFTER = 60.0  # seconds: a folder with no socket yet may be another kernel's, between mkdtemp and bind
+_SWEEP_MAX = 200  # folders looked at per start: bounded whatever the temp folder holds
+
+
+def sweep_stale_folders(base: str) -> int:
+    """Remove this user's socket folders in ``base`` left by kernels that died without closing (a killed
+    kernel runs no cleanup): a socket nobody listens on (the connect is refused), or no socket a minute
+    after the folder was made. A live kernel's folder answers the connect and stays. Returns how many went;
+    never raises."""
+    removed = 0
+    try:
+        with os.scandir(base) as entries:
+            names = [e.path for e in itertools.islice(entries, 10_000) if e.name.startswith("silo-kt-")]
+    except OSError:
+        return 0
+    for folder in names[:_SWEEP_MAX]:
+        if _is_stale(folder):
+            shutil.rmtree(folder, ignore_errors=True)
+            removed += 1
+    return removed
+
+
+def _is_stale(folder: str) -> bool:
+    try:
+        info = os.lstat(folder)
+        if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+            return False  # a link, a file, or another user's: never touched
+        path = os.path.join(folder, "s")
+        if not os.path.exists(path):
+            return time.time() - info.st_mtime > STALE_AFTER
+        if not stat.S_ISSOCK(os.lstat(path).st_mode):
+            return False
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+            probe.settimeout(0.5)
+            probe.connect(path)
+        return False  # somebody listens: a live kernel's
+    except (ConnectionRefusedError, FileNotFoundError):
+        return True
+    except OSError:
+        return False
 
 
 RELAY = Path(__file__).resolve().with_name("__main__.py")  # run by path: see that module
