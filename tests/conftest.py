@@ -32,6 +32,8 @@ TS_EXAMPLE_AGENT = NODE_MODULES / "@agentclientprotocol" / "sdk" / "dist" / "exa
 
 os.environ.setdefault("PYDEVD_DISABLE_FILE_VALIDATION", "1")
 
+pytest_plugins = ["tests.support.tiers"]
+
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
@@ -201,5 +203,9 @@ def make_other_user() -> pwd.struct_passwd:
     try:
         return pwd.getpwnam(OTHER_USER)
     except KeyError:
-        subprocess.run(["useradd", "--no-create-home", OTHER_USER], check=True, capture_output=True)
+        made = subprocess.run(["useradd", "--no-create-home", OTHER_USER], check=False, capture_output=True)
+        if made.returncode not in (0, 9):  # 9: made meanwhile by another xdist worker
+            raise RuntimeError(
+                f"useradd {OTHER_USER} failed: {made.stderr.decode(errors='replace')}"
+            ) from None
         return pwd.getpwnam(OTHER_USER)

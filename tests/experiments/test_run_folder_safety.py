@@ -192,7 +192,11 @@ def kill_9_then_run_again(runs: Path, script: str, *args: str, when: Any, waitin
     child = subprocess.Popen([sys.executable, "-c", textwrap.dedent(script), str(runs), *args], env=env)
     try:
         deadline = time.monotonic() + 60
-        while not when(before):
+
+        def own() -> set[str]:  # the child's own folders: other xdist workers' grids come and go meanwhile
+            return {name for name in grid_folders() - before if name.startswith(f"silo-grid-{child.pid}-")}
+
+        while not (when(before) and own()):
             assert child.poll() is None and time.monotonic() < deadline, waiting_for
             time.sleep(0.05)
         child.send_signal(signal.SIGKILL)  # the kernel dies: no finally, no cleanup of its own
@@ -200,7 +204,7 @@ def kill_9_then_run_again(runs: Path, script: str, *args: str, when: Any, waitin
     finally:
         if child.poll() is None:
             child.kill()
-    left = grid_folders() - before
+    left = own()
     assert left, "the killed run left its cell's folder (what the next run must sweep)"
     anyio.run(lambda: run_grid(["hello there"], name="next", folder=runs, config_dirs=[], progress=False))
     assert not (grid_folders() - before) & left

@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import html
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
@@ -259,11 +260,20 @@ async def _set(session: NotebookSession, args: argparse.Namespace) -> None:
     print(f"{args.name}: {args.option} = {current.get(args.option)}")
 
 
+COMMANDS_GRACE_STEPS = 20  # 20 x 0.05 s: one second at most
+
+
 @magic_arguments("silo commands")
 @argument("name", nargs="?", metavar="NAME", help="the connection (default: the most recent one)")
 async def _commands(session: NotebookSession, args: argparse.Namespace) -> None:
     """List the commands the agent announced (a %%prompt cell starting with /name runs one)."""
     _, handle = await session.handle(args.name)
+    # Agents announce their commands in a notification just after session/new: under Run All this cell
+    # can run before it is read (seen on ipykernel 6), so give it a moment before saying there are none.
+    for _ in range(COMMANDS_GRACE_STEPS):
+        if handle.commands:
+            break
+        await asyncio.sleep(0.05)
     if not handle.commands:
         print(f"{handle.agent_name} has not announced any commands (yet).")
         return
