@@ -8,12 +8,9 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import stat
 import subprocess
 import sys
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -160,19 +157,6 @@ def test_code_that_cleans_up_when_stopped_may_finish_its_cleanup() -> None:
     """The first stop is an ordinary exception: a ``finally`` that returns promptly runs to its end."""
     result = run_child("polite-code")
     assert result["status"] == "timed_out" and result["cleaned"] is True
-
-
-@pytest.fixture
-def runtime_dir(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A short path, as a real one is (/run/user/UID): under a long tmp_path (pytest-xdist's) the socket
-    would not fit in ``sun_path`` and the server rightly moves to /tmp."""
-    folder = Path(tempfile.mkdtemp(prefix="rt-"))
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(folder))
-    yield folder
-    folder.chmod(0o700)
-    if os.geteuid() == 0:
-        os.chown(folder, 0, 0)
-    shutil.rmtree(folder, ignore_errors=True)
 
 
 async def served_from(runtime: Path) -> bool:

@@ -8,18 +8,8 @@ import socket
 import time
 from pathlib import Path
 
-import pytest
-
 from silo_nb.kernel_tools.namespace import KernelNamespace
 from silo_nb.kernel_tools.socket_server import STALE_AFTER, KernelToolServer
-
-
-@pytest.fixture
-def runtime(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "rt"
-    folder.mkdir(mode=0o700)
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(folder))
-    return folder
 
 
 def dead_socket_folder(runtime: Path) -> Path:
@@ -31,7 +21,8 @@ def dead_socket_folder(runtime: Path) -> Path:
     return folder
 
 
-async def test_a_dead_kernels_folder_goes_and_a_live_ones_stays(runtime: Path) -> None:
+async def test_a_dead_kernels_folder_goes_and_a_live_ones_stays(runtime_dir: Path) -> None:
+    runtime = runtime_dir
     dead = dead_socket_folder(runtime)
     empty_old = runtime / "silo-kt-old"
     empty_old.mkdir(mode=0o700)
@@ -55,7 +46,8 @@ async def test_a_dead_kernels_folder_goes_and_a_live_ones_stays(runtime: Path) -
     assert not Path(live.folder).exists()
 
 
-async def test_a_link_named_like_a_folder_is_never_followed(runtime: Path, tmp_path: Path) -> None:
+async def test_a_link_named_like_a_folder_is_never_followed(runtime_dir: Path, tmp_path: Path) -> None:
+    runtime = runtime_dir
     target = tmp_path / "precious"
     target.mkdir()
     (target / "s").write_text("keep")
