@@ -13,7 +13,7 @@ from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import CapturedIO, capture_output
 
 from silo_nb.experiments.progress import GridCounts
-from silo_nb.notebook.magics import NotebookSession
+from silo_nb.notebook.magics import NotebookSession, session_of, use_session
 from silo_nb.notebook.widgets.grid_progress import GridProgressBar
 from tests.conftest import Workspace
 
@@ -30,12 +30,12 @@ def shell(workspace: Workspace, monkeypatch: pytest.MonkeyPatch) -> Iterator[Int
     monkeypatch.setattr(comm, "create_comm", QuietComm)
     ip = InteractiveShell.instance()
     ip.extension_manager.load_extension("silo_nb")
-    ip._silo_nb = NotebookSession(ip, workspace.service())
+    use_session(ip, NotebookSession(ip, workspace.service()))
     yield ip
-    for connection in list(ip._silo_nb.connections.values()):
+    for connection in list(session_of(ip).connections.values()):
         if connection.handle is not None:
             connection.handle.dispose()
-    ip._silo_nb = None
+    use_session(ip, None)
 
 
 async def run(ip: InteractiveShell, cell: str) -> tuple[CapturedIO, Any]:

@@ -8,7 +8,7 @@ from IPython.core.interactiveshell import InteractiveShell
 
 import silo_nb
 from tests.conftest import Workspace
-from tests.notebook.test_magics import final_bundle, restart, run, shell  # noqa: F401  (a fixture)
+from tests.support.shell import final_bundle, restart, run, shell  # noqa: F401  (a fixture)
 
 CELL = "%%prompt\nlook into df, please"
 

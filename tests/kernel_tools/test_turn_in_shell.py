@@ -11,9 +11,10 @@ import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
 import silo_nb
+from silo_nb.notebook.magics import session_of
 from silo_nb.notebook.widgets.permission_row import code_of
 from tests.conftest import Workspace
-from tests.notebook.test_magics import final_bundle, run, shell  # noqa: F401  (a fixture)
+from tests.support.shell import final_bundle, run, shell  # noqa: F401  (a fixture)
 
 PENGUINS = pd.DataFrame(
     {
@@ -86,7 +87,7 @@ async def test_no_kernel_tools_offers_the_agent_nothing(
 ) -> None:
     shell.user_ns["df"] = PENGUINS.copy()
     await run(shell, "%silo connect demo --no-kernel-tools")
-    connection = shell._silo_nb.connections["demo"]
+    connection = session_of(shell).connections["demo"]
     assert connection.kernel_tools is None
     captured, result = await run(shell, "%%prompt\nlook into df")
     assert result.success
@@ -103,6 +104,6 @@ async def test_a_socket_that_cannot_be_made_leaves_a_connection_without_the_tool
     monkeypatch.setattr(tempfile, "tempdir", str(workspace.root / "no-such-folder"))
     _, result = await run(shell, "%silo connect demo --as nosocket")
     assert result.success, result.error_in_exec
-    assert shell._silo_nb.connections["nosocket"].kernel_tools is None
+    assert session_of(shell).connections["nosocket"].kernel_tools is None
     assert shell.user_ns["nosocket"].is_live
     assert "kernel tools are off for this connection: their socket could not be made" in caplog.text

@@ -15,7 +15,7 @@ from silo_nb.notebook.magics.authoring import last_code_block
 from silo_nb.sessions.models import AgentSessionUpdate
 from silo_nb.sessions.profile_writer import profile_toml, toml_string
 from tests.conftest import Workspace
-from tests.notebook.test_magics import final_bundle, run, shell  # noqa: F401 - the fixture
+from tests.support.shell import final_bundle, run, shell  # noqa: F401 - the fixture
 
 
 def error_line(captured: object) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from IPython.core.interactiveshell import InteractiveShell
 
 from tests.conftest import Workspace
-from tests.notebook.test_magics import final_bundle, restart, run, shell  # noqa: F401  (a fixture)
+from tests.support.shell import final_bundle, restart, run, shell  # noqa: F401  (a fixture)
 
 CELLS = {
     "edit": (

@@ -12,7 +12,7 @@ from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import CapturedIO, capture_output
 
 import silo_nb
-from silo_nb.notebook.magics import NotebookSession
+from silo_nb.notebook.magics import NotebookSession, use_session
 from tests.conftest import Workspace, demo_agent, in_process_demo
 from tests.sessions.test_profiles import toml_profile, write_toml
 
@@ -42,9 +42,9 @@ def shell(workspace: Workspace) -> Iterator[InteractiveShell]:
         data_dir=workspace.data,
         transport_factory=in_process_demo,
     )
-    ip._silo_nb = NotebookSession(ip, service)
+    use_session(ip, NotebookSession(ip, service))
     yield ip
-    ip._silo_nb = None
+    use_session(ip, None)
 
 
 async def run(ip: InteractiveShell, cell: str) -> CapturedIO:

@@ -9,16 +9,17 @@ import anyio
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
+from silo_nb.notebook.magics import session_of
 from silo_nb.notebook.widgets import AgentsList
 from tests.conftest import Workspace, demo_agent
-from tests.notebook.test_magics import restart, run, shell  # noqa: F401  (a fixture)
 from tests.notebook.widget_utils import frontend_click
+from tests.support.shell import restart, run, shell  # noqa: F401  (a fixture)
 
 
 async def agents_list(ip: InteractiveShell) -> AgentsList:
     _, result = await run(ip, "%silo agents")
     assert result.success, result.error_in_exec
-    shown = [w for w in ip._silo_nb.shown.widgets() if isinstance(w, AgentsList)]  # type: ignore[attr-defined]
+    shown = [w for w in session_of(ip).shown.widgets() if isinstance(w, AgentsList)]  # type: ignore[attr-defined]
     assert shown
     return shown[-1]
 

@@ -13,12 +13,13 @@ import pytest
 from IPython.core.interactiveshell import InteractiveShell
 from markdown_it import MarkdownIt
 
+from silo_nb.notebook.magics import session_of
 from silo_nb.notebook.render import styles
 from silo_nb.notebook.render.page import PAGE_CSS, export_turns, page_html, page_markdown
 from silo_nb.notebook.transcript import fold_all
 from silo_nb.sessions.models import AgentContentBlock, AgentSessionUpdate
 from silo_nb.sessions.parse import parse_update
-from tests.notebook.test_magics import run, shell  # noqa: F401  (a fixture)
+from tests.support.shell import run, shell  # noqa: F401  (a fixture)
 
 HOSTILE = "<script>alert(1)</script> *title* [x](javascript:1)"
 
@@ -149,7 +150,7 @@ async def test_export_magic_writes_both_pages_of_a_real_session(
     handle = shell.user_ns["demo"]
     await run(shell, "%%prompt\nplease fail")  # the demo agent answers with an error: a failed turn
     await run(shell, "%%prompt --bg\ngo slow please")
-    service = shell._silo_nb.service
+    service = session_of(shell).service
     with anyio.fail_after(20):
         while service.get_state()[0].activity != "working":
             await anyio.sleep(0.02)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from IPython.core.interactiveshell import InteractiveShell
 
+from silo_nb.notebook.magics import session_of
 from tests.conftest import Workspace, demo_agent
-from tests.notebook.test_magics import run, shell  # noqa: F401  (a fixture)
+from tests.support.shell import run, shell  # noqa: F401  (a fixture)
 
 
 async def test_forget_disconnects_the_connection_and_keeps_the_journal_unless_asked(
@@ -15,12 +16,12 @@ async def test_forget_disconnects_the_connection_and_keeps_the_journal_unless_as
     await run(shell, "%silo connect demo")
     await run(shell, "%%prompt\nhello")
     handle = shell.user_ns["demo"]
-    journals = shell._silo_nb.service.sessions.journals
+    journals = session_of(shell).service.sessions.journals
     path = journals.path(handle.workspace_id, handle.session_id)
     captured, result = await run(shell, f"%silo forget {handle.session_id}")
     assert result.success, result.error_in_exec
     assert f"forgot {handle.session_id}: the agent deleted it; its journal is kept" in captured.stdout
-    assert handle.disposed and "demo" not in shell._silo_nb.connections and path.is_file()
+    assert handle.disposed and "demo" not in session_of(shell).connections and path.is_file()
     captured, result = await run(shell, f"%silo forget {handle.session_id} --journal")
     assert not result.success and "would not delete session" in str(result.error_in_exec)  # already gone
     assert path.is_file()

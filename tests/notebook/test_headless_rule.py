@@ -14,7 +14,7 @@ from IPython.core.interactiveshell import InteractiveShell
 from silo_nb.notebook.cell_records import RunDigest, prompt_cell_key
 from silo_nb.sessions.sampling import SAMPLE_ENV, sampling
 from tests.conftest import Workspace
-from tests.notebook.test_magics import final_bundle, restart, run, shell  # noqa: F401  (a fixture)
+from tests.support.shell import final_bundle, restart, run, shell  # noqa: F401  (a fixture)
 
 
 def fake_shell(history: list[str], cell_id: str | None = None) -> Any:

@@ -20,7 +20,7 @@ from silo_nb.notebook.transcript import PermissionEntry, fold_all, with_status
 from silo_nb.notebook.widgets import TurnView
 from tests.agents.scripted import Peer, scripted_service
 from tests.conftest import Workspace
-from tests.notebook.test_magics import final_bundle, run, shell  # noqa: F401 - the shell fixture
+from tests.support.shell import final_bundle, run, shell  # noqa: F401 - the shell fixture
 
 EDIT = {
     "toolCall": {"toolCallId": "call-1", "title": "Edit notes.md", "kind": "edit", "status": "pending"},

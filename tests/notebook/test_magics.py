@@ -6,66 +6,23 @@ top-level ``await`` that ``run_cell_async`` runs on this test's event loop.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import anyio
-import comm
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
-from IPython.utils.capture import CapturedIO, capture_output
+from IPython.utils.capture import capture_output
 
 import silo_nb
 from silo_nb.notebook.attachments import attachments_folder
-from silo_nb.notebook.magics import NotebookSession
+from silo_nb.notebook.magics import NotebookSession, session_of, use_session
 from silo_nb.notebook.magics import prompt as prompt_module
 from silo_nb.notebook.magics import silo as silo_module
 from tests.conftest import Workspace, demo_agent
+from tests.support.shell import RecordingComm, final_bundle, restart, run, shell
 
-
-class RecordingComm(comm.base_comm.BaseComm):  # type: ignore[misc]
-    sent: ClassVar[list[tuple[str, Any]]] = []
-
-    def publish_msg(
-        self, msg_type: str, data: Any = None, metadata: Any = None, buffers: Any = None, **keys: Any
-    ) -> None:
-        RecordingComm.sent.append((msg_type, data))
-
-
-@pytest.fixture
-def shell(workspace: Workspace, monkeypatch: pytest.MonkeyPatch) -> Iterator[InteractiveShell]:
-    RecordingComm.sent = []
-    monkeypatch.setattr(comm, "create_comm", RecordingComm)
-    ip = InteractiveShell.instance()
-    ip.extension_manager.load_extension("silo_nb")
-    ip._silo_nb = NotebookSession(ip, workspace.service())
-    yield ip
-    for connection in list(ip._silo_nb.connections.values()):
-        if connection.handle is not None:
-            connection.handle.dispose()
-    ip._silo_nb = None
-
-
-async def run(ip: InteractiveShell, cell: str) -> tuple[CapturedIO, Any]:
-    with capture_output() as captured, anyio.fail_after(60):
-        result = await ip.run_cell_async(cell, transformed_cell=ip.transform_cell(cell))
-    return captured, result
-
-
-def restart(ip: InteractiveShell, workspace: Workspace) -> None:
-    """A kernel restart, as far as silo_nb can tell: fresh extension state, agents gone."""
-    for connection in list(ip._silo_nb.connections.values()):
-        if connection.handle is not None:
-            connection.handle.dispose()
-    ip._silo_nb = NotebookSession(ip, workspace.service())
-
-
-def final_bundle(captured: CapturedIO) -> Any:
-    # A turn's bundle has Markdown; the panels' refreshes sent at each turn's end do not.
-    updates = [o for o in captured.outputs if "text/markdown" in o.data]
-    assert updates, [o.data.keys() for o in captured.outputs]
-    return updates[-1]
+__all__ = ["shell"]  # the fixture
 
 
 async def test_connect_binds_the_handle_and_shows_the_panel(shell: InteractiveShell) -> None:
@@ -116,7 +73,7 @@ async def test_command_cell_and_attachments(shell: InteractiveShell, workspace: 
     await run(shell, "%silo connect demo")
     captured, _ = await run(shell, "%%prompt\n/title Penguin study")
     assert "Renamed." in final_bundle(captured).data["text/markdown"]
-    assert shell._silo_nb.service.get_state()[0].title == "Penguin study"
+    assert session_of(shell).service.get_state()[0].title == "Penguin study"
 
     class Frame:  # duck-typed DataFrame
         shape = (3, 2)
@@ -141,7 +98,7 @@ async def test_spilled_attachments_are_private_and_go_with_disconnect(
     """An agent without embedded context gets attachments as files: 0600 in a 0700 per-session folder,
     removed by ``%silo disconnect`` (not by a reconnect, whose earlier prompts may point at them)."""
     workspace.add_profiles(demo_agent("plain", "--no-embedded-context"))
-    shell._silo_nb = NotebookSession(shell, workspace.service())
+    use_session(shell, NotebookSession(shell, workspace.service()))
     await run(shell, "%silo connect plain")
     session_id = shell.user_ns["plain"].session_id
     shell.user_ns["note"] = "remember the ice"
@@ -159,7 +116,7 @@ async def test_spilled_attachments_are_private_and_go_with_disconnect(
 
 async def test_errors_are_one_line(shell: InteractiveShell, workspace: Workspace) -> None:
     workspace.add_profiles(demo_agent("needs-login", "--auth-required"))
-    shell._silo_nb = NotebookSession(shell, workspace.service())
+    use_session(shell, NotebookSession(shell, workspace.service()))
     for cell, expected in [
         ("%silo connect nope", 'No agent profile with id "nope".'),
         ("%silo connect needs-login", "sign in: run %silo login needs-login demo-login (Demo login)."),
@@ -221,14 +178,14 @@ async def test_restart_then_run_all_repaints_from_the_journal(
     assert handle.session_id == session_id and handle.resume_outcome == "resumed"
     before = [
         u.text
-        for u in await shell._silo_nb.service.sessions.read_journal(session_id)
+        for u in await session_of(shell).service.sessions.read_journal(session_id)
         if u.kind == "user_message_chunk"
     ]
     again1, _ = await run(shell, "%%prompt\nfirst question")
     again2, _ = await run(shell, "%%prompt\nsecond question")
     after = [
         u.text
-        for u in await shell._silo_nb.service.sessions.read_journal(session_id)
+        for u in await session_of(shell).service.sessions.read_journal(session_id)
         if u.kind == "user_message_chunk"
     ]
     assert after == before  # no prompt reached the agent
@@ -246,7 +203,7 @@ async def test_restart_then_run_all_repaints_from_the_journal(
     await run(shell, "%%prompt --rerun\nfirst question")
     rerun = [
         u.text
-        for u in await shell._silo_nb.service.sessions.read_journal(session_id)
+        for u in await session_of(shell).service.sessions.read_journal(session_id)
         if u.kind == "user_message_chunk"
     ]
     assert rerun == [*before, "first question"]
@@ -254,7 +211,7 @@ async def test_restart_then_run_all_repaints_from_the_journal(
 
 async def test_command_palette_runs_a_turn_under_the_panel(shell: InteractiveShell) -> None:
     await run(shell, "%silo connect demo")
-    connection = shell._silo_nb.connections["demo"]
+    connection = session_of(shell).connections["demo"]
     with anyio.fail_after(10):
         while not connection.handle.commands:
             await anyio.sleep(0.02)
@@ -262,12 +219,12 @@ async def test_command_palette_runs_a_turn_under_the_panel(shell: InteractiveShe
     await silo_nb.wait()
     (output,) = connection.output.outputs
     assert "Renamed." in output["data"]["text/html"]
-    assert shell._silo_nb.service.get_state()[0].title == "From the palette"
+    assert session_of(shell).service.get_state()[0].title == "From the palette"
 
 
 async def test_a_blocking_turn_is_witnessed_a_background_one_is_not(shell: InteractiveShell) -> None:
     await run(shell, "%silo connect demo")
-    service = shell._silo_nb.service
+    service = session_of(shell).service
     await run(shell, "%%prompt\nlooked at while it ran")
     assert service.get_state()[0].needs_attention is False  # its own cell was running when it ended
     await run(shell, "%%prompt --bg\nnobody watching")
@@ -369,7 +326,7 @@ async def test_the_palette_sends_through_the_same_function_as_prompt(
 
     monkeypatch.setattr(prompt_module, "send_turn", spy)
     await run(shell, "%silo connect demo")
-    connection = shell._silo_nb.connections["demo"]
+    connection = session_of(shell).connections["demo"]
     await run(shell, "%%prompt\nhello")
     with anyio.fail_after(10):
         while not connection.handle.commands:

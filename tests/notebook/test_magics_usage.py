@@ -13,12 +13,12 @@ from IPython.core.interactiveshell import InteractiveShell
 from IPython.utils.capture import capture_output
 
 import silo_nb
-from silo_nb.notebook.magics import NotebookSession
+from silo_nb.notebook.magics import NotebookSession, session_of, use_session
 from silo_nb.notebook.render import transcript_html, transcript_markdown, transcript_text
 from silo_nb.notebook.transcript import TranscriptState
 from silo_nb.sessions.profiles import AgentProfilesService
 from tests.conftest import Workspace, demo_agent
-from tests.notebook.test_magics import final_bundle, restart, run, shell
+from tests.support.shell import final_bundle, restart, run, shell
 
 __all__ = ["shell"]  # the fixture, shared with test_magics
 
@@ -32,9 +32,9 @@ async def test_a_failed_connect_registers_nothing_and_keeps_the_default(
     shell: InteractiveShell, workspace: Workspace, background: bool
 ) -> None:
     workspace.add_profiles(demo_agent("needs-login", "--auth-required"))
-    shell._silo_nb = NotebookSession(shell, workspace.service())
+    use_session(shell, NotebookSession(shell, workspace.service()))
     await run(shell, "%silo connect demo")
-    session = shell._silo_nb
+    session = session_of(shell)
     line = "%silo connect needs-login --as ghost" + (" --bg" if background else "")
     captured, result = await run(shell, line)
     if background:
@@ -59,7 +59,7 @@ async def test_an_unknown_profile_lists_the_profiles_and_suggests(shell: Interac
         'UsageError: No agent profile with id "dmeo" — did you mean "demo"? '
         "Profiles: demo (see %silo profiles)."
     ]
-    assert shell._silo_nb.connections == {} and shell._silo_nb.last_name is None
+    assert session_of(shell).connections == {} and session_of(shell).last_name is None
 
 
 async def test_line_magics_expand_dollar_and_braces_like_ipython(
@@ -162,7 +162,7 @@ WIDGET = "application/vnd.jupyter.widget-view+json"
 
 async def test_palette_turns_join_the_saved_output_and_disconnect_freezes_it(shell: InteractiveShell) -> None:
     captured, _ = await run(shell, "%silo connect demo")
-    connection = shell._silo_nb.connections["demo"]
+    connection = session_of(shell).connections["demo"]
     with anyio.fail_after(10):
         while not connection.handle.commands:
             await anyio.sleep(0.02)
@@ -190,22 +190,22 @@ async def test_the_sign_in_button_reconnects_where_the_panel_was(
     used to go to no cell at all), and the next prompt works."""
 
     workspace.add_profiles(demo_agent("late-login", "--auth-on-prompt"))
-    shell._silo_nb = NotebookSession(shell, workspace.service())
+    use_session(shell, NotebookSession(shell, workspace.service()))
     await run(shell, "%silo connect late-login --as late")
-    old = shell._silo_nb.connections["late"]
-    places = shell._silo_nb.shown.live_displays(old.box)
+    old = session_of(shell).connections["late"]
+    places = session_of(shell).shown.live_displays(old.box)
     assert places
     captured, result = await run(shell, "%%prompt late\nhello")
     assert old.panel is not None and old.panel.sign_in.shown, said(captured)
     with capture_output() as clicked:
         old.panel.sign_in.button.click()
         with anyio.fail_after(30):
-            while shell._silo_nb.tasks:
+            while session_of(shell).tasks:
                 await anyio.sleep(0.02)
-    new = shell._silo_nb.connections["late"]
+    new = session_of(shell).connections["late"]
     assert new is not old, old.output.outputs if old.output is not None else None
     assert new.handle is not None and new.handle.is_live
-    assert shell._silo_nb.shown.live_displays(new.box) == places  # shown where the old panel was
+    assert session_of(shell).shown.live_displays(new.box) == places  # shown where the old panel was
     widget = "application/vnd.jupyter.widget-view+json"
     assert any(o.data.get(widget, {}).get("model_id") == new.box.model_id for o in clicked.outputs)
     captured, result = await run(shell, "%%prompt late\nhello again")
@@ -218,14 +218,14 @@ async def test_login_reconnects_a_live_session_that_needs_a_sign_in(
     """``%silo login NAME`` on a connection that is live (its prompts want a sign-in) signs in and
     reconnects; it used to re-show the same panel and change nothing."""
     workspace.add_profiles(demo_agent("late-login", "--auth-on-prompt"))
-    shell._silo_nb = NotebookSession(shell, workspace.service())
+    use_session(shell, NotebookSession(shell, workspace.service()))
     await run(shell, "%silo connect late-login --as late")
-    old = shell._silo_nb.connections["late"]
+    old = session_of(shell).connections["late"]
     captured, result = await run(shell, "%%prompt late\nhello")
     assert "sign in" in said(captured) + final_bundle(captured).data["text/plain"]
     captured, result = await run(shell, "%silo login late")
     assert result.success, said(captured)
-    new = shell._silo_nb.connections["late"]
+    new = session_of(shell).connections["late"]
     assert new is not old and new.handle is not None
     assert new.handle.session_id == old.handle.session_id  # the same session, now signed in
     captured, result = await run(shell, "%%prompt late\nhello again")
@@ -243,7 +243,7 @@ async def test_login_runs_a_terminal_sign_in_where_the_kernel_has_a_terminal(
 
     marker = workspace.root / "signed-in"
     workspace.add_profiles(raw_agent("terminal-login", env={"RAW_FAKE_LOGIN": str(marker)}))
-    shell._silo_nb = NotebookSession(shell, workspace.service())
+    use_session(shell, NotebookSession(shell, workspace.service()))
     monkeypatch.setattr(
         sign_in, "controlling_terminal", lambda: os.open(os.devnull, os.O_RDWR) if has_terminal else None
     )
@@ -260,5 +260,5 @@ async def test_login_runs_a_terminal_sign_in_where_the_kernel_has_a_terminal(
         return
     assert result.success, said(captured)
     assert marker.read_text() == "signed in\n"
-    connection = shell._silo_nb.connections["raw_terminal_login"]
+    connection = session_of(shell).connections["raw_terminal_login"]
     assert connection.handle is not None and connection.handle.is_live

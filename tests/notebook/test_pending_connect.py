@@ -24,11 +24,11 @@ from IPython.core.interactiveshell import InteractiveShell
 
 import silo_nb
 from silo_nb.acp import Transport
-from silo_nb.notebook.magics import NotebookSession
+from silo_nb.notebook.magics import NotebookSession, session_of, use_session
 from silo_nb.sessions.profiles import AgentProfile
 from tests.conftest import Workspace, demo_agent, in_process_demo
-from tests.notebook.test_magics import RecordingComm, final_bundle, run
 from tests.notebook.test_magics_usage import said
+from tests.support.shell import RecordingComm, final_bundle, run
 
 README_PROMPT = "Make a plan for cleaning the penguin measurements in {path}"
 
@@ -69,12 +69,12 @@ def shell(workspace: Workspace, monkeypatch: pytest.MonkeyPatch, gate: Gate) -> 
         data_dir=workspace.data,
         transport_factory=gate.factory,
     )
-    ip._silo_nb = NotebookSession(ip, service)
+    use_session(ip, NotebookSession(ip, service))
     yield ip
     ip.extension_manager.load_extension("silo_nb")  # as the other notebook tests expect the shell
-    for connection in list(ip._silo_nb.connections.values()):
-        ip._silo_nb.drop(connection)  # a connect still waiting at the gate is cancelled
-    ip._silo_nb = None
+    for connection in list(session_of(ip).connections.values()):
+        session_of(ip).drop(connection)  # a connect still waiting at the gate is cancelled
+    use_session(ip, None)
 
 
 async def readme_first_cell(ip: InteractiveShell, profile: str, gate: Gate, flags: str = "") -> None:
@@ -110,7 +110,7 @@ async def test_readme_prompt_after_the_connect_cell_waits_for_the_connect(
     shell: InteractiveShell, gate: Gate
 ) -> None:
     await readme_first_cell(shell, "slow", gate)
-    assert shell._silo_nb.connections["slow"].handle is None  # the connect is still running
+    assert session_of(shell).connections["slow"].handle is None  # the connect is still running
     task = await start_cell(shell, f"%%prompt\n{README_PROMPT}", gate)
     assert not task.done(), said(task.result()[0])  # it waits; before the fix: "connect failed" at once
     gate.opened.set()
@@ -131,7 +131,7 @@ async def test_the_wait_is_bounded_by_connect_timeout_and_says_so(
         'UsageError: "stuck" is still connecting after 0.3 s (its profile\'s connect_timeout): '
         "nothing was sent — run this cell again once its panel shows."
     ]
-    assert shell._silo_nb.connections["stuck"].task is not None  # the connect itself goes on
+    assert session_of(shell).connections["stuck"].task is not None  # the connect itself goes on
 
 
 async def test_an_interrupt_while_waiting_says_still_connecting_and_the_connect_goes_on(
@@ -162,7 +162,7 @@ async def test_a_connect_that_failed_meanwhile_says_why(shell: InteractiveShell,
     lines = said(captured).strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith('UsageError: "broken" is not connected: '), lines
     assert "connect failed" not in lines[0] and "sign" in lines[0].lower(), lines  # the agent's reason
-    assert "broken" not in shell._silo_nb.connections  # a failed connect leaves nothing behind
+    assert "broken" not in session_of(shell).connections  # a failed connect leaves nothing behind
 
 
 async def test_a_background_connect_is_waited_for_too(shell: InteractiveShell, gate: Gate) -> None:

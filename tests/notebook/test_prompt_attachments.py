@@ -18,7 +18,7 @@ from silo_nb.sessions.models import ResourceBlock, ResourceLinkBlock, TextBlock
 from silo_nb.sessions.prompt_attachments import PREVIEW_CHARS, PromptAttachment, is_preview, parse_attachments
 from silo_nb.sessions.session.prompt_blocks import prompt_line
 from tests.conftest import Workspace, demo_agent
-from tests.notebook.test_magics import final_bundle, restart, run, shell  # noqa: F401  (a fixture)
+from tests.support.shell import final_bundle, restart, run, shell  # noqa: F401  (a fixture)
 
 SECRET = "do-not-journal-7f3a"
 

@@ -8,7 +8,7 @@ import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
 from tests.conftest import Workspace
-from tests.notebook.test_magics import final_bundle, run, shell  # noqa: F401 - the fixture
+from tests.support.shell import final_bundle, run, shell  # noqa: F401 - the fixture
 
 LESSON = Path(__file__).resolve().parents[2] / "notebooks" / "data" / "penguin-lesson.jsonl"
 

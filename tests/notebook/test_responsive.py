@@ -13,7 +13,7 @@ from IPython.core.interactiveshell import InteractiveShell
 
 from silo_nb import tuning
 from silo_nb.notebook._responsive import STREAMING_SWITCH_INTERVAL, responsive_threads
-from tests.notebook.test_magics import final_bundle, run, shell  # noqa: F401  (a fixture)
+from tests.support.shell import final_bundle, run, shell  # noqa: F401  (a fixture)
 
 DEFAULT = 0.005
 

@@ -18,7 +18,7 @@ from IPython.utils.capture import capture_output
 import silo_nb
 from silo_nb.experiments import command_scorer, run_grid
 from silo_nb.experiments.runs_index import list_runs
-from silo_nb.notebook.magics import NotebookSession
+from silo_nb.notebook.magics import NotebookSession, use_session
 from silo_nb.notebook.render.html import transcript_html
 from silo_nb.notebook.render.page import export_turns
 from silo_nb.notebook.results.cell_page import cell_html
@@ -139,9 +139,9 @@ def shell(workspace: Workspace, monkeypatch: pytest.MonkeyPatch) -> Iterator[Int
     monkeypatch.setattr(comm, "create_comm", RecordingComm)
     ip = InteractiveShell.instance()
     ip.extension_manager.load_extension("silo_nb")
-    ip._silo_nb = NotebookSession(ip, workspace.service())
+    use_session(ip, NotebookSession(ip, workspace.service()))
     yield ip
-    ip._silo_nb = None
+    use_session(ip, None)
 
 
 async def run(ip: InteractiveShell, cell: str) -> tuple[Any, Any]:

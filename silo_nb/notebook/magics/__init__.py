@@ -43,23 +43,37 @@ __all__ = [
     "SiloMagics",
     "load_ipython_extension",
     "prompt_cell",
+    "session_of",
     "silo_line",
     "unload_ipython_extension",
+    "use_session",
     "wait",
 ]
 
 log = logging.getLogger("silo_nb.notebook")
 
 
+_SHELL_ATTRIBUTE = "_silo_nb"  # where a shell keeps its NotebookSession (one per kernel)
+
+
+def session_of(shell: InteractiveShell) -> NotebookSession:
+    """The shell's silo_nb state (connections, shown widgets, the service); UsageError if not loaded."""
+    state = getattr(shell, _SHELL_ATTRIBUTE, None)
+    if not isinstance(state, NotebookSession):
+        raise UsageError("silo_nb is not loaded — run %load_ext silo_nb first.")
+    return state
+
+
+def use_session(shell: InteractiveShell, session: NotebookSession | None) -> None:
+    """Give the shell this state (one built on another service, say: tests, embedding) or, with None, none:
+    the next ``%load_ext silo_nb`` then starts a fresh one, as a restarted kernel does."""
+    setattr(shell, _SHELL_ATTRIBUTE, session)
+
+
 def _session() -> NotebookSession:
     from IPython import get_ipython
 
-    shell = get_ipython()
-    state = getattr(shell, "_silo_nb", None)
-    if state is None:
-        raise UsageError("silo_nb is not loaded — run %load_ext silo_nb first.")
-    assert isinstance(state, NotebookSession)
-    return state
+    return session_of(get_ipython())
 
 
 async def prompt_cell(argline: str, body: str) -> None:
@@ -139,15 +153,15 @@ async def wait() -> None:
     """``silo_nb.wait()``: this shell's background turns end, their outputs re-published here."""
     from IPython import get_ipython
 
-    state = getattr(get_ipython(), "_silo_nb", None)
+    state = getattr(get_ipython(), _SHELL_ATTRIBUTE, None)
     if isinstance(state, NotebookSession):
         async with comms_reach_the_cell(state.shell):  # a click on a background turn's button, meanwhile
             await state.background.wait()
 
 
 def load_ipython_extension(shell: InteractiveShell) -> None:
-    if getattr(shell, "_silo_nb", None) is None:
-        shell._silo_nb = NotebookSession(shell)  # type: ignore[attr-defined]
+    if getattr(shell, _SHELL_ATTRIBUTE, None) is None:
+        use_session(shell, NotebookSession(shell))
     shell.register_magics(SiloMagics)
     if can_block(shell) and transform not in shell.input_transformers_cleanup:
         shell.input_transformers_cleanup.append(transform)
