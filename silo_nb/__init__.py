@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from silo_nb.acp.client import VERSION as __version__  # noqa: F401  (the package's version)
 from silo_nb.sessions import (
     AgentProfilesService,
     AgentSessionError,
@@ -56,6 +55,7 @@ from silo_nb.sessions.models import (
     TextBlock,
 )
 from silo_nb.util import Disposable
+from silo_nb.version import VERSION as __version__  # noqa: F401  (the package's version)
 
 if TYPE_CHECKING:
     from silo_nb._grid_entry import run_grid

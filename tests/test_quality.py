@@ -159,6 +159,7 @@ SHARED_ROOT_MODULES = {
     "silo_nb.memo",
     "silo_nb.tuning",
     "silo_nb.user_dirs",
+    "silo_nb.version",
 }
 
 
@@ -304,3 +305,10 @@ def test_installed_packages_are_never_tracked() -> None:
     checkout — a merge replaces the installed agents with it (git treats ignored files as expendable)."""
     tracked = _run("git", "-C", str(ROOT), "ls-files", "tests/node/node_modules", ".venv")
     assert tracked.returncode == 0 and tracked.stdout == "", tracked.stdout
+
+
+def test_the_version_is_pyprojects() -> None:
+    import tomllib
+
+    wanted = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    assert silo_nb.__version__ == wanted, "silo_nb/version.py and pyproject.toml's version differ"

@@ -30,11 +30,11 @@ from silo_nb.acp.jsonrpc import JsonRpcConnection, NotificationHandler, RequestH
 from silo_nb.acp.process import AgentProcess, kill_all_agent_groups
 from silo_nb.acp.transport import SubprocessTransport, Transport
 from silo_nb.task_set import TaskSet
+from silo_nb.version import VERSION
 
 __all__ = [
     "CLOSING",
     "PROTOCOL_VERSION",
-    "VERSION",
     "AgentConnection",
     "background_closes",
     "client_capabilities",
@@ -44,7 +44,6 @@ __all__ = [
 log = logging.getLogger("silo_nb.acp")
 
 PROTOCOL_VERSION = 1
-VERSION = "0.1.0"  # silo_nb's own version (``silo_nb.__version__``; pyproject.toml's, checked by a test)
 
 atexit.register(kill_all_agent_groups)
 

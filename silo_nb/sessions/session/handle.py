@@ -33,7 +33,7 @@ from silo_nb.sessions.models import (
 )
 from silo_nb.sessions.session.client_tool_calls import ClientToolCalls
 from silo_nb.sessions.session.core import SessionCore
-from silo_nb.sessions.session.permission_desk import PermissionPolicy
+from silo_nb.sessions.session.permission_desk import RuleAnswerer
 from silo_nb.sessions.session.prompt_blocks import prompt_line, validate_prompt_blocks
 from silo_nb.sessions.session.prompt_call import TurnEnd, list_sessions, send_prompt
 from silo_nb.sessions.session.question_desk import QuestionPolicyLike
@@ -202,9 +202,7 @@ class AgentSessionHandle:
         self._core.replay_opening(listener)
         return disposable
 
-    def on_permission(
-        self, listener: Callable[[AgentPermissionRequest], None] | PermissionPolicy
-    ) -> Disposable:
+    def on_permission(self, listener: Callable[[AgentPermissionRequest], None] | RuleAnswerer) -> Disposable:
         """A listener (answer with ``request.respond``), or a policy that answers by rule (journaled)."""
         return self._core.permissions.add(listener, self.cwd)
 

@@ -38,7 +38,7 @@ from silo_nb.sessions.models import AgentSessionUpdate
 from silo_nb.sessions.parse import parse_permission_options, parse_tool_call
 from silo_nb.util import Disposable, ListenerSet, gc_paused
 
-__all__ = ["PermissionDesk", "PermissionPolicy"]
+__all__ = ["PermissionDesk", "RuleAnswerer"]
 
 
 @dataclass
@@ -54,8 +54,9 @@ class _Pending:
 
 
 @runtime_checkable
-class PermissionPolicy(Protocol):
-    """Answers permission requests by rule: the option id to choose (None: cancel) and why."""
+class RuleAnswerer(Protocol):
+    """What answers permission requests by rule (``silo_nb.PermissionPolicy`` is one): the option id to
+    choose (None: cancel) and why."""
 
     def decide(self, request: AgentPermissionRequest, cwd: str) -> tuple[str | None, str]: ...
 
@@ -91,11 +92,9 @@ class PermissionDesk:
         pending.note = note
         pending.answered.set()
 
-    def add(
-        self, listener: Callable[[AgentPermissionRequest], None] | PermissionPolicy, cwd: str
-    ) -> Disposable:
+    def add(self, listener: Callable[[AgentPermissionRequest], None] | RuleAnswerer, cwd: str) -> Disposable:
         """Register a listener, or a policy (answered at once, ``decidedBy`` journaled)."""
-        if not isinstance(listener, PermissionPolicy):
+        if not isinstance(listener, RuleAnswerer):
             return self.listeners.add(listener)
         policy = listener
 
