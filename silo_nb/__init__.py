@@ -13,27 +13,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from silo_nb.sessions import (
-    AgentProfilesService,
-    AgentSessionError,
-    AgentSessionHandle,
-    AgentSessionInputError,
-    AgentSessionsService,
-    AgentSignInError,
-    AgentsService,
-)
-from silo_nb.sessions.agent_requests import (
-    AgentElicitationRequest,
-    AgentPermissionOption,
-    AgentPermissionRequest,
-)
-from silo_nb.sessions.default_service import default_agents
-from silo_nb.sessions.mcp_servers import McpServerConfig
-from silo_nb.sessions.models import (
     AgentCommand,
     AgentCommandInput,
     AgentContentBlock,
+    AgentElicitationRequest,
     AgentInfo,
+    AgentPermissionOption,
+    AgentPermissionRequest,
     AgentPlanEntry,
+    AgentProfilesService,
     AgentProfileSummary,
     AgentPromptBlock,
     AgentPromptCapabilities,
@@ -41,18 +29,26 @@ from silo_nb.sessions.models import (
     AgentSessionConfigChoice,
     AgentSessionConfigOption,
     AgentSessionCost,
+    AgentSessionError,
+    AgentSessionHandle,
+    AgentSessionInputError,
     AgentSessionRestore,
+    AgentSessionsService,
     AgentSessionSummary,
     AgentSessionUpdate,
     AgentSessionUsage,
+    AgentSignInError,
+    AgentsService,
     AgentToolCall,
     AgentToolCallContent,
     AgentToolCallLocation,
     AudioBlock,
     ImageBlock,
+    McpServerConfig,
     ResourceBlock,
     ResourceLinkBlock,
     TextBlock,
+    default_agents,
 )
 from silo_nb.util import Disposable
 from silo_nb.version import VERSION as __version__  # noqa: F401  (the package's version)
@@ -71,7 +67,7 @@ if TYPE_CHECKING:
         rescore,
         summarize,
     )
-    from silo_nb.notebook.results import report, show
+    from silo_nb.notebook import report, show
 
     agents: AgentsService
 
@@ -149,20 +145,20 @@ __all__ = [
 
 async def wait() -> None:
     """Wait for every background ``%%prompt`` turn to end, and re-publish their transcripts here."""
-    from silo_nb.notebook.magics import wait as wait_for_turns
+    from silo_nb.notebook import wait as wait_for_turns
 
     await wait_for_turns()
 
 
 def load_ipython_extension(ipython: Any) -> None:
     """``%load_ext silo_nb``: registers ``%silo`` and ``%%prompt``."""
-    from silo_nb.notebook.magics import load_ipython_extension as load
+    from silo_nb.notebook import load_ipython_extension as load
 
     load(ipython)
 
 
 def unload_ipython_extension(ipython: Any) -> None:
-    from silo_nb.notebook.magics import unload_ipython_extension as unload
+    from silo_nb.notebook import unload_ipython_extension as unload
 
     unload(ipython)
 

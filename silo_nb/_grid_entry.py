@@ -11,7 +11,7 @@ import functools
 import sys
 from typing import Any
 
-from silo_nb.experiments.grid import run_grid as _run_grid
+from silo_nb.experiments import run_grid as _run_grid
 
 __all__ = ["run_grid"]
 
@@ -19,7 +19,7 @@ __all__ = ["run_grid"]
 @functools.wraps(_run_grid)
 async def run_grid(*args: Any, **kwargs: Any) -> Any:
     if kwargs.get("progress", True) is True and "ipykernel" in sys.modules:
-        from silo_nb.notebook.widgets.grid_progress import kernel_progress
+        from silo_nb.notebook import kernel_progress
 
         kwargs["progress"] = kernel_progress() or True
     return await _run_grid(*args, **kwargs)

@@ -14,9 +14,7 @@ from typing import TextIO
 
 import anyio
 
-from silo_nb.sessions import AgentSessionError, AgentsService
-from silo_nb.sessions.agent_requests import AgentPermissionRequest
-from silo_nb.sessions.models import AgentSessionUpdate
+from silo_nb.sessions import AgentPermissionRequest, AgentSessionError, AgentSessionUpdate, AgentsService
 
 __all__ = ["main"]
 

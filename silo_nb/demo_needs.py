@@ -48,7 +48,7 @@ def _user_profiles_file() -> str:
 
 def missing_needs(metadata: Mapping[str, Any], environ: Mapping[str, str] | None = None) -> list[Missing]:
     """What ``metadata.silo_nb.needs`` asks for that is not there, as a kernel with ``environ`` sees it."""
-    from silo_nb.sessions.profiles import load_profiles, profile_files
+    from silo_nb.sessions import load_profiles, profile_files
 
     environ = os.environ if environ is None else environ
     needs = metadata.get("silo_nb", {}).get("needs", [])

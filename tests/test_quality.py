@@ -192,6 +192,29 @@ def test_layers_import_one_way() -> None:
     assert not bad, "\n".join(bad)
 
 
+def test_layers_are_reached_through_their_faces() -> None:
+    """Outside a layer, only its face (``silo_nb.sessions``, not ``silo_nb.sessions.models``): what a layer
+    offers is its ``__init__``'s re-exports, so a module inside it can move without breaking the others."""
+    bad = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(PACKAGE).parts
+        own = parts[0] if len(parts) > 1 else None
+        for node in ast.walk(ast.parse(path.read_text())):
+            targets = (
+                [node.module or ""]
+                if isinstance(node, ast.ImportFrom) and not node.level
+                else [alias.name for alias in node.names]
+                if isinstance(node, ast.Import)
+                else []
+            )
+            for target in targets:
+                layer_parts = target.split(".")
+                deep = len(layer_parts) > 2 and layer_parts[0] == "silo_nb" and layer_parts[1] in ALLOWED
+                if deep and layer_parts[1] != own:
+                    bad.append(f"{path.relative_to(ROOT)}:{node.lineno} imports {target}")
+    assert not bad, "\n".join(bad)
+
+
 def test_no_import_cycles() -> None:
     """No module reaches itself through imports, counting TYPE_CHECKING and function-level imports
     (package ``__init__`` re-exports are the only edges left out: importing a submodule runs them)."""

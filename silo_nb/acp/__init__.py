@@ -3,14 +3,25 @@ function joined by byte pipes). Knows nothing of Silo's session rules."""
 
 from silo_nb.acp.client import PROTOCOL_VERSION, AgentConnection, client_capabilities, client_info
 from silo_nb.acp.excerpt import error_excerpt
-from silo_nb.acp.jsonrpc import METHOD_NOT_FOUND, AcpConnectionClosed, AcpRpcError, JsonRpcConnection
+from silo_nb.acp.framing import DEFAULT_MAX_LINE_BYTES, cut_depth, has_long_number
+from silo_nb.acp.jsonrpc import (
+    METHOD_NOT_FOUND,
+    AcpConnectionClosed,
+    AcpRpcError,
+    JsonRpcConnection,
+    PendingRequest,
+)
 from silo_nb.acp.pipe import BytePipe, PipeReceiveStream, PipeSendStream, memory_byte_pipe
-from silo_nb.acp.process import AgentProcess, AgentSpawnError
+from silo_nb.acp.process import STDERR_RING_LINES, AgentProcess, AgentSpawnError
+from silo_nb.acp.rpc_errors import INTERNAL_ERROR
 from silo_nb.acp.transport import AgentFn, InProcessTransport, SubprocessTransport, Transport
 
 __all__ = [
+    "DEFAULT_MAX_LINE_BYTES",
+    "INTERNAL_ERROR",
     "METHOD_NOT_FOUND",
     "PROTOCOL_VERSION",
+    "STDERR_RING_LINES",
     "AcpConnectionClosed",
     "AcpRpcError",
     "AgentConnection",
@@ -20,12 +31,15 @@ __all__ = [
     "BytePipe",
     "InProcessTransport",
     "JsonRpcConnection",
+    "PendingRequest",
     "PipeReceiveStream",
     "PipeSendStream",
     "SubprocessTransport",
     "Transport",
     "client_capabilities",
     "client_info",
+    "cut_depth",
     "error_excerpt",
+    "has_long_number",
     "memory_byte_pipe",
 ]

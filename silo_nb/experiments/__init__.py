@@ -20,19 +20,24 @@ from __future__ import annotations
 
 from silo_nb.experiments.budgets import CellBudget
 from silo_nb.experiments.executors import CellExecutor, DaskExecutor, LocalExecutor
-from silo_nb.experiments.grid import expand_grid, run_grid
+from silo_nb.experiments.grid import DEFAULT_RUNS_FOLDER, expand_grid, run_grid
 from silo_nb.experiments.grid_cell import CellResult, CellSpec, run_cell, run_cell_blocking
 from silo_nb.experiments.grid_run import GridRun
 from silo_nb.experiments.policy import PermissionPolicy, Rule
-from silo_nb.experiments.progress import GridCounts, GridProgress, TextProgress
+from silo_nb.experiments.progress import GridCounts, GridProgress, TextProgress, format_counts
 from silo_nb.experiments.question_policy import QuestionPolicy
 from silo_nb.experiments.rescore import rescore
+from silo_nb.experiments.run_folder import RunFolder, atomic_write
+from silo_nb.experiments.run_rows import SCORE_PREFIX
+from silo_nb.experiments.runs_index import RunInfo, find_run, list_runs
 from silo_nb.experiments.scorers import CommandScorer, command_scorer
-from silo_nb.experiments.summary import pass_at_k, summarize, wilson_interval
+from silo_nb.experiments.summary import cells_frame, pass_at_k, summarize, wilson_interval
 from silo_nb.experiments.summary_plots import plot_cost_vs_pass, plot_pass_rates
 from silo_nb.experiments.table import frame, journal_rows, rows_to_frame
 
 __all__ = [
+    "DEFAULT_RUNS_FOLDER",
+    "SCORE_PREFIX",
     "CellBudget",
     "CellExecutor",
     "CellResult",
@@ -46,11 +51,18 @@ __all__ = [
     "PermissionPolicy",
     "QuestionPolicy",
     "Rule",
+    "RunFolder",
+    "RunInfo",
     "TextProgress",
+    "atomic_write",
+    "cells_frame",
     "command_scorer",
     "expand_grid",
+    "find_run",
+    "format_counts",
     "frame",
     "journal_rows",
+    "list_runs",
     "pass_at_k",
     "plot_cost_vs_pass",
     "plot_pass_rates",

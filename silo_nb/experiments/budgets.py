@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from silo_nb.sessions.models import AgentSessionUpdate
+from silo_nb.sessions import AgentSessionUpdate
 
 __all__ = ["BudgetWatch", "CellBudget", "GridSpend", "check_grid_budget"]
 

@@ -44,7 +44,7 @@ from silo_nb.experiments.run_folder import RunFolder
 from silo_nb.experiments.run_rows import run_rows
 from silo_nb.experiments.scorers import check_scorers
 from silo_nb.experiments.table import rows_to_frame
-from silo_nb.sessions.sampling import sampling
+from silo_nb.sessions import sampling_asked
 
 __all__ = ["DEFAULT_RUNS_FOLDER", "expand_grid", "run_grid"]
 
@@ -124,7 +124,7 @@ async def run_grid(
     if not _SAFE_NAME.fullmatch(run_name):
         raise ValueError(f"name={run_name!r} — use letters, digits, '.', '_' and '-' (it names a folder).")
     root = Path(folder if folder is not None else DEFAULT_RUNS_FOLDER).expanduser().resolve()
-    run = RunFolder.create(root / run_name, run_name, cells, fresh=sampling())
+    run = RunFolder.create(root / run_name, run_name, cells, fresh=sampling_asked())
     seed = template_folder(template)
     dirs = tuple(os.fspath(d) for d in config_dirs) if config_dirs is not None else None
     if executor is None:
@@ -333,7 +333,7 @@ def _check_numbers(*, concurrency: int, timeout: float) -> None:
 
 
 def _check_profiles(profiles: Sequence[str], config_dirs: tuple[str, ...] | None) -> None:
-    from silo_nb.sessions.profiles import AgentProfilesService
+    from silo_nb.sessions import AgentProfilesService
 
     known = [summary.id for summary in AgentProfilesService(config_dirs).list()]
     for profile in profiles:

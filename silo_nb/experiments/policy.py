@@ -30,8 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from silo_nb.sessions.agent_requests import AgentPermissionRequest
-from silo_nb.sessions.code_targets import runs_code
+from silo_nb.sessions import AgentPermissionRequest, runs_code
 
 __all__ = ["GUARDED_KINDS", "PermissionPolicy", "Rule"]
 

@@ -17,8 +17,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal
 
-from silo_nb.sessions.agent_requests import AgentElicitationRequest
-from silo_nb.sessions.question_schema import read_fields
+from silo_nb.sessions import AgentElicitationRequest, read_fields
 
 __all__ = ["QuestionPolicy"]
 

@@ -24,10 +24,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from silo_nb.sessions.journal_turns import split_turns
-from silo_nb.sessions.kinds import KINDS, TURN_END_KIND, USER_PROMPT_KIND
-from silo_nb.sessions.models import AgentSessionUpdate
-from silo_nb.sessions.parse import parse_config_options
+from silo_nb.sessions import (
+    KINDS,
+    TURN_END_KIND,
+    USER_PROMPT_KIND,
+    AgentSessionUpdate,
+    parse_config_options,
+    split_turns,
+)
 
 __all__ = ["COLUMNS", "turn_rows"]
 

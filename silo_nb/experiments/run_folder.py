@@ -40,13 +40,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from silo_nb.sessions.safe_files import (
-    check_folder,
-    open_file,
-    read_small_file,
-    replace_file,
-    write_named_file,
-)
+from silo_nb.sessions import check_folder, open_file, read_small_file, replace_file, write_named_file
 
 __all__ = ["CELL_STATUSES", "RunFolder", "atomic_write", "atomic_write_bytes", "set_aside"]
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from silo_nb.experiments.rows import COLUMNS, turn_rows
 from silo_nb.experiments.run_folder import RunFolder
-from silo_nb.sessions.journal import parse_lines, read_lines
+from silo_nb.sessions import parse_lines, read_lines
 
 __all__ = ["CELL_COLUMNS", "GRID_COLUMNS", "SCORE_PREFIX", "cell_columns", "run_rows"]
 

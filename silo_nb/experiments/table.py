@@ -18,17 +18,18 @@ from typing import TYPE_CHECKING, Any
 
 from silo_nb.experiments._pandas import require_pandas
 from silo_nb.experiments.rows import COLUMNS, turn_rows
-from silo_nb.sessions.journal import parse_lines, read_lines
-from silo_nb.sessions.storage import (
+from silo_nb.sessions import (
     data_dir,
     decode_session_id,
     journal_path,
+    parse_lines,
+    read_lines,
     workspace_folder,
     workspace_id_for,
 )
 
 if TYPE_CHECKING:
-    from silo_nb.sessions.session.handle import AgentSessionHandle
+    from silo_nb.sessions import AgentSessionHandle
 
 __all__ = ["RUN_MARKER", "frame", "journal_rows", "rows_to_frame"]
 

@@ -50,9 +50,7 @@ from silo_nb.kernel_tools.wire import (
     encode,
     text_answer,
 )
-from silo_nb.sessions.errors import AgentSessionError
-from silo_nb.sessions.mcp_servers import McpServerConfig
-from silo_nb.sessions.session.client_tool_calls import ClientToolCall, ClientToolCalls
+from silo_nb.sessions import AgentSessionError, ClientToolCall, ClientToolCalls, McpServerConfig
 
 __all__ = ["RUN_CODE_OPTIONS", "KernelToolServer", "ToolSession"]
 

@@ -39,9 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from silo_nb.notebook.image_attachments import image_block, png_of
-from silo_nb.sessions.errors import AgentSessionInputError
-from silo_nb.sessions.safe_files import UnsafeFileError, replace_file
-from silo_nb.sessions.storage import encode_session_id
+from silo_nb.sessions import AgentSessionInputError, UnsafeFileError, encode_session_id, replace_file
 
 __all__ = [
     "MAX_EMBED_BYTES",

@@ -24,9 +24,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from silo_nb.sessions.dormant_sessions import RECORD_LIMIT
-from silo_nb.sessions.safe_files import read_small_file, replace_file
-from silo_nb.sessions.status import now_iso
+from silo_nb.sessions import RECORD_LIMIT, now_iso, read_small_file, replace_file
 
 __all__ = [
     "ConnectionRecords",

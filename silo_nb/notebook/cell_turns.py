@@ -31,13 +31,12 @@ from silo_nb.notebook._responsive import responsive_threads
 from silo_nb.notebook.live_transcript import LiveTranscript
 from silo_nb.notebook.render import static_bundle, styles
 from silo_nb.notebook.transcript import TranscriptState, TurnStatus, fold_all, with_status
-from silo_nb.sessions.errors import AgentSessionError
-from silo_nb.sessions.models import AgentSessionUpdate
+from silo_nb.sessions import AgentSessionError, AgentSessionUpdate
 from silo_nb.task_set import TaskSet
 
 if TYPE_CHECKING:
     from silo_nb.notebook.widgets import SessionPanel, TurnView
-    from silo_nb.sessions.session.handle import AgentSessionHandle
+    from silo_nb.sessions import AgentSessionHandle
 
 __all__ = [
     "BackgroundTurns",

@@ -9,14 +9,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Literal, TypeVar
 
-from silo_nb.sessions.models import (
+from silo_nb.sessions import (
     AgentPlanEntry,
     AgentSessionUsage,
     AgentToolCall,
     AgentToolCallContent,
     AgentToolCallLocation,
+    PromptAttachment,
 )
-from silo_nb.sessions.prompt_attachments import PromptAttachment
 
 __all__ = [
     "Entry",

@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from silo_nb.notebook.entries import FileEditEntry, KernelToolEntry, PermissionEntry, QuestionEntry
-from silo_nb.sessions.parse import permission_option_fields
+from silo_nb.sessions import permission_option_fields
 
 __all__ = [
     "file_edit_entry",

@@ -27,10 +27,18 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from silo_nb.sessions.journal import MAX_LINE_BYTES, JournalFiles, open_journal, parse_lines, read_updates
-from silo_nb.sessions.journal_turns import split_turns, starts_prompt, until_turn_end
-from silo_nb.sessions.kinds import USER_PROMPT_KIND
-from silo_nb.sessions.models import AgentSessionUpdate
+from silo_nb.sessions import (
+    MAX_LINE_BYTES,
+    USER_PROMPT_KIND,
+    AgentSessionUpdate,
+    JournalFiles,
+    open_journal,
+    parse_lines,
+    read_updates,
+    split_turns,
+    starts_prompt,
+    until_turn_end,
+)
 
 __all__ = ["JournalIndex", "JournalIndexes"]
 

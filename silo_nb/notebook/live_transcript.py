@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from silo_nb.notebook.transcript import TranscriptBuilder, TranscriptState, TurnStatus
-from silo_nb.sessions.models import AgentSessionUpdate
+from silo_nb.sessions import AgentSessionUpdate
 from silo_nb.util import Disposable, ListenerSet
 
 __all__ = ["LiveTranscript"]

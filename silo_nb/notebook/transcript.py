@@ -44,10 +44,7 @@ from silo_nb.notebook.entry_lines import (
     question_entry,
     recorded_call,
 )
-from silo_nb.sessions.kinds import METADATA_KINDS
-from silo_nb.sessions.models import AgentSessionUpdate
-from silo_nb.sessions.parse import session_title
-from silo_nb.sessions.prompt_attachments import parse_attachments
+from silo_nb.sessions import METADATA_KINDS, AgentSessionUpdate, parse_attachments, session_title
 from silo_nb.util import gc_paused
 
 __all__ = [

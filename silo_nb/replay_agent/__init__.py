@@ -24,7 +24,7 @@ from pathlib import Path
 
 from anyio.abc import ByteReceiveStream, ByteSendStream
 
-from silo_nb.acp.jsonrpc import JsonRpcConnection
+from silo_nb.acp import JsonRpcConnection
 from silo_nb.replay_agent.player import ReplayAgent
 from silo_nb.replay_agent.recording import read_recording
 from silo_nb.user_dirs import agent_state_dir

@@ -29,10 +29,9 @@ from typing import Any
 
 import anyio
 
-from silo_nb.acp.jsonrpc import JsonRpcConnection
-from silo_nb.acp.rpc_errors import INTERNAL_ERROR, AcpRpcError
+from silo_nb.acp import INTERNAL_ERROR, AcpRpcError, JsonRpcConnection
 from silo_nb.replay_agent.recording import Permission, RecordedTurn, Recording
-from silo_nb.sessions.safe_files import read_small_file, replace_file
+from silo_nb.sessions import read_small_file, replace_file
 
 __all__ = ["MAX_GAP_SECONDS", "RECORDED_META", "ReplayAgent", "agent_info", "recorded"]
 

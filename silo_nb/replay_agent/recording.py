@@ -19,17 +19,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from silo_nb.sessions.journal import read_updates, update_json
-from silo_nb.sessions.journal_turns import split_turns
-from silo_nb.sessions.kinds import (
+from silo_nb.sessions import (
     PERMISSION_DECISION_KIND,
     PERMISSION_REQUEST_KIND,
     SILO_NB_KINDS,
     TERMINAL_OUTPUT_KIND,
     TURN_END_KIND,
     USER_PROMPT_KIND,
+    AgentSessionUpdate,
+    read_updates,
+    split_turns,
+    update_json,
 )
-from silo_nb.sessions.models import AgentSessionUpdate
 
 __all__ = ["Permission", "RecordedTurn", "Recording", "read_recording"]
 

@@ -18,8 +18,7 @@ from typing import Any
 
 import anyio
 
-from silo_nb.acp import AgentSpawnError
-from silo_nb.acp.process import STDERR_RING_LINES
+from silo_nb.acp import STDERR_RING_LINES, AgentSpawnError
 from silo_nb.sessions.capabilities import AgentCapabilities
 from silo_nb.sessions.connecting.auth_methods import AuthMethod, choose_method, sign_in_advice
 from silo_nb.sessions.connecting.bare_agent import bare_agent

@@ -18,7 +18,7 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["SAMPLE_ENV", "SAMPLE_VARIABLE", "sampling"]
+__all__ = ["SAMPLE_ENV", "SAMPLE_VARIABLE", "sampling_asked"]
 
 SAMPLE_VARIABLE = "silo_sample"
 SAMPLE_ENV = "SILO_NB_SAMPLE"
@@ -26,7 +26,7 @@ _ON = ("1", "true", "yes", "on")
 _OFF = ("", "0", "false", "no", "off")
 
 
-def sampling(namespace: Mapping[str, Any] | None = None) -> bool:
+def sampling_asked(namespace: Mapping[str, Any] | None = None) -> bool:
     """Whether ``silo_sample`` in ``namespace`` (default: ``__main__``'s) or ``$SILO_NB_SAMPLE`` is on."""
     if namespace is None:
         namespace = getattr(sys.modules.get("__main__"), "__dict__", {})

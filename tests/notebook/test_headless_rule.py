@@ -12,7 +12,7 @@ import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
 from silo_nb.notebook.cell_records import RunDigest, prompt_cell_key
-from silo_nb.sessions.sampling import SAMPLE_ENV, sampling
+from silo_nb.sessions.sampling import SAMPLE_ENV, sampling_asked
 from tests.conftest import Workspace
 from tests.support.shell import final_bundle, restart, run, shell  # noqa: F401  (a fixture)
 
@@ -77,12 +77,12 @@ def test_sampling_switch(
 ) -> None:
     if env is not None:
         monkeypatch.setenv(SAMPLE_ENV, env)
-    assert sampling(namespace) is expected
+    assert sampling_asked(namespace) is expected
 
 
 def test_sampling_reads_the_main_namespace_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sys.modules["__main__"], "silo_sample", True, raising=False)
-    assert sampling() is True
+    assert sampling_asked() is True
 
 
 @pytest.mark.parametrize(("namespace", "env"), [({}, "maybe"), ({"silo_sample": "sometimes"}, None)])
@@ -92,7 +92,7 @@ def test_a_sampling_value_neither_on_nor_off_says_what_to_set(
     if env is not None:
         monkeypatch.setenv(SAMPLE_ENV, env)
     with pytest.raises(ValueError, match=r"is neither on nor off — set it to True \(1\)") as error:
-        sampling(namespace)
+        sampling_asked(namespace)
     assert "\n" not in str(error.value)
 
 

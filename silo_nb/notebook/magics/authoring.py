@@ -20,9 +20,7 @@ from IPython.core.error import UsageError
 
 from silo_nb.notebook.magics.args import argument, magic_arguments
 from silo_nb.notebook.magics.connections import NotebookSession
-from silo_nb.sessions.journal_turns import split_turns
-from silo_nb.sessions.models import AgentSessionUpdate
-from silo_nb.sessions.profile_writer import add_profile
+from silo_nb.sessions import AgentSessionUpdate, add_profile, split_turns
 
 __all__ = ["authoring_subcommands", "last_code_block"]
 

@@ -26,10 +26,10 @@ from silo_nb.notebook.magics.kernel_tool_setup import start_kernel_tools
 from silo_nb.notebook.magics.prompt import palette_run
 from silo_nb.notebook.magics.sign_in import sign_in_action
 from silo_nb.notebook.render import styles
-from silo_nb.sessions.errors import AgentSessionError
+from silo_nb.sessions import AgentSessionError
 
 if TYPE_CHECKING:
-    from silo_nb.sessions.session.handle import AgentSessionHandle
+    from silo_nb.sessions import AgentSessionHandle
 
 __all__ = ["connect"]
 

@@ -33,8 +33,7 @@ from silo_nb.notebook.cell_turns import BackgroundTurns
 from silo_nb.notebook.journal_index import JournalIndexes
 from silo_nb.notebook.magics.args import did_you_mean, one_line
 from silo_nb.notebook.widgets.snapshot import ShownWidgets
-from silo_nb.sessions.default_service import default_agents
-from silo_nb.sessions.profiles import AgentProfile
+from silo_nb.sessions import AgentProfile, default_agents
 from silo_nb.task_set import TaskSet
 
 if TYPE_CHECKING:
@@ -42,8 +41,7 @@ if TYPE_CHECKING:
 
     from silo_nb.kernel_tools import KernelToolServer
     from silo_nb.notebook.widgets import SessionPanel
-    from silo_nb.sessions.agents import AgentsService
-    from silo_nb.sessions.session.handle import AgentSessionHandle
+    from silo_nb.sessions import AgentSessionHandle, AgentsService
 
 __all__ = ["Connection", "NotebookSession"]
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from IPython.core.error import UsageError
 
 from silo_nb.notebook.magics.connections import NotebookSession
-from silo_nb.sessions.dormant_sessions import DormantSession, scan_dormant
+from silo_nb.sessions import DormantSession, scan_dormant
 
 __all__ = ["dormant_sessions", "resume_target"]
 

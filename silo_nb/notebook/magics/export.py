@@ -18,8 +18,7 @@ from IPython.core.error import UsageError
 from silo_nb.notebook.magics.args import argument, magic_arguments
 from silo_nb.notebook.magics.connections import NotebookSession
 from silo_nb.notebook.render.page import page_html, page_markdown
-from silo_nb.sessions.parse import session_title
-from silo_nb.sessions.safe_files import write_named_file
+from silo_nb.sessions import session_title, write_named_file
 
 __all__ = ["export_command", "write_export"]
 

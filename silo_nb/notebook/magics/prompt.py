@@ -29,12 +29,11 @@ from silo_nb.notebook.cell_records import prompt_cell_key
 from silo_nb.notebook.last_error import last_traceback
 from silo_nb.notebook.magics.args import argument, magic_arguments, one_line, parse, split
 from silo_nb.notebook.magics.waker import waker
-from silo_nb.sessions.sampling import sampling
+from silo_nb.sessions import sampling_asked
 
 if TYPE_CHECKING:
     from silo_nb.notebook.magics.connections import Connection, NotebookSession
-    from silo_nb.sessions.models import AgentSessionUpdate
-    from silo_nb.sessions.session.handle import AgentSessionHandle
+    from silo_nb.sessions import AgentSessionHandle, AgentSessionUpdate
 
 __all__ = ["palette_run", "run_prompt", "send_turn"]
 
@@ -88,7 +87,7 @@ async def run_prompt(
     if not text.strip() and not extra:
         raise UsageError("%%prompt: the cell is empty — write the prompt on the lines below %%prompt.")
     try:
-        sample = sampling(shell.user_ns)
+        sample = sampling_asked(shell.user_ns)
     except ValueError as exc:
         raise UsageError(f"%%prompt: {exc}") from None
     session.prompt_runs += 1

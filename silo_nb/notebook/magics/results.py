@@ -15,8 +15,7 @@ import argparse
 
 from IPython.core.error import UsageError
 
-from silo_nb.experiments.grid import DEFAULT_RUNS_FOLDER
-from silo_nb.experiments.runs_index import find_run, list_runs
+from silo_nb.experiments import DEFAULT_RUNS_FOLDER, find_run, list_runs
 from silo_nb.notebook._display import display
 from silo_nb.notebook.magics.args import argument, magic_arguments
 from silo_nb.notebook.magics.connections import NotebookSession

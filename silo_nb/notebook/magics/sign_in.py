@@ -32,7 +32,7 @@ from IPython.core.error import UsageError
 from silo_nb.notebook.magics.args import argument, magic_arguments
 from silo_nb.notebook.magics.connections import Connection, NotebookSession
 from silo_nb.notebook.magics.profile_warnings import held_profile_warnings
-from silo_nb.sessions.connecting.auth_methods import AuthMethod, sign_in_advice
+from silo_nb.sessions import AuthMethod, sign_in_advice
 
 __all__ = ["auth_subcommands", "login", "sign_in_action"]
 

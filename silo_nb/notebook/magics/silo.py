@@ -46,9 +46,7 @@ from silo_nb.notebook.magics.prompt import run_prompt
 from silo_nb.notebook.magics.replaying import replay_profile_id
 from silo_nb.notebook.magics.results import diff_command, runs_command
 from silo_nb.notebook.magics.sign_in import auth_subcommands
-from silo_nb.sessions.dormant_sessions import DormantSession
-from silo_nb.sessions.errors import AgentSessionError
-from silo_nb.sessions.sampling import sampling
+from silo_nb.sessions import AgentSessionError, DormantSession, sampling_asked
 
 if TYPE_CHECKING:
     pass
@@ -152,7 +150,7 @@ async def _connect(session: NotebookSession, args: argparse.Namespace) -> None:
         raise UsageError(message)
     let_through(warnings)
     try:
-        sample = sampling(session.shell.user_ns)
+        sample = sampling_asked(session.shell.user_ns)
     except ValueError as exc:
         raise UsageError(f"%silo connect: {exc}") from None
     # Each sample in a session of its own: one this kernel opened (a connect run again re-shows it).

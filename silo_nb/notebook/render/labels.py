@@ -21,8 +21,7 @@ from typing import Any
 from silo_nb.memo import LruCache
 from silo_nb.notebook.entries import Entry, PermissionEntry, QuestionEntry, ToolEntry, TranscriptState
 from silo_nb.notebook.render import styles
-from silo_nb.sessions.models import AgentContentBlock, AgentSessionUsage, AgentToolCallContent
-from silo_nb.sessions.prompt_attachments import PromptAttachment
+from silo_nb.sessions import AgentContentBlock, AgentSessionUsage, AgentToolCallContent, PromptAttachment
 
 TOOL_TEXT_LIMIT = 20_000  # characters of one tool text block kept in the HTML and Markdown
 DIFF_LINE_LIMIT = 400  # diff lines kept per diff

@@ -31,9 +31,7 @@ from silo_nb.notebook.transcript import (
     fold_all,
     with_status,
 )
-from silo_nb.sessions.journal_turns import split_turns
-from silo_nb.sessions.kinds import TURN_END_KIND
-from silo_nb.sessions.models import AgentSessionUpdate
+from silo_nb.sessions import TURN_END_KIND, AgentSessionUpdate, split_turns
 
 __all__ = ["ExportTurn", "export_turns", "page_html", "page_markdown"]
 

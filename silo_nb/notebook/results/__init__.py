@@ -14,8 +14,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from silo_nb.experiments.grid import DEFAULT_RUNS_FOLDER
-from silo_nb.experiments.runs_index import find_run
+from silo_nb.experiments import DEFAULT_RUNS_FOLDER, find_run
 from silo_nb.notebook.results.loaded_run import LoadedRun
 from silo_nb.notebook.results.report_page import write_report
 

@@ -13,7 +13,7 @@ import logging
 import math
 from typing import Any
 
-from silo_nb.experiments.summary_plots import plot_cost_vs_pass, plot_pass_rates
+from silo_nb.experiments import plot_cost_vs_pass, plot_pass_rates
 
 __all__ = ["summary_svgs"]
 

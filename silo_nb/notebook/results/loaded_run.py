@@ -12,12 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from silo_nb.experiments import frame, summarize
-from silo_nb.experiments.run_folder import RunFolder
-from silo_nb.experiments.run_rows import SCORE_PREFIX
-from silo_nb.experiments.summary import cells_frame
-from silo_nb.sessions.journal import parse_lines, read_lines
-from silo_nb.sessions.models import AgentSessionUpdate
+from silo_nb.experiments import SCORE_PREFIX, RunFolder, cells_frame, frame, summarize
+from silo_nb.sessions import AgentSessionUpdate, parse_lines, read_lines
 
 __all__ = ["SHOWN", "LoadedRun"]
 

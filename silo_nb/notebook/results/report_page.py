@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from silo_nb.experiments.run_folder import atomic_write
+from silo_nb.experiments import atomic_write
 from silo_nb.notebook.render import styles
 from silo_nb.notebook.render.labels import esc
 from silo_nb.notebook.render.page import PAGE_CSS

@@ -10,8 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from silo_nb.experiments.run_rows import SCORE_PREFIX
-from silo_nb.experiments.runs_index import RunInfo
+from silo_nb.experiments import SCORE_PREFIX, RunInfo
 from silo_nb.notebook.render import styles
 from silo_nb.notebook.render.labels import elapsed_text, esc
 from silo_nb.notebook.results.cell_page import score_value_html, status_html

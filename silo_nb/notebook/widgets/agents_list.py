@@ -31,9 +31,7 @@ from silo_nb.notebook.widgets._common import close_tree, esc, ipw, local_clock, 
 from silo_nb.notebook.widgets.snapshot import SnapshotMixin
 from silo_nb.notebook.widgets.snapshot_views import agents_snapshot, dormant_state
 from silo_nb.notebook.widgets.throttle import Ticker
-from silo_nb.sessions.agents import AgentsService
-from silo_nb.sessions.dormant_sessions import DormantSession
-from silo_nb.sessions.models import AgentInfo
+from silo_nb.sessions import AgentInfo, AgentsService, DormantSession
 
 __all__ = ["AgentRow", "AgentsList", "DormantRow", "Resume"]
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from silo_nb.experiments.progress import GridCounts, format_counts
+from silo_nb.experiments import GridCounts, format_counts
 from silo_nb.notebook._display import display, update_display
 from silo_nb.notebook.render import styles
 from silo_nb.notebook.widgets._common import esc, ipw

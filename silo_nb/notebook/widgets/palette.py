@@ -16,7 +16,7 @@ from typing import Any
 
 from silo_nb.notebook.render import styles
 from silo_nb.notebook.widgets._common import close_tree, esc, ipw, log
-from silo_nb.sessions.models import AgentCommand
+from silo_nb.sessions import AgentCommand
 
 __all__ = ["CommandPalette"]
 

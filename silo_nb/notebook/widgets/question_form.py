@@ -23,8 +23,7 @@ from typing import Any
 from silo_nb.notebook.render import styles
 from silo_nb.notebook.render.md_html import safe_url
 from silo_nb.notebook.widgets._common import close_tree, esc, ipw, log
-from silo_nb.sessions.agent_requests import AgentElicitationRequest
-from silo_nb.sessions.question_schema import QuestionField, read_fields
+from silo_nb.sessions import AgentElicitationRequest, QuestionField, read_fields
 
 __all__ = ["SHOWN_FIELDS", "QuestionForm"]
 

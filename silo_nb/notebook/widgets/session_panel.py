@@ -35,12 +35,12 @@ from silo_nb.notebook.widgets.sign_in_row import SignInRow
 from silo_nb.notebook.widgets.snapshot import SnapshotMixin
 from silo_nb.notebook.widgets.snapshot_views import panel_snapshot
 from silo_nb.notebook.widgets.throttle import Ticker
-from silo_nb.sessions.agents import AgentsService
-from silo_nb.sessions.models import (
+from silo_nb.sessions import (
     AgentCommand,
     AgentInfo,
     AgentSessionConfigOption,
     AgentSessionUpdate,
+    AgentsService,
 )
 
 __all__ = ["PanelHandle", "SessionPanel"]

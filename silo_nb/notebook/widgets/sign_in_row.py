@@ -14,7 +14,7 @@ from typing import Any
 
 from silo_nb.notebook.render import styles
 from silo_nb.notebook.widgets._common import ipw
-from silo_nb.sessions.models import AgentSessionUpdate
+from silo_nb.sessions import AgentSessionUpdate
 
 __all__ = ["SignInRow"]
 

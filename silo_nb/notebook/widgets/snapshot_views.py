@@ -15,8 +15,7 @@ from silo_nb.notebook.render import saved_part, status_badge_html, styles, trans
 from silo_nb.notebook.render.labels import short_title, title_html
 from silo_nb.notebook.transcript import TranscriptState, with_status
 from silo_nb.notebook.widgets._common import esc, local_clock, parse_iso
-from silo_nb.sessions.dormant_sessions import DormantSession
-from silo_nb.sessions.models import AgentCommand, AgentInfo, AgentSessionConfigOption
+from silo_nb.sessions import AgentCommand, AgentInfo, AgentSessionConfigOption, DormantSession
 
 __all__ = ["agents_snapshot", "dormant_state", "option_values", "panel_snapshot"]
 

@@ -33,7 +33,7 @@ from silo_nb.notebook.widgets.live_body import LiveBody
 from silo_nb.notebook.widgets.permission_row import PermissionRow
 from silo_nb.notebook.widgets.question_form import QuestionForm
 from silo_nb.notebook.widgets.throttle import Throttle, Ticker
-from silo_nb.sessions.agent_requests import AgentElicitationRequest, AgentPermissionRequest
+from silo_nb.sessions import AgentElicitationRequest, AgentPermissionRequest
 
 __all__ = ["TurnView"]
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from silo_nb.acp import (
     PROTOCOL_VERSION,
+    STDERR_RING_LINES,
     AcpConnectionClosed,
     AcpRpcError,
     AgentConnection,
@@ -22,7 +23,6 @@ from silo_nb.acp import (
     client_info,
     error_excerpt,
 )
-from silo_nb.acp.process import STDERR_RING_LINES
 from silo_nb.sessions.capabilities import AgentCapabilities
 from silo_nb.sessions.connecting.auth_methods import AuthMethod, choose_method, is_auth_error, sign_in_advice
 from silo_nb.sessions.errors import AgentSessionError, AgentSignInError

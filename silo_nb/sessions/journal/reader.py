@@ -29,7 +29,7 @@ from typing import Any
 
 import orjson
 
-from silo_nb.acp.framing import DEFAULT_MAX_LINE_BYTES, has_long_number
+from silo_nb.acp import DEFAULT_MAX_LINE_BYTES, has_long_number
 from silo_nb.sessions.journal.lines import journal_line_to_update
 from silo_nb.sessions.kinds import TURN_END_KIND
 from silo_nb.sessions.models import AgentSessionUpdate

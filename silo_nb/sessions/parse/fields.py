@@ -18,7 +18,7 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any, TypeGuard
 
-from silo_nb.acp.framing import cut_depth
+from silo_nb.acp import cut_depth
 from silo_nb.sessions.models import (
     AgentContentBlock,
     AgentPlanEntry,

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from silo_nb.acp.framing import cut_depth
+from silo_nb.acp import cut_depth
 from silo_nb.sessions.kinds import RUN_BREAKERS, SILO_NB_KINDS, TEXT_KINDS, TOOL_KINDS
 from silo_nb.sessions.models import AgentSessionUpdate, builder
 from silo_nb.sessions.parse.fields import (

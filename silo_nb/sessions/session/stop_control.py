@@ -24,8 +24,7 @@ from typing import TYPE_CHECKING
 import anyio
 
 if TYPE_CHECKING:
-    from silo_nb.acp import AgentConnection
-    from silo_nb.acp.jsonrpc import PendingRequest
+    from silo_nb.acp import AgentConnection, PendingRequest
 
 __all__ = ["KILLED", "NOT_STOPPED", "StopControl"]
 

@@ -34,8 +34,7 @@ from typing import Any
 
 import anyio
 
-from silo_nb.acp import AcpRpcError, AgentSpawnError
-from silo_nb.acp.process import AgentProcess
+from silo_nb.acp import AcpRpcError, AgentProcess, AgentSpawnError
 from silo_nb.sessions.kinds import TERMINAL_OUTPUT_KIND
 from silo_nb.sessions.models import AgentSessionUpdate
 from silo_nb.task_set import TaskSet

@@ -19,7 +19,7 @@ from silo_nb.notebook.render.labels import esc
 from silo_nb.notebook.render.md_html import agent_markdown_html
 from silo_nb.notebook.render.md_inert import md_balanced, md_escape, md_quote
 from silo_nb.notebook.render.streaming import LIVE_MESSAGE_CHARS, streaming_markdown_html
-from silo_nb.sessions.prompt_attachments import is_preview
+from silo_nb.sessions import is_preview
 
 __all__ = ["CARD", "message_body_html", "message_html", "message_markdown", "message_text"]
 

@@ -22,7 +22,7 @@ from silo_nb.notebook.render.html_parts import muted_html, note_html, pill_html
 from silo_nb.notebook.render.labels import esc
 from silo_nb.notebook.render.md_html import markdown_to_html, too_costly
 from silo_nb.notebook.render.md_inert import md_balanced, md_code, md_escape, md_fence, md_indent
-from silo_nb.sessions.models import AgentToolCallContent
+from silo_nb.sessions import AgentToolCallContent
 
 __all__ = ["CARD", "LIVE_ENTRY_CHARS", "tool_html", "tool_markdown", "tool_text"]
 
