@@ -12,44 +12,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from silo_nb.sessions import (
-    AgentCommand,
-    AgentCommandInput,
-    AgentContentBlock,
-    AgentElicitationRequest,
-    AgentInfo,
-    AgentPermissionOption,
-    AgentPermissionRequest,
-    AgentPlanEntry,
-    AgentProfilesService,
-    AgentProfileSummary,
-    AgentPromptBlock,
-    AgentPromptCapabilities,
-    AgentPromptResult,
-    AgentSessionConfigChoice,
-    AgentSessionConfigOption,
-    AgentSessionCost,
-    AgentSessionError,
-    AgentSessionHandle,
-    AgentSessionInputError,
-    AgentSessionRestore,
-    AgentSessionsService,
-    AgentSessionSummary,
-    AgentSessionUpdate,
-    AgentSessionUsage,
-    AgentSignInError,
-    AgentsService,
-    AgentToolCall,
-    AgentToolCallContent,
-    AgentToolCallLocation,
-    AudioBlock,
-    ImageBlock,
-    McpServerConfig,
-    ResourceBlock,
-    ResourceLinkBlock,
-    TextBlock,
-    default_agents,
-)
 from silo_nb.util import Disposable
 from silo_nb.version import VERSION as __version__  # noqa: F401  (the package's version)
 
@@ -68,11 +30,87 @@ if TYPE_CHECKING:
         summarize,
     )
     from silo_nb.notebook import report, show
+    from silo_nb.sessions import (
+        AgentCommand,
+        AgentCommandInput,
+        AgentContentBlock,
+        AgentElicitationRequest,
+        AgentInfo,
+        AgentPermissionOption,
+        AgentPermissionRequest,
+        AgentPlanEntry,
+        AgentProfilesService,
+        AgentProfileSummary,
+        AgentPromptBlock,
+        AgentPromptCapabilities,
+        AgentPromptResult,
+        AgentSessionConfigChoice,
+        AgentSessionConfigOption,
+        AgentSessionCost,
+        AgentSessionError,
+        AgentSessionHandle,
+        AgentSessionInputError,
+        AgentSessionRestore,
+        AgentSessionsService,
+        AgentSessionSummary,
+        AgentSessionUpdate,
+        AgentSessionUsage,
+        AgentSignInError,
+        AgentsService,
+        AgentToolCall,
+        AgentToolCallContent,
+        AgentToolCallLocation,
+        AudioBlock,
+        ImageBlock,
+        McpServerConfig,
+        ResourceBlock,
+        ResourceLinkBlock,
+        TextBlock,
+    )
 
     agents: AgentsService
 
-# Experiments are loaded on first use: every agent process of the demo imports this package too.
+# Loaded on first use: every agent process of the demo imports this package too (``python -m
+# silo_nb.demo_agent``), and needs none of the sessions, experiments or notebook layers.
+_FROM_SESSIONS = (
+    "AgentCommand",
+    "AgentCommandInput",
+    "AgentContentBlock",
+    "AgentElicitationRequest",
+    "AgentInfo",
+    "AgentPermissionOption",
+    "AgentPermissionRequest",
+    "AgentPlanEntry",
+    "AgentProfilesService",
+    "AgentProfileSummary",
+    "AgentPromptBlock",
+    "AgentPromptCapabilities",
+    "AgentPromptResult",
+    "AgentSessionConfigChoice",
+    "AgentSessionConfigOption",
+    "AgentSessionCost",
+    "AgentSessionError",
+    "AgentSessionHandle",
+    "AgentSessionInputError",
+    "AgentSessionRestore",
+    "AgentSessionsService",
+    "AgentSessionSummary",
+    "AgentSessionUpdate",
+    "AgentSessionUsage",
+    "AgentSignInError",
+    "AgentsService",
+    "AgentToolCall",
+    "AgentToolCallContent",
+    "AgentToolCallLocation",
+    "AudioBlock",
+    "ImageBlock",
+    "McpServerConfig",
+    "ResourceBlock",
+    "ResourceLinkBlock",
+    "TextBlock",
+)
 _LAZY = {
+    **dict.fromkeys(_FROM_SESSIONS, "silo_nb.sessions"),
     "frame": "silo_nb.experiments",
     "GridRun": "silo_nb.experiments",
     "PermissionPolicy": "silo_nb.experiments",
@@ -166,6 +204,8 @@ def unload_ipython_extension(ipython: Any) -> None:
 def __getattr__(name: str) -> Any:
     # ``silo_nb.agents`` is made on first use, so importing silo_nb reads no files and starts nothing.
     if name == "agents":
+        from silo_nb.sessions import default_agents
+
         return default_agents()
     if name in _LAZY:
         import importlib
@@ -174,3 +214,7 @@ def __getattr__(name: str) -> Any:
         globals()[name] = value
         return value
     raise AttributeError(f"module 'silo_nb' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
