@@ -20,15 +20,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from silo_nb.sessions import (
     KINDS,
-    TURN_END_KIND,
     USER_PROMPT_KIND,
     AgentSessionUpdate,
+    PermissionDecisionLine,
+    QuestionDecisionLine,
+    TurnEndLine,
     parse_config_options,
     split_turns,
 )
@@ -82,7 +84,7 @@ class _Turn:
     rejected: int = 0
     cancelled: int = 0
     text: list[str] = field(default_factory=list)
-    end: Mapping[str, Any] | None = None
+    end: TurnEndLine | None = None
     usage: tuple[float, float, float | None, str | None] | None = None  # used, size, cost total, currency
 
 
@@ -136,11 +138,10 @@ def _session_facts(update: AgentSessionUpdate, state: _Session) -> None:
     elif update.kind == "config_option_update":
         for option in parse_config_options(raw.get("configOptions")):
             state.config[option.id] = option.current_value
-    elif update.kind == TURN_END_KIND:
-        if isinstance(raw.get("config"), Mapping):
-            state.config.update(raw["config"])
-        state.profile = raw.get("profile") if isinstance(raw.get("profile"), str) else state.profile
-        state.agent = raw.get("agent") if isinstance(raw.get("agent"), str) else state.agent
+    elif (end := TurnEndLine.read(update)) is not None:
+        state.config.update(end.config or {})
+        state.profile = end.profile or state.profile
+        state.agent = end.agent or state.agent
 
 
 def _fold(turn: _Turn, update: AgentSessionUpdate, state: _Session) -> None:
@@ -158,33 +159,26 @@ def _fold(turn: _Turn, update: AgentSessionUpdate, state: _Session) -> None:
         turn.tools[call.tool_call_id] = (call.kind or old_kind, status)
     elif part == "asked":
         turn.asked += 1
-    elif part == "decided":
-        _count_decision(turn, raw)
+    elif part == "decided" and (decision := PermissionDecisionLine.read(update)) is not None:
+        _count_decision(turn, decision)
     elif part == "question":
         turn.questions["asked"] = turn.questions.get("asked", 0) + 1
-    elif part == "answered":
-        given = raw.get("action")
-        action = given if isinstance(given, str) and given in ("accept", "decline") else "cancel"
+    elif part == "answered" and (answer := QuestionDecisionLine.read(update)) is not None:
+        action = answer.action if answer.action in ("accept", "decline") else "cancel"
         turn.questions[action] = turn.questions.get(action, 0) + 1
     elif part == "usage" and update.usage is not None:
         usage = update.usage
         cost = usage.cost
         turn.usage = (usage.used, usage.size, cost.amount if cost else None, cost.currency if cost else None)
-    elif part == "end":
-        turn.end = raw
+    elif part == "end" and (end := TurnEndLine.read(update)) is not None:
+        turn.end = end
         turn.config = dict(state.config)
 
 
-def _count_decision(turn: _Turn, raw: Mapping[str, Any]) -> None:
+def _count_decision(turn: _Turn, decision: PermissionDecisionLine) -> None:
     """A permission decision by the chosen option's kind (``allow_*``, ``reject_*``; none: cancelled)."""
-    chosen = raw.get("optionId")
-    listed = raw.get("options")
-    options: list[Any] = listed if isinstance(listed, list) else []
-    option_kind = next(
-        (str(o.get("kind", "")) for o in options if isinstance(o, Mapping) and o.get("optionId") == chosen),
-        "",
-    )
-    if chosen is None:
+    option_kind = decision.chosen_kind()
+    if decision.option_id is None:
         turn.cancelled += 1
     elif option_kind.startswith("allow"):
         turn.allowed += 1
@@ -193,7 +187,7 @@ def _count_decision(turn: _Turn, raw: Mapping[str, Any]) -> None:
 
 
 def _row(turn: _Turn, state: _Session, session: str, number: int) -> dict[str, Any]:
-    end = turn.end or {}
+    end = turn.end or TurnEndLine()
     used, size, cost_total, currency = turn.usage or (None, None, None, None)
     cost: float | None = None
     if cost_total is not None:
@@ -204,18 +198,18 @@ def _row(turn: _Turn, state: _Session, session: str, number: int) -> dict[str, A
     for tool_kind, status in turn.tools.values():
         by_kind[tool_kind or "other"] = by_kind.get(tool_kind or "other", 0) + 1
         by_status[status or "pending"] = by_status.get(status or "pending", 0) + 1
-    duration = end.get("durationMs")
+    duration = end.duration_ms
     return {
         "session": session,
         "turn": number,
-        "profile": end.get("profile", state.profile),
-        "agent": end.get("agent", state.agent),
+        "profile": end.profile or state.profile,
+        "agent": end.agent or state.agent,
         "config": turn.config,
         "prompt": turn.prompt,
-        "stop_reason": end.get("stopReason"),
-        "error": end.get("error"),
-        "started": turn.started or end.get("startedAt"),
-        "duration_s": duration / 1000 if isinstance(duration, int | float) else None,
+        "stop_reason": end.stop_reason,
+        "error": end.error,
+        "started": turn.started or end.started_at,
+        "duration_s": duration / 1000 if duration is not None else None,
         "updates": turn.updates,
         "tool_calls": len(turn.tools),
         "tools_by_kind": by_kind,

@@ -20,13 +20,13 @@ from pathlib import Path
 from typing import Any
 
 from silo_nb.sessions import (
-    PERMISSION_DECISION_KIND,
-    PERMISSION_REQUEST_KIND,
     SILO_NB_KINDS,
-    TERMINAL_OUTPUT_KIND,
-    TURN_END_KIND,
     USER_PROMPT_KIND,
     AgentSessionUpdate,
+    PermissionDecisionLine,
+    PermissionRequestLine,
+    TerminalOutputLine,
+    TurnEndLine,
     read_updates,
     split_turns,
     update_json,
@@ -68,8 +68,8 @@ class Recording:
 def _terminal_outputs(updates: Sequence[AgentSessionUpdate]) -> dict[str, str]:
     outputs: dict[str, str] = {}
     for update in updates:
-        if update.kind == TERMINAL_OUTPUT_KIND and isinstance(update.raw.get("terminalId"), str):
-            outputs[update.raw["terminalId"]] = str(update.raw.get("output") or "")
+        if (line := TerminalOutputLine.read(update)) is not None:
+            outputs[line.terminal_id] = line.output
     return outputs
 
 
@@ -99,34 +99,28 @@ def _turn(updates: Sequence[AgentSessionUpdate], terminals: dict[str, str]) -> R
     prompt = "".join(u.text or "" for u in updates[:1] if u.kind == USER_PROMPT_KIND)
     steps: list[dict[str, Any] | Permission] = []
     asked: dict[str, int] = {}  # requestId -> index of its step
-    end: dict[str, Any] = {}
+    end = TurnEndLine()
     for update in updates[1:]:
-        raw = update.raw if isinstance(update.raw, dict) else {}
-        if update.kind == PERMISSION_REQUEST_KIND:
-            tool_call = update_json(update).get("toolCall") or {"toolCallId": raw.get("toolCallId")}
-            asked[str(raw.get("requestId"))] = len(steps)
-            steps.append(Permission(tool_call, list(raw.get("options") or []), None))
-        elif update.kind == PERMISSION_DECISION_KIND and str(raw.get("requestId")) in asked:
-            index = asked[str(raw.get("requestId"))]
-            step = steps[index]
-            if isinstance(step, Permission):
-                chosen = raw.get("optionId")
-                steps[index] = Permission(
-                    step.tool_call, step.options, chosen if isinstance(chosen, str) else None
-                )
-        elif update.kind == TURN_END_KIND:
-            end = raw
+        if (decision := PermissionDecisionLine.read(update)) is not None:
+            index = asked.get(decision.request_id)
+            step = steps[index] if index is not None else None
+            if index is not None and isinstance(step, Permission):
+                steps[index] = Permission(step.tool_call, step.options, decision.option_id)
+        elif (request := PermissionRequestLine.read(update)) is not None:
+            tool_call = update_json(update).get("toolCall") or {"toolCallId": request.tool_call_id}
+            asked[request.request_id] = len(steps)
+            steps.append(Permission(tool_call, list(request.options), None))
+        elif (ended := TurnEndLine.read(update)) is not None:
+            end = ended
         elif (wire := _wire(update, terminals)) is not None:
             steps.append(wire)
-    stop = end.get("stopReason") if isinstance(end.get("stopReason"), str) else None
-    outcome = end.get("outcome")
-    duration = end.get("durationMs")
+    stop, outcome, duration = end.stop_reason, end.outcome, end.duration_ms
     return RecordedTurn(
         prompt=prompt,
         steps=steps,
         stop_reason=stop or ("cancelled" if outcome == "cancelled" else "end_turn"),
-        error=str(end.get("error") or "the recorded turn failed") if outcome == "failed" else None,
-        duration_ms=float(duration) if isinstance(duration, int | float) else 0.0,
+        error=(end.error or "the recorded turn failed") if outcome == "failed" else None,
+        duration_ms=duration or 0.0,
     )
 
 

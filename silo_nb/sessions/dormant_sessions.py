@@ -44,6 +44,7 @@ import anyio.lowlevel
 
 from silo_nb.sessions.journal import journal_line_to_update, open_journal
 from silo_nb.sessions.journal.locks import lock_owner
+from silo_nb.sessions.journal_lines import TurnEndLine
 from silo_nb.sessions.kinds import TURN_END_KIND, USER_PROMPT_KIND
 from silo_nb.sessions.parse import session_title
 from silo_nb.sessions.safe_files import read_small_file
@@ -135,10 +136,9 @@ def _scan(text: str) -> _JournalSummary:
         raw = update.raw
         if update.kind == "session_info_update":
             title = session_title(update) or title
-        elif update.kind == TURN_END_KIND:
-            agent = raw.get("agent") if isinstance(raw.get("agent"), str) else agent
-            profile = raw.get("profile") if isinstance(raw.get("profile"), str) else profile
-            last_time = raw.get("endedAt") if isinstance(raw.get("endedAt"), str) else last_time
+        elif (end := TurnEndLine.read(update)) is not None:
+            agent, profile = end.agent or agent, end.profile or profile
+            last_time = end.ended_at or last_time
         elif update.kind == USER_PROMPT_KIND and raw.get("synthesized") is True:
             turns += 1
             last_time = update.timestamp or last_time

@@ -31,7 +31,7 @@ from silo_nb.notebook.transcript import (
     fold_all,
     with_status,
 )
-from silo_nb.sessions import TURN_END_KIND, AgentSessionUpdate, split_turns
+from silo_nb.sessions import AgentSessionUpdate, TurnEndLine, split_turns
 
 __all__ = ["ExportTurn", "export_turns", "page_html", "page_markdown"]
 
@@ -71,9 +71,8 @@ class ExportTurn:
 
 
 def _duration(turn: Sequence[AgentSessionUpdate]) -> float | None:
-    end = next((u for u in reversed(turn) if u.kind == TURN_END_KIND), None)
-    value = end.raw.get("durationMs") if end is not None else None
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+    end = next((line for u in reversed(turn) if (line := TurnEndLine.read(u)) is not None), None)
+    return end.duration_ms if end is not None else None
 
 
 def export_turns(updates: Sequence[AgentSessionUpdate]) -> list[ExportTurn]:

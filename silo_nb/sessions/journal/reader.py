@@ -31,6 +31,7 @@ import orjson
 
 from silo_nb.acp import DEFAULT_MAX_LINE_BYTES, has_long_number
 from silo_nb.sessions.journal.lines import journal_line_to_update
+from silo_nb.sessions.journal_lines import TurnEndLine
 from silo_nb.sessions.kinds import TURN_END_KIND
 from silo_nb.sessions.models import AgentSessionUpdate
 from silo_nb.sessions.safe_files import UnsafeFileError, open_file
@@ -267,6 +268,6 @@ def journal_profile(updates: Iterable[AgentSessionUpdate]) -> str | None:
     """The profile id the journal's last turn end names (``raw.profile``), or None."""
     found = None
     for update in updates:
-        if update.kind == TURN_END_KIND and isinstance(update.raw.get("profile"), str):
-            found = update.raw["profile"]
+        if update.kind == TURN_END_KIND and (end := TurnEndLine.read(update)) is not None and end.profile:
+            found = end.profile
     return found

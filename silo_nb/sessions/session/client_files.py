@@ -36,7 +36,7 @@ from typing import Any
 
 from silo_nb.acp import AcpRpcError
 from silo_nb.sessions.code_targets import runs_code
-from silo_nb.sessions.kinds import FILE_WRITE_KIND
+from silo_nb.sessions.journal_lines import FileWriteLine
 from silo_nb.sessions.models import AgentSessionUpdate
 
 __all__ = ["JOURNAL_TEXT_LIMIT", "WRITE_OPTIONS", "Asker", "ClientFiles"]
@@ -287,12 +287,12 @@ def _bounded(text: str | None) -> tuple[str | None, bool]:
 def _write_line(path: Path, old: str | None, new: str) -> AgentSessionUpdate:
     old_kept, old_cut = _bounded(old)
     new_kept, new_cut = _bounded(new)
-    raw: dict[str, Any] = {"synthesized": True, "path": str(path), "created": old is None}
+    fields: dict[str, Any] = {"path": str(path), "created": old is None}
     if old_kept is not None:
-        raw["oldText"] = old_kept
+        fields["oldText"] = old_kept
     if new_kept is not None:
-        raw["newText"] = new_kept
+        fields["newText"] = new_kept
     if old_cut or new_cut:
-        raw["tooLarge"] = True  # the texts are not kept: the diff says so
-        raw["sizes"] = [len(old or ""), len(new)]
-    return AgentSessionUpdate(kind=FILE_WRITE_KIND, raw=raw)
+        fields["tooLarge"] = True  # the texts are not kept: the diff says so
+        fields["sizes"] = [len(old or ""), len(new)]
+    return FileWriteLine.model_validate(fields).update()

@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from silo_nb.sessions.errors import AgentSessionError
-from silo_nb.sessions.kinds import KERNEL_TOOL_KIND
+from silo_nb.sessions.journal_lines import KernelToolLine
 from silo_nb.sessions.models import AgentSessionUpdate
 from silo_nb.sessions.session.permission_desk import PermissionDesk
 
@@ -150,7 +150,6 @@ class ClientToolCalls:
         images: Sequence[str] = (),
     ) -> None:
         raw: dict[str, Any] = {
-            "synthesized": True,
             "callId": call.call_id,
             "tool": call.tool,
             "arguments": call.arguments,
@@ -165,4 +164,4 @@ class ClientToolCalls:
             raw["images"] = kept[:MAX_IMAGES]
         if len(images) > len(raw.get("images", ())):
             raw["imagesLeftOut"] = len(images) - len(raw.get("images", ()))
-        self._record(AgentSessionUpdate(kind=KERNEL_TOOL_KIND, raw=raw))
+        self._record(KernelToolLine.model_validate(raw).update())

@@ -33,7 +33,8 @@ import anyio.lowlevel
 
 from silo_nb.sessions.agent_requests import AgentPermissionOption, AgentPermissionRequest
 from silo_nb.sessions.journal import parse_lines
-from silo_nb.sessions.kinds import PERMISSION_DECISION_KIND, PERMISSION_REQUEST_KIND
+from silo_nb.sessions.journal_lines import PermissionDecisionLine, PermissionRequestLine
+from silo_nb.sessions.kinds import PERMISSION_REQUEST_KIND
 from silo_nb.sessions.models import AgentSessionUpdate
 from silo_nb.sessions.parse import parse_permission_options, parse_tool_call
 from silo_nb.util import Disposable, ListenerSet, gc_paused
@@ -158,7 +159,7 @@ class PermissionDesk:
         await anyio.lowlevel.checkpoint()
         pending = _Pending(request)
         self._requests[request.request_id] = pending
-        self._record(_line(PERMISSION_REQUEST_KIND, request))
+        self._record(_line(request))
         try:
             await anyio.lowlevel.checkpoint()
             unanswerable = _unanswerable(request)
@@ -177,7 +178,6 @@ class PermissionDesk:
         finally:
             self.settle(request.request_id, None)
             decision = _line(
-                PERMISSION_DECISION_KIND,
                 request,
                 decided=True,
                 choice=pending.choice,
@@ -236,7 +236,6 @@ def _unanswerable(request: AgentPermissionRequest) -> str | None:
 
 
 def _line(
-    kind: str,
     request: AgentPermissionRequest,
     *,
     decided: bool = False,
@@ -245,7 +244,6 @@ def _line(
     note: str | None = None,
 ) -> AgentSessionUpdate:
     raw: dict[str, Any] = {
-        "synthesized": True,
         "requestId": request.request_id,
         "toolCallId": request.tool_call_id,
         "title": request.title,
@@ -269,4 +267,5 @@ def _line(
             raw["decidedBy"] = by
         if note is not None:
             raw["note"] = note
-    return AgentSessionUpdate(kind=kind, tool_call=request.tool_call, raw=raw)
+    line = PermissionDecisionLine if decided else PermissionRequestLine
+    return line.model_validate(raw).update(tool_call=request.tool_call)

@@ -25,7 +25,7 @@ import anyio
 
 from silo_nb.acp import AcpRpcError
 from silo_nb.sessions.agent_requests import AgentElicitationRequest
-from silo_nb.sessions.kinds import QUESTION_DECISION_KIND, QUESTION_REQUEST_KIND
+from silo_nb.sessions.journal_lines import QuestionDecisionLine, QuestionRequestLine
 from silo_nb.sessions.models import AgentSessionUpdate
 from silo_nb.sessions.question_schema import TEXT_LIMIT, QuestionField, check_answer, read_fields
 from silo_nb.util import Disposable, ListenerSet
@@ -197,7 +197,6 @@ class QuestionDesk:
 
 def _base(request: AgentElicitationRequest) -> dict[str, Any]:
     raw: dict[str, Any] = {
-        "synthesized": True,
         "requestId": request.request_id,
         "mode": request.mode,
         "message": request.message,
@@ -218,7 +217,7 @@ def _request_line(
             {"name": f.name, "title": f.title, "type": f.type, "required": f.required} for f in fields
         ]
         raw["fieldCount"] = total
-    return AgentSessionUpdate(kind=QUESTION_REQUEST_KIND, raw=raw)
+    return QuestionRequestLine.model_validate(raw).update()
 
 
 def _decision_line(pending: _Pending) -> AgentSessionUpdate:
@@ -228,4 +227,4 @@ def _decision_line(pending: _Pending) -> AgentSessionUpdate:
         raw["content"] = pending.content
     if pending.completed:
         raw["completed"] = True
-    return AgentSessionUpdate(kind=QUESTION_DECISION_KIND, raw=raw)
+    return QuestionDecisionLine.model_validate(raw).update()

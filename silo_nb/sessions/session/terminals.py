@@ -35,7 +35,7 @@ from typing import Any
 import anyio
 
 from silo_nb.acp import AcpRpcError, AgentProcess, AgentSpawnError
-from silo_nb.sessions.kinds import TERMINAL_OUTPUT_KIND
+from silo_nb.sessions.journal_lines import TerminalOutputLine
 from silo_nb.sessions.models import AgentSessionUpdate
 from silo_nb.task_set import TaskSet
 
@@ -271,14 +271,14 @@ class TerminalHost:
         text, replace = terminal.take_line()
         if not text and not final:
             return
-        raw: dict[str, Any] = {"synthesized": True, "terminalId": terminal.terminal_id, "output": text}
+        raw: dict[str, Any] = {"terminalId": terminal.terminal_id, "output": text}
         if replace:
             raw.update(replace=True, truncated=True)
         elif terminal.truncated:
             raw["truncated"] = True
         if final and terminal.exit_status is not None:
             raw["exitStatus"] = dict(terminal.exit_status)
-        self._record(AgentSessionUpdate(kind=TERMINAL_OUTPUT_KIND, raw=raw))
+        self._record(TerminalOutputLine.model_validate(raw).update())
 
 
 def _exit_status(code: int | None) -> dict[str, Any]:

@@ -25,9 +25,11 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Mapping
+from typing import Any
 
 from silo_nb.sessions.host import SessionRegistry
-from silo_nb.sessions.kinds import TEXT_KINDS, TURN_END_KIND, WORK_KINDS
+from silo_nb.sessions.journal_lines import TurnEndLine
+from silo_nb.sessions.kinds import TEXT_KINDS, WORK_KINDS
 from silo_nb.sessions.models import AgentSessionUpdate
 from silo_nb.sessions.status import TurnOutcome, now_iso
 
@@ -61,16 +63,16 @@ def turn_end_line(
     agent_stop_reason: str | None = None,
 ) -> AgentSessionUpdate:
     """The synthesized journal line that ends a turn (see the module docstring)."""
-    raw: dict[str, object] = {"synthesized": True, "outcome": outcome, **(context or {})}
+    fields: dict[str, Any] = {"outcome": outcome, **(context or {})}
     if stop_reason:
-        raw["stopReason"] = stop_reason
+        fields["stopReason"] = stop_reason
     if agent_stop_reason:
-        raw["agentStopReason"] = agent_stop_reason
+        fields["agentStopReason"] = agent_stop_reason
     if error:
-        raw["error"] = error
+        fields["error"] = error
     if sign_in:
-        raw["signIn"] = list(sign_in)
-    return AgentSessionUpdate(kind=TURN_END_KIND, timestamp=now_iso(), raw=raw)
+        fields["signIn"] = list(sign_in)
+    return TurnEndLine.model_validate(fields).update(timestamp=now_iso())
 
 
 class TurnTracker:
