@@ -48,7 +48,7 @@ def require_browser_stack() -> None:
     missing = []
     if not os.access(CHROMIUM, os.X_OK):
         missing.append(f"{CHROMIUM} (Debian package chromium)")
-    for module in ("playwright", "jupyterlab"):
+    for module in ("playwright", "jupyterlab", "notebook"):
         try:
             __import__(module)
         except ImportError:
@@ -112,10 +112,16 @@ class LabServer:
 
 @contextlib.contextmanager
 def lab_server(
-    root: Path, state: Path, env: dict[str, str], timeout: float = 60, kernel_python: Path | None = None
+    root: Path,
+    state: Path,
+    env: dict[str, str],
+    timeout: float = 60,
+    kernel_python: Path | None = None,
+    app: str = "lab",
 ) -> Iterator[LabServer]:
-    """Start ``jupyter lab`` serving ``root`` (private config/data/runtime/settings dirs under ``state``);
-    with ``kernel_python``, its "python3" kernels run that Python (another venv's ipykernel)."""
+    """Start ``jupyter lab`` (or, with ``app="notebook"``, Notebook 7's ``jupyter notebook``) serving
+    ``root`` (private config/data/runtime/settings dirs under ``state``); with ``kernel_python``, its
+    "python3" kernels run that Python (another venv's ipykernel)."""
     dirs = {name: state / name for name in ("config", "data", "runtime", "ipython", "settings", "user", "ws")}
     for folder in dirs.values():
         folder.mkdir(parents=True, exist_ok=True)
@@ -138,10 +144,11 @@ def lab_server(
         (spec / "kernel.json").write_text(json.dumps(kernel))
         server_env["JUPYTER_PREFER_ENV_PATH"] = "0"
     port, token = free_port(), secrets.token_hex(16)
-    log = state / "jupyter-lab.log"
+    log = state / f"jupyter-{app}.log"
+    settings_app = "LabApp" if app == "lab" else "JupyterNotebookApp"
     argv = [
         str(Path(sys.executable).parent / "jupyter"),
-        "lab",
+        app,
         "--no-browser",
         "--ip=127.0.0.1",
         f"--port={port}",
@@ -150,12 +157,12 @@ def lab_server(
         f"--ServerApp.root_dir={root}",
         "--ServerApp.allow_root=True",
         "--ServerApp.terminals_enabled=False",
-        "--LabApp.news_url=None",
-        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-        f"--LabApp.app_settings_dir={dirs['settings']}",
-        f"--LabApp.user_settings_dir={dirs['user']}",
-        f"--LabApp.workspaces_dir={dirs['ws']}",
+        f"--{settings_app}.app_settings_dir={dirs['settings']}",
+        f"--{settings_app}.user_settings_dir={dirs['user']}",
+        f"--{settings_app}.workspaces_dir={dirs['ws']}",
     ]
+    if app == "lab":
+        argv += ["--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
     if not Path(argv[0]).is_file():
         pytest.fail(f"{argv[0]} is missing: {SETUP_HINT}", pytrace=False)
     with log.open("wb") as sink:
@@ -167,14 +174,14 @@ def lab_server(
         deadline = time.monotonic() + timeout
         while True:
             if process.poll() is not None:
-                pytest.fail(f"jupyter lab exited with {process.returncode}:\n{server.log_tail()}")
+                pytest.fail(f"jupyter {app} exited with {process.returncode}:\n{server.log_tail()}")
             try:
                 server.api("GET", "status", timeout=2)
                 break
             except (urllib.error.URLError, ConnectionError, TimeoutError):
                 if time.monotonic() > deadline:
                     pytest.fail(
-                        f"jupyter lab did not answer /api/status in {timeout:.0f} s:\n{server.log_tail()}"
+                        f"jupyter {app} did not answer /api/status in {timeout:.0f} s:\n{server.log_tail()}"
                     )
                 time.sleep(0.2)
         yield server

@@ -140,6 +140,7 @@ def lab_in_chromium(
     viewport: tuple[int, int],
     failure: str,
     kernel_python: Path | None = None,
+    app: str = "lab",
 ) -> Iterator[tuple[LabServer, Any]]:
     """JupyterLab on ``root`` (the demo agent paced by ``delay``; its kernels run ``kernel_python`` if
     given) and a headless chromium page on it; a screenshot named ``failure`` if the body raises; the
@@ -153,7 +154,7 @@ def lab_in_chromium(
         "PYDEVD_DISABLE_FILE_VALIDATION": "1",
     }
     with (
-        lab_server(root, tmp_path / "lab", env, kernel_python=kernel_python) as server,
+        lab_server(root, tmp_path / "lab", env, kernel_python=kernel_python, app=app) as server,
         sync_playwright() as pw,
     ):
         context = pw.chromium.launch_persistent_context(
