@@ -116,7 +116,7 @@ MAX_MODULE_LINES = 400
 # public face of the contract: one short property or method per name of spec/python-api.md.
 LONGER_ALLOWED = {
     "demo_agent/scripted_turns.py": 430,
-    "notebook/transcript.py": 450,
+    "notebook/transcript.py": 480,
     "sessions/session/handle.py": 410,
 }
 

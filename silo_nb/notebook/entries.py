@@ -110,6 +110,23 @@ class TerminalView:
 
 
 @dataclass(frozen=True)
+class PermissionEntry:
+    """A permission the agent asked for, and what was chosen (``choice`` None: cancelled/unanswered)."""
+
+    tool_call_id: str
+    title: str
+    options: tuple[tuple[str, str, str], ...]  # (option_id, name, kind)
+    choice: str | None = None
+    answered: bool = False
+    request_id: str | None = None
+    note: str | None = None  # why silo_nb answered it itself (no options, repeated ids, a raising listener)
+
+    @property
+    def choice_name(self) -> str | None:
+        return next((name for option_id, name, _ in self.options if option_id == self.choice), None)
+
+
+@dataclass(frozen=True)
 class ToolEntry:
     tool_call_id: str
     title: str | None = None
@@ -122,6 +139,12 @@ class ToolEntry:
     terminals: tuple[TerminalView, ...] = ()  # the client terminals its content embeds, as known so far
     # A recording's call played back (the replay agent's ``_meta.silo_nb.recorded``): nothing was done now.
     recorded: bool = False
+    # The permission asked for this call, shown inside its card where it was asked: after the first
+    # ``permission_at`` content items (what the call showed then), before what came after (its result).
+    permission: PermissionEntry | None = None
+    permission_at: int = 0
+    written: tuple[str, ...] = ()  # paths of its diffs that silo_nb then wrote as proposed ("· written")
+    cwd: str | None = None  # the session's folder: its paths show relative to it
     NONE: ClassVar[ToolEntry]  # what a new tool call's fields start from
 
     def updated_by(self, call: AgentToolCall, recorded: bool = False) -> ToolEntry:
@@ -139,6 +162,10 @@ class ToolEntry:
             raw_output=call.raw_output if call.raw_output is not None else self.raw_output,
             terminals=self.terminals,
             recorded=self.recorded or recorded,
+            permission=self.permission,
+            permission_at=self.permission_at,
+            written=self.written,
+            cwd=self.cwd,
         )
 
     @property
@@ -171,6 +198,7 @@ class FileEditEntry:
     new_text: str | None = None
     too_large: bool = False
     sizes: tuple[int, int] | None = None
+    cwd: str | None = None  # the session's folder: the path shows relative to it
 
 
 @dataclass(frozen=True)
@@ -214,23 +242,6 @@ class QuestionEntry:
         return self.action is not None
 
 
-@dataclass(frozen=True)
-class PermissionEntry:
-    """A permission the agent asked for, and what was chosen (``choice`` None: cancelled/unanswered)."""
-
-    tool_call_id: str
-    title: str
-    options: tuple[tuple[str, str, str], ...]  # (option_id, name, kind)
-    choice: str | None = None
-    answered: bool = False
-    request_id: str | None = None
-    note: str | None = None  # why silo_nb answered it itself (no options, repeated ids, a raising listener)
-
-    @property
-    def choice_name(self) -> str | None:
-        return next((name for option_id, name, _ in self.options if option_id == self.choice), None)
-
-
 Entry = (
     MessageEntry | ToolEntry | PlanView | PermissionEntry | FileEditEntry | QuestionEntry | KernelToolEntry
 )
@@ -248,11 +259,31 @@ class TranscriptState:
     other: tuple[tuple[str, int], ...] = field(default=())
     # Repainted from the journal (a restore): the header says so whatever the turn's outcome.
     restored: bool = False
+    cwd: str | None = None  # the session's folder (the prompt line's ``raw.cwd``): paths show relative to it
 
     def tool(self, tool_call_id: str) -> ToolEntry | None:
         return next(
             (e for e in self.entries if isinstance(e, ToolEntry) and e.tool_call_id == tool_call_id), None
         )
+
+    @property
+    def permissions(self) -> tuple[PermissionEntry, ...]:
+        """Every permission of the transcript in order, those shown inside their tool call's card too."""
+        found = []
+        for entry in self.entries:
+            asked = entry.permission if isinstance(entry, ToolEntry) else entry
+            if isinstance(asked, PermissionEntry):
+                found.append(asked)
+        return tuple(found)
+
+    def waiting(self) -> PermissionEntry | QuestionEntry | None:
+        """The last permission (in a tool call's card or alone) or question still unanswered."""
+        found: PermissionEntry | QuestionEntry | None = None
+        for entry in self.entries:
+            asked = entry.permission if isinstance(entry, ToolEntry) else entry
+            if isinstance(asked, PermissionEntry | QuestionEntry) and not asked.answered:
+                found = asked
+        return found
 
     @property
     def plan(self) -> PlanView | None:

@@ -37,6 +37,7 @@ from silo_nb.notebook.entries import (
     made,
     with_status,
 )
+from silo_nb.notebook.entry_joins import with_permission, written_as_proposed
 from silo_nb.notebook.entry_lines import (
     file_edit_entry,
     kernel_tool_entry,
@@ -86,6 +87,7 @@ class TranscriptBuilder:
         self._entries: list[Entry] = list(start.entries)
         self._usage, self._title = start.usage, start.title
         self._status, self._stop_reason, self._error = start.status, start.stop_reason, start.error
+        self._cwd = start.cwd
         self._other: dict[str, int] = dict(start.other)
         self._tools: dict[str, int] = {}
         self._plan: int | None = None
@@ -140,6 +142,7 @@ class TranscriptBuilder:
                 stop_reason=self._stop_reason,
                 error=self._error,
                 other=tuple(self._other.items()),
+                cwd=self._cwd,
             )
         return self._snapshot
 
@@ -251,6 +254,9 @@ class TranscriptBuilder:
             dropped=len(text) - len(kept),
             attachments=parse_attachments(fields["raw"].get("attachments")),
         )
+        cwd = fields["raw"].get("cwd")
+        if role == "user" and isinstance(cwd, str) and cwd:
+            self._cwd = cwd
         self._add(entry)
         return True
 
@@ -260,7 +266,10 @@ class TranscriptBuilder:
             return False
         index, recorded = self._tools.get(call.tool_call_id), recorded_call(update.raw)
         if index is None:
-            index = self._add(self._with_terminals(ToolEntry.NONE.updated_by(call, recorded), None))
+            entry = ToolEntry.NONE.updated_by(call, recorded)
+            if self._cwd is not None:
+                entry = replace(entry, cwd=self._cwd)
+            index = self._add(self._with_terminals(entry, None))
         else:
             existing = self._entries[index]
             assert isinstance(existing, ToolEntry)
@@ -334,6 +343,8 @@ class TranscriptBuilder:
         they match the last unanswered entry of the same tool call, or stand alone."""
         decided = update.kind == "permission_decision"
         entry = permission_entry(update.raw, decided=decided)
+        if self._in_tool_card(entry, decided):
+            return True
         request_id = entry.request_id
         if decided:
             opened = (
@@ -348,6 +359,16 @@ class TranscriptBuilder:
                     self._set(index, entry)
                     return True
         self._add(entry)
+        return True
+
+    def _in_tool_card(self, entry: PermissionEntry, decided: bool) -> bool:
+        """The permission shown inside its tool call's card (``entry_joins``); False: it stands alone."""
+        index = self._tools.get(entry.tool_call_id)
+        tool = self._entries[index] if index is not None else None
+        joined = with_permission(tool, entry, decided=decided) if isinstance(tool, ToolEntry) else None
+        if index is None or joined is None:
+            return False
+        self._set(index, joined)
         return True
 
     def _question(self, update: AgentSessionUpdate) -> bool:
@@ -366,7 +387,18 @@ class TranscriptBuilder:
         return True
 
     def _file_write(self, update: AgentSessionUpdate) -> bool:
-        self._add(file_edit_entry(update.raw))
+        """A file silo_nb wrote for the agent: the latest tool call whose diff proposed exactly that says
+        "written" instead of a second card with the same diff (``entry_joins``)."""
+        entry = file_edit_entry(update.raw)
+        if self._cwd is not None:
+            entry = replace(entry, cwd=self._cwd)
+        for index in sorted(self._tools.values(), reverse=True):
+            tool = self._entries[index]
+            joined = written_as_proposed(tool, entry) if isinstance(tool, ToolEntry) else None
+            if joined is not None:
+                self._set(index, joined)
+                return True
+        self._add(entry)
         return True
 
     def _kernel_tool(self, update: AgentSessionUpdate) -> bool:

@@ -381,7 +381,11 @@ def test_markdown_parts() -> None:
     assert "- [x] Read the notes _(high)_" in markdown
     assert "- [ ] Edit the notes _(in progress, medium)_" in markdown
     assert "- [ ] Report back _(low)_" in markdown
-    assert "* ⚑ Permission: Edit notes.md → **Allow always** (always)" in markdown
+    # inside its tool call's item, where it was asked (before the diff the call showed afterwards)
+    assert (
+        "_completed_ · `/work/notes.md:3`, `/work/other.md`\n  - ⚑ Permission: Edit notes.md → **Allow always** (always)\n  ```diff"
+        in markdown
+    )
     assert "* ✎ **edit** · Edit notes.md · _completed_ · `/work/notes.md:3`, `/work/other.md`" in markdown
     assert (
         "  ```diff\n  --- /work/notes.md\n  +++ /work/notes.md\n  @@ -1,3 +1,4 @@\n   alpha\n  -beta\n"
@@ -460,7 +464,7 @@ def test_plain_text() -> None:
     assert "  [x] Read the notes (high)" in lines
     assert "  [~] Edit the notes (in progress, medium)" in lines
     assert "  [ ] Report back (low)" in lines
-    assert "permission> Edit notes.md → Allow always (always)" in lines
+    assert "    permission> Edit notes.md → Allow always (always)" in lines  # inside its tool call
     assert "[tool call-1] edit · Edit notes.md · completed" in lines
     assert "    at /work/notes.md:3, /work/other.md" in lines
     assert "    -beta" in lines and "    +BETA <b>" in lines and "    +delta" in lines

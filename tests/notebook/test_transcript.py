@@ -85,8 +85,7 @@ def decided(request_id: str | None, option_id: str | None, tool_call_id: str = "
 def permissions(state: TranscriptState) -> list[tuple[str | None, str, bool, str | None]]:
     return [
         (e.request_id, e.tool_call_id, e.answered, e.choice)
-        for e in state.entries
-        if isinstance(e, PermissionEntry)
+        for e in state.permissions  # standalone, and inside their tool call's card
     ]
 
 

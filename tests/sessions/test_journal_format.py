@@ -104,7 +104,8 @@ async def test_project_journal_reads_through_a_silo_format_reader(workspace: Wor
         "usage_update",
     } <= kinds
     prompt = lines[0]
-    assert prompt["messageId"] == "silo-journal-user-1" and prompt["raw"] == {"synthesized": True}
+    assert prompt["messageId"] == "silo-journal-user-1"
+    assert prompt["raw"] == {"synthesized": True, "cwd": str(workspace.folder)}  # paths show relative to it
     assert prompt["content"] == {"type": "text", "text": "make a plan and edit the notes"}
     diff = next(
         c

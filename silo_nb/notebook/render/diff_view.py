@@ -6,6 +6,7 @@ from __future__ import annotations
 from silo_nb.notebook.render import labels, styles
 from silo_nb.notebook.render.labels import esc
 from silo_nb.notebook.render.md_inert import md_escape, md_fence
+from silo_nb.notebook.render.paths import path_html, shown_path
 
 __all__ = ["diff_html", "diff_markdown", "diff_text"]
 
@@ -35,11 +36,20 @@ def _row_html(line: str) -> str:
     )
 
 
-def diff_html(path: str | None, old: str | None, new: str | None) -> str:
-    """A collapsible diff of ``old`` → ``new`` (``old`` None: a new file), expanded when short."""
+WRITTEN = "written"  # a tool call's proposed diff that silo_nb then wrote as it was
+_WRITTEN_HTML = f'<span class="silo-written" style="color:rgb({styles.GREEN})">{WRITTEN}</span>'
+
+
+def diff_html(
+    path: str | None, old: str | None, new: str | None, *, cwd: str | None = None, written: bool = False
+) -> str:
+    """A collapsible diff of ``old`` → ``new`` (``old`` None: a new file), expanded when short; the path
+    relative to ``cwd`` (absolute on hover); ``written``: it was written as shown."""
     shown = labels.diff(old, new)
     added, removed = shown.added, shown.removed
     new_file = " · new file" if old is None else ""
+    if written:
+        new_file += f" · {_WRITTEN_HTML}"
     rows = []
     if shown.truncated:
         rows.append(
@@ -53,7 +63,7 @@ def diff_html(path: str | None, old: str | None, new: str | None) -> str:
     if not shown.total:
         rows.append(f'<div style="padding:0 6px;{styles.MUTED}">(no changes)</div>')
     summary = (
-        f'<summary style="cursor:pointer;{styles.MONO}">{esc(path or "diff")} '
+        f'<summary style="cursor:pointer;{styles.MONO}">{path_html(path, cwd) if path else "diff"} '
         f'<span style="color:rgb({styles.GREEN})">+{added}</span> '
         f'<span style="color:rgb({styles.RED})">−{removed}</span>{new_file}</summary>'
     )
@@ -65,23 +75,30 @@ def diff_html(path: str | None, old: str | None, new: str | None) -> str:
     return f'<details class="silo-diff"{is_open} style="margin:3px 0">{summary}{box}</details>'
 
 
-def diff_markdown(path: str | None, old: str | None, new: str | None) -> list[str]:
+def diff_markdown(
+    path: str | None, old: str | None, new: str | None, *, cwd: str | None = None, written: bool = False
+) -> list[str]:
     """The diff as a fenced ``diff`` block (lines of Markdown)."""
     diff = labels.diff(old, new)
-    name = path or "diff"
+    name = shown_path(path, cwd) if path else "diff"
     header = ["--- /dev/null" if old is None else f"--- {name}", f"+++ {name}"]
     shown = list(diff.shown)
     if diff.total > len(diff.shown):
         shown.append(f"… {diff.total - len(diff.shown):,} more lines")
     note = [f"- _{md_escape(diff.truncated)}_"] if diff.truncated else []
+    note += [f"- _{WRITTEN}_"] if written else []
     return [*note, *md_fence("\n".join(header + shown), "diff")]
 
 
-def diff_text(path: str | None, old: str | None, new: str | None) -> list[str]:
+def diff_text(
+    path: str | None, old: str | None, new: str | None, *, cwd: str | None = None, written: bool = False
+) -> list[str]:
     """The diff as plain lines (``---``/``+++`` header, hunks)."""
     diff = labels.diff(old, new)
+    name = shown_path(path, cwd) if path else "diff"
     lines = [diff.truncated] if diff.truncated else []
-    lines += [f"--- {'/dev/null' if old is None else path or 'diff'}", f"+++ {path or 'diff'}", *diff.shown]
+    lines += [WRITTEN] if written else []
+    lines += [f"--- {'/dev/null' if old is None else name}", f"+++ {name}", *diff.shown]
     if diff.total > len(diff.shown):
         lines.append(f"… {diff.total - len(diff.shown):,} more lines")
     return lines

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from silo_nb.memo import LruCache
-from silo_nb.notebook.entries import Entry, PermissionEntry, QuestionEntry, ToolEntry, TranscriptState
+from silo_nb.notebook.entries import Entry, PermissionEntry, ToolEntry, TranscriptState
 from silo_nb.notebook.render import styles
 from silo_nb.sessions import AgentContentBlock, AgentSessionUsage, AgentToolCallContent, PromptAttachment
 
@@ -110,10 +110,9 @@ def header_status(state: TranscriptState) -> tuple[str, str]:
     """(label, rgb) for the header row: like :func:`turn_status`, but a running turn that waits for a
     permission answer or for the answer to a question says so."""
     if state.status == "running":
-        asking = (PermissionEntry, QuestionEntry)
-        waiting = [e for e in state.entries if isinstance(e, asking) and not e.answered]
-        if waiting:
-            return _BLOCKED if isinstance(waiting[-1], PermissionEntry) else _ASKING
+        waiting = state.waiting()
+        if waiting is not None:
+            return _BLOCKED if isinstance(waiting, PermissionEntry) else _ASKING
     text, rgb = turn_status(state)
     if state.restored and state.status != "restored":  # "■ cancelled · ↺ restored": how it ended, and whence
         text += f" · {TURN_STATUS['restored'][0]}"

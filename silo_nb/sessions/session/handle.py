@@ -252,7 +252,7 @@ class AgentSessionHandle:
         connection = core.wiring.connection
         assert connection is not None
         core.turns.prompt_started()
-        line = prompt_line(parsed, core.user_prompts + 1, cell_id)
+        line = prompt_line(parsed, core.user_prompts + 1, cell_id, core.cwd)
         if line is not None:
             core.user_prompts += 1
             core.record(line)

@@ -87,10 +87,13 @@ def wire_block(block: AgentPromptBlock) -> dict[str, Any]:
     return {"type": "resource", "resource": resource}
 
 
-def prompt_line(blocks: Sequence[AgentPromptBlock], n: int, cell_id: str | None) -> AgentSessionUpdate | None:
+def prompt_line(
+    blocks: Sequence[AgentPromptBlock], n: int, cell_id: str | None, cwd: str | None = None
+) -> AgentSessionUpdate | None:
     """The synthesized ``user_message_chunk`` for the ``n``-th prompt; None for a prompt with neither text
     nor attachments. Attachments are described in ``raw.attachments`` (name, type, size; never their
-    content: see ``prompt_attachments``)."""
+    content: see ``prompt_attachments``); ``raw.cwd`` is the session's folder (the transcript shows paths
+    relative to it)."""
     attachments = describe_attachments(blocks)
     if not attachments and not any(isinstance(b, TextBlock) for b in blocks):
         return None
@@ -100,6 +103,8 @@ def prompt_line(blocks: Sequence[AgentPromptBlock], n: int, cell_id: str | None)
         raw["cellId"] = cell_id
     if attachments:
         raw["attachments"] = attachments
+    if cwd:
+        raw["cwd"] = cwd
     return AgentSessionUpdate(
         kind=USER_PROMPT_KIND,
         text=text,

@@ -8,6 +8,7 @@ from silo_nb.notebook.render.card import Card
 from silo_nb.notebook.render.diff_view import diff_html, diff_markdown, diff_text
 from silo_nb.notebook.render.labels import esc
 from silo_nb.notebook.render.md_inert import md_code, md_indent
+from silo_nb.notebook.render.paths import path_html, shown_path
 
 __all__ = ["CARD", "file_edit_html", "file_edit_markdown", "file_edit_text"]
 
@@ -26,12 +27,12 @@ def _too_large(entry: FileEditEntry) -> str:
 def file_edit_html(entry: FileEditEntry) -> str:
     head = (
         f'<div style="{styles.MUTED}">{_ICON} the agent {_verb(entry)} '
-        f'<span style="{styles.MONO}">{esc(entry.path)}</span></div>'
+        f'<span style="{styles.MONO}">{path_html(entry.path, entry.cwd)}</span></div>'
     )
     body = (
         f'<div style="{styles.SMALL};{styles.MUTED}">{esc(_too_large(entry))}</div>'
         if entry.too_large
-        else diff_html(entry.path, entry.old_text, entry.new_text or "")
+        else diff_html(entry.path, entry.old_text, entry.new_text or "", cwd=entry.cwd)
     )
     return (
         f'<div class="silo-file-edit" style="margin:4px 0;padding:3px 8px;'
@@ -41,19 +42,23 @@ def file_edit_html(entry: FileEditEntry) -> str:
 
 
 def file_edit_markdown(entry: FileEditEntry) -> str:
-    head = f"* {_ICON} the agent {_verb(entry)} {md_code(entry.path)}"
+    head = f"* {_ICON} the agent {_verb(entry)} {md_code(shown_path(entry.path, entry.cwd))}"
     if entry.too_large:
         return f"{head} · _{_too_large(entry)}_"
-    return "\n".join([head, *md_indent(diff_markdown(entry.path, entry.old_text, entry.new_text or ""))])
+    diff = diff_markdown(entry.path, entry.old_text, entry.new_text or "", cwd=entry.cwd)
+    return "\n".join([head, *md_indent(diff)])
 
 
 def file_edit_text(entry: FileEditEntry) -> list[str]:
-    head = f"file> {_verb(entry)} {entry.path}"
+    head = f"file> {_verb(entry)} {shown_path(entry.path, entry.cwd)}"
     if entry.too_large:
         return [f"{head} · {_too_large(entry)}"]
     return [
         head,
-        *(f"    {line}".rstrip() for line in diff_text(entry.path, entry.old_text, entry.new_text or "")),
+        *(
+            f"    {line}".rstrip()
+            for line in diff_text(entry.path, entry.old_text, entry.new_text or "", cwd=entry.cwd)
+        ),
     ]
 
 

@@ -6,6 +6,10 @@
 - Diffs show at most ``labels.DIFF_LINE_LIMIT`` lines with their counts; short ones start expanded.
 - While the turn runs, a tool call whose HTML is over ``LIVE_ENTRY_CHARS`` shows its header and a note
   instead of its output (the saved transcript is whole).
+- The permission asked for the call is a line inside its card, where it was asked: after what the card
+  showed then (the proposed diff), before what came after (its result). A diff silo_nb then wrote as
+  proposed says "written" (no second card repeats it). Paths are relative to the session's folder (the
+  absolute path on hover).
 """
 
 from __future__ import annotations
@@ -16,13 +20,15 @@ from dataclasses import replace
 from silo_nb.notebook.entries import TerminalView, ToolEntry
 from silo_nb.notebook.render import labels, styles
 from silo_nb.notebook.render.card import Card
+from silo_nb.notebook.render.cards.permission import permission_html, permission_markdown, permission_text
 from silo_nb.notebook.render.code import code_block_html, lexer_for_filename, lexer_for_language
 from silo_nb.notebook.render.diff_view import diff_html, diff_markdown, diff_text
 from silo_nb.notebook.render.html_parts import muted_html, note_html, pill_html
 from silo_nb.notebook.render.labels import esc
 from silo_nb.notebook.render.md_html import markdown_to_html, too_costly
 from silo_nb.notebook.render.md_inert import md_balanced, md_code, md_escape, md_fence, md_indent
-from silo_nb.sessions import AgentToolCallContent
+from silo_nb.notebook.render.paths import path_html, shown_path
+from silo_nb.sessions import AgentToolCallContent, AgentToolCallLocation
 
 __all__ = ["CARD", "LIVE_ENTRY_CHARS", "tool_html", "tool_markdown", "tool_text"]
 
@@ -53,9 +59,28 @@ def _tool_text_html(text: str, entry: ToolEntry) -> str:
     return _collapsible(pre, text)
 
 
+def _written(content: AgentToolCallContent, entry: ToolEntry) -> bool:
+    return content.path is not None and content.path in entry.written
+
+
+def _with_permission(parts: list[str], entry: ToolEntry, line: Callable[[], str]) -> list[str]:
+    """``parts`` (one per content item) with the permission's line where it was asked."""
+    if entry.permission is None:
+        return parts
+    at = min(entry.permission_at, len(parts))
+    return [*parts[:at], line(), *parts[at:]]
+
+
+def _location(location: AgentToolCallLocation, cwd: str | None, *, html: bool) -> str:
+    line = f":{location.line}" if location.line else ""
+    return (path_html(location.path, cwd) + esc(line)) if html else shown_path(location.path, cwd) + line
+
+
 def _tool_content_html(content: AgentToolCallContent, entry: ToolEntry) -> str:
     if content.type == "diff":
-        return diff_html(content.path, content.old_text, content.new_text)
+        return diff_html(
+            content.path, content.old_text, content.new_text, cwd=entry.cwd, written=_written(content, entry)
+        )
     if content.type == "terminal":
         return _terminal_html(content, entry)
     if content.type == "content" and content.content is not None and content.content.type == "text":
@@ -126,10 +151,12 @@ def tool_html(entry: ToolEntry) -> str:
         f'<span style="font-weight:600">{esc(labels.tool_title(entry))}</span>'
         f"{pill_html(_status_label(entry), rgb)}</div>"
     ]
-    locations = labels.locations(entry)
-    if locations:
-        parts.append(f'<div style="{styles.MONO};{styles.MUTED}">{esc(" · ".join(locations))}</div>')
-    parts.extend(_tool_content_html(content, entry) for content in entry.content)
+    if entry.locations:
+        shown = " · ".join(_location(location, entry.cwd, html=True) for location in entry.locations)
+        parts.append(f'<div style="{styles.MONO};{styles.MUTED}">{shown}</div>')
+    contents = [_tool_content_html(content, entry) for content in entry.content]
+    permission = entry.permission
+    parts += _with_permission(contents, entry, lambda: permission_html(permission) if permission else "")
     if not entry.content and entry.raw_output is not None:
         output = esc(labels.summary(entry.raw_output))
         parts.append(f'<div style="{styles.MONO};{styles.MUTED};white-space:pre-wrap">output: {output}</div>')
@@ -152,6 +179,23 @@ def _tool_text_md(text: str, entry: ToolEntry) -> list[str]:
     return md_fence(text)
 
 
+def _tool_content_markdown(content: AgentToolCallContent, entry: ToolEntry) -> str:
+    if content.type == "diff":
+        lines = diff_markdown(
+            content.path, content.old_text, content.new_text, cwd=entry.cwd, written=_written(content, entry)
+        )
+    elif content.type == "terminal":
+        view = _terminal_of(entry, content.terminal_id)
+        lines = [f"- terminal {md_code(content.terminal_id or '?')}{_terminal_status(view)}"]
+        if view is not None and view.output:
+            lines += md_fence(_tail(view.output, labels.TOOL_TEXT_LIMIT))
+    elif content.type == "content" and content.content is not None and content.content.type == "text":
+        lines = _tool_text_md(content.content.text or "", entry)
+    else:
+        lines = [f"- {md_escape(labels.content_label(content))}"]
+    return "\n".join(lines)
+
+
 def tool_markdown(entry: ToolEntry) -> str:
     """A ``*`` bullet (``-`` is the plan's: a new bullet char keeps the lists apart); one-line details
     are sub-bullets, diffs and output fenced blocks inside the item."""
@@ -159,26 +203,32 @@ def tool_markdown(entry: ToolEntry) -> str:
     icon = labels.KIND_ICONS.get(kind, labels.TOOL_ICON)
     head = f"* {icon} **{md_escape(kind)}** · {md_escape(labels.tool_title(entry))}"
     head += f" · _{md_escape(_status_label(entry))}_"
-    locations = labels.locations(entry)
-    if locations:
-        head += " · " + ", ".join(md_code(location) for location in locations)
-    body: list[str] = []
-    for content in entry.content:
-        if content.type == "diff":
-            body += diff_markdown(content.path, content.old_text, content.new_text)
-        elif content.type == "terminal":
-            view = _terminal_of(entry, content.terminal_id)
-            body.append(f"- terminal {md_code(content.terminal_id or '?')}{_terminal_status(view)}")
-            if view is not None and view.output:
-                body += md_fence(_tail(view.output, labels.TOOL_TEXT_LIMIT))
-        elif content.type == "content" and content.content is not None and content.content.type == "text":
-            body += _tool_text_md(content.content.text or "", entry)
-        else:
-            label = labels.content_label(content)
-            body.append(f"- {md_escape(label)}")
+    if entry.locations:
+        head += " · " + ", ".join(md_code(_location(loc, entry.cwd, html=False)) for loc in entry.locations)
+    items = [_tool_content_markdown(content, entry) for content in entry.content]
+    permission = entry.permission
+    asked = (lambda: "- " + permission_markdown(permission)[2:]) if permission is not None else (lambda: "")
+    body: list[str] = [line for item in _with_permission(items, entry, asked) for line in item.split("\n")]
     if not entry.content and entry.raw_output is not None:
         body.append(f"- output: {md_code(labels.summary(entry.raw_output))}")
     return "\n".join([head, *md_indent(body)])
+
+
+def _tool_content_text(content: AgentToolCallContent, entry: ToolEntry) -> str:
+    if content.type == "diff":
+        lines = diff_text(
+            content.path, content.old_text, content.new_text, cwd=entry.cwd, written=_written(content, entry)
+        )
+    elif content.type == "terminal":
+        view = _terminal_of(entry, content.terminal_id)
+        lines = [f"terminal {content.terminal_id or '?'}{_terminal_status(view)}"]
+        if view is not None and view.output:
+            lines += _tail(view.output, labels.TEXT_TOOL_LIMIT).splitlines()
+    elif content.type == "content" and content.content is not None and content.content.type == "text":
+        lines = labels.cut(content.content.text or "", labels.TEXT_TOOL_LIMIT).splitlines()
+    else:
+        lines = [labels.content_label(content)]
+    return "\n".join(lines)
 
 
 def tool_text(entry: ToolEntry) -> list[str]:
@@ -186,21 +236,12 @@ def tool_text(entry: ToolEntry) -> list[str]:
     shown = _status_label(entry) if entry.recorded else entry.status or "pending"
     lines = [f"[tool {entry.tool_call_id}] {kind} · {labels.tool_title(entry)} · {shown}"]
     body: list[str] = []
-    locations = labels.locations(entry)
-    if locations:
-        body.append("at " + ", ".join(locations))
-    for content in entry.content:
-        if content.type == "diff":
-            body += diff_text(content.path, content.old_text, content.new_text)
-        elif content.type == "terminal":
-            view = _terminal_of(entry, content.terminal_id)
-            body.append(f"terminal {content.terminal_id or '?'}{_terminal_status(view)}")
-            if view is not None and view.output:
-                body += _tail(view.output, labels.TEXT_TOOL_LIMIT).splitlines()
-        elif content.type == "content" and content.content is not None and content.content.type == "text":
-            body += labels.cut(content.content.text or "", labels.TEXT_TOOL_LIMIT).splitlines()
-        else:
-            body.append(labels.content_label(content))
+    if entry.locations:
+        body.append("at " + ", ".join(_location(loc, entry.cwd, html=False) for loc in entry.locations))
+    items = [_tool_content_text(content, entry) for content in entry.content]
+    permission = entry.permission
+    asked = (lambda: "\n".join(permission_text(permission))) if permission is not None else (lambda: "")
+    body += [line for item in _with_permission(items, entry, asked) for line in item.split("\n") if item]
     if not entry.content and entry.raw_output is not None:
         body.append(f"output: {labels.summary(entry.raw_output)}")
     return lines + [f"    {line}".rstrip() for line in body]
