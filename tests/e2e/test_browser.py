@@ -141,6 +141,7 @@ def lab_in_chromium(
     failure: str,
     kernel_python: Path | None = None,
     app: str = "lab",
+    scrollbars: bool = False,
 ) -> Iterator[tuple[LabServer, Any]]:
     """JupyterLab on ``root`` (the demo agent paced by ``delay``; its kernels run ``kernel_python`` if
     given) and a headless chromium page on it; a screenshot named ``failure`` if the body raises; the
@@ -162,6 +163,8 @@ def lab_in_chromium(
             executable_path=str(CHROMIUM),
             headless=True,
             args=CHROMIUM_FLAGS,
+            # headless chromium hides scrollbars: shown, a screenshot tells a table that scrolls
+            ignore_default_args=["--hide-scrollbars"] if scrollbars else None,
             viewport={"width": viewport[0], "height": viewport[1]},
         )
         context.set_default_timeout(WAIT_MS)
@@ -367,7 +370,13 @@ def test_the_results_view_and_the_report_in_a_real_browser(tmp_path: Path) -> No
     nbformat.write(nb, root / RESULTS_NOTEBOOK)
     screens = Screens(tmp_path / "artifacts")
     with lab_in_chromium(
-        root, tmp_path, screens, delay="0", viewport=(1280, 1100), failure="failure-results.png"
+        root,
+        tmp_path,
+        screens,
+        delay="0",
+        viewport=(1400, 1100),  # issue 35: the scores were cut off on the right at this width
+        failure="failure-results.png",
+        scrollbars=True,
     ) as (server, page):
         cells = page.locator(".jp-Notebook .jp-Cell")
         page.goto(server.url(f"lab/tree/{RESULTS_NOTEBOOK}"), timeout=WAIT_MS)
@@ -385,6 +394,17 @@ def test_the_results_view_and_the_report_in_a_real_browser(tmp_path: Path) -> No
         expect(rows).to_have_count(2)  # DataTables' search filters the cells
         search.fill("")
         expect(rows).to_have_count(4)
+        # Read first: the cell, its prompt, the variant, how it ended, the score; wider than the output, the
+        # table scrolls inside it (nothing is cut off on the right).
+        headings = view.locator(".dt-scroll-head th").all_text_contents()
+        assert [h.strip() for h in headings[:6]] == [
+            "cell", "prompt", "variant", "cell_status", "stop_reason", "score.tests",
+        ], headings  # fmt: skip
+        scroller = view.locator(".dt-scroll-body")
+        width, shown = scroller.evaluate("e => [e.scrollWidth, e.clientWidth]")
+        assert width > shown, (width, shown)  # it scrolls
+        summary = view.locator("table.silo-summary")  # its box is as wide as the output, never wider
+        assert summary.evaluate("t => t.parentElement.clientWidth <= t.closest('.jp-OutputArea').clientWidth")
         rows.filter(has_text="p1-demo-c0-r0").click()  # a click opens that cell's page
         chosen = view.locator(".silo-grid-cell[data-cell='p1-demo-c0-r0']")
         expect(chosen.locator(".silo-transcript")).to_contain_text("fix median in stats.py")

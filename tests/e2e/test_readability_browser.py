@@ -76,7 +76,13 @@ def test_readability_in_a_real_browser(tmp_path: Path) -> None:
     write_notebook(root)
     screens = Screens(tmp_path / "artifacts")
     with lab_in_chromium(
-        root, tmp_path, screens, delay="0.01", viewport=(1100, 900), failure="readability-failure.png"
+        root,
+        tmp_path,
+        screens,
+        delay="0.01",
+        viewport=(1100, 900),
+        failure="readability-failure.png",
+        scrollbars=True,
     ) as (server, page):
         cells = page.locator(".jp-Notebook .jp-Cell")
 
@@ -107,6 +113,10 @@ def test_readability_in_a_real_browser(tmp_path: Path) -> None:
         assert (cut.text_content() or "").endswith("…")
         heights = {round(box["height"]) for box in (td.bounding_box() for td in frame.locator("td").all())}
         assert max(heights) < 30, heights  # every cell one line high
+        # wider than the output, the table scrolls inside its box; the box is never wider than the output
+        box, output = frame.evaluate("e => [e.clientWidth, e.closest('.jp-OutputArea').clientWidth]")
+        assert box <= output, (box, output)
+        assert frame.evaluate("e => e.scrollWidth > e.clientWidth")
         shoot(6, "readability-2-frame-table.png")
 
         plot = cells.nth(7).locator(".jp-Cell-outputArea img")

@@ -383,8 +383,8 @@ def test_markdown_parts() -> None:
     assert "- [ ] Report back _(low)_" in markdown
     # inside its tool call's item, where it was asked (before the diff the call showed afterwards)
     assert (
-        "_completed_ · `/work/notes.md:3`, `/work/other.md`\n  - ⚑ Permission: Edit notes.md → **Allow always** (always)\n  ```diff"
-        in markdown
+        "_completed_ · `/work/notes.md:3`, `/work/other.md`\n"
+        "  - ⚑ Permission: Edit notes.md → **Allow always** (always)\n  ```diff" in markdown
     )
     assert "* ✎ **edit** · Edit notes.md · _completed_ · `/work/notes.md:3`, `/work/other.md`" in markdown
     assert (

@@ -19,6 +19,7 @@ import silo_nb
 from silo_nb.experiments import command_scorer, run_grid
 from silo_nb.experiments.runs_index import list_runs
 from silo_nb.notebook.magics import NotebookSession, use_session
+from silo_nb.notebook.render.column_order import short_prompt
 from silo_nb.notebook.render.html import transcript_html
 from silo_nb.notebook.render.page import export_turns
 from silo_nb.notebook.results.cell_page import cell_html
@@ -176,3 +177,12 @@ def test_list_runs_counts_cells_sizes_and_pass_rates(run_folder: Path) -> None:
     assert (info.name, info.cells, info.done, info.failed) == ("stats", 8, 8, 0)
     assert info.pass_rates == {"tests": (6, 8)} and info.size_bytes > 0 and info.age_seconds >= 0
     assert list_runs(run_folder / "nowhere") == []
+
+
+def test_the_cells_table_reads_the_prompt_and_the_scores_first(run_folder: Path) -> None:
+    """Issue 35: the prompt (shortened) beside the opaque cell id, the scores before the counts."""
+    loaded = LoadedRun.load(run_folder)
+    columns = list(loaded.cells.columns)
+    assert columns[:4] == ["cell", "prompt", "variant", "cell_status"]
+    assert columns.index("score.tests") < columns.index("files_changed")
+    assert set(loaded.cells["prompt"]) == {short_prompt(prompt) for prompt in FIX_PROMPTS}

@@ -17,6 +17,7 @@ from silo_nb.experiments import frame
 from silo_nb.notebook._display import display
 from silo_nb.notebook.magics.args import argument, magic_arguments
 from silo_nb.notebook.magics.connections import NotebookSession
+from silo_nb.notebook.render.column_order import reading_order
 from silo_nb.notebook.render.frame_table import frame_bundle
 
 __all__ = ["SHOWN", "frame_command"]
@@ -44,19 +45,21 @@ SHOWN = (
 async def frame_command(session: NotebookSession, args: argparse.Namespace) -> None:
     """Show a session's turns as a table, one row per turn (silo_nb.frame gives the DataFrame)."""
     connection = session.connections.get(args.name)
-    if connection is not None:
-        _, source = await session.handle(args.name)
-        table = frame(source)
-    else:
-        try:
+    try:
+        if connection is not None:
+            _, source = await session.handle(args.name)
+            table = frame(source)
+        else:
             table = frame(args.name, workspace_id=session.service.workspace_id)
-        except FileNotFoundError as exc:
-            known = ", ".join(session.connections) or "none"
-            raise UsageError(f"%silo frame: {exc} (connections here: {known})") from None
+    except FileNotFoundError as exc:
+        known = ", ".join(session.connections) or "none"
+        raise UsageError(f"%silo frame: {exc} (connections here: {known})") from None
+    except ImportError as exc:  # no pandas: the install hint, in one line
+        raise UsageError(f"%silo frame: {exc}") from None
     if table.empty:
         print(f"{args.name}: no turns yet.")
         return
     if not args.all:
         shown = [c for c in SHOWN if c != "session" or table["session"].nunique() > 1]
-        table = table[[*[c for c in ("cell", "variant") if c in table.columns], *shown]]
+        table = table[reading_order([*[c for c in ("cell", "variant") if c in table.columns], *shown])]
     display(frame_bundle(table), raw=True)

@@ -62,7 +62,7 @@ def frame_bundle(table: Any) -> dict[str, str]:
         rows.append(f"<tr>{''.join(cells)}</tr>")
         shown_rows.append(shown_row)
     html = (
-        f'<div class="silo-frame" style="overflow-x:auto;max-width:100%">'
+        f'<div class="silo-frame" style="{styles.SCROLL_BOX}">'
         f'<table style="border-collapse:collapse;{styles.SMALL};width:auto;table-layout:auto">'
         f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
     )

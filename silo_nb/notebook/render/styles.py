@@ -64,6 +64,9 @@ def rgba(rgb: str, alpha: float) -> str:
 
 MUTED = "opacity:.7"
 SMALL = "font-size:.85em"
+# A box as wide as the output area, whatever its content: a wider table scrolls inside it (a visible
+# scrollbar) instead of widening the cell past the window (width:0 keeps the content out of the sizing).
+SCROLL_BOX = "overflow-x:auto;width:0;min-width:100%;max-width:100%"
 MONO = "font-family:var(--jp-code-font-family,monospace);font-size:.85em"
 # Text colours come from JupyterLab's theme variables (dark grey/orange/red on the light theme, light on
 # the dark one); the fallback, for hosts without them (nbconvert, GitHub), is a mid-tone that reads on both.

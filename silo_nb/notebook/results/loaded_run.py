@@ -2,7 +2,9 @@
 
 - Read once from the run's folder (``silo_nb.frame`` of it); every view, the report and ``%silo diff``
   work from this object and never write.
-- :data:`SHOWN` are the columns a table of cells shows (those the run has), then its ``score.*`` ones.
+- :data:`SHOWN` are the columns a table of cells shows (those the run has) and its ``score.*`` ones, in
+  reading order (``render/column_order.py``: the cell, its prompt shortened, the variant, the status and
+  the scores first).
 """
 
 from __future__ import annotations
@@ -13,12 +15,14 @@ from pathlib import Path
 from typing import Any
 
 from silo_nb.experiments import SCORE_PREFIX, RunFolder, cells_frame, frame, summarize
+from silo_nb.notebook.render.column_order import reading_order, short_prompt
 from silo_nb.sessions import AgentSessionUpdate, parse_lines, read_lines
 
 __all__ = ["SHOWN", "LoadedRun"]
 
 SHOWN = (
     "cell",
+    "prompt",
     "variant",
     "cell_status",
     "stop_reason",
@@ -56,9 +60,12 @@ class LoadedRun:
             return cls(run, rows, rows, None)
         per_cell = cells_frame(rows)
         scores = [c for c in per_cell.columns if c.startswith(SCORE_PREFIX)]
-        shown = [c for c in SHOWN if c in per_cell.columns] + scores
+        shown = reading_order([c for c in SHOWN if c in per_cell.columns] + scores, scores=SCORE_PREFIX)
         by = "variant" if per_cell["variant"].nunique() > 1 or "model" not in rows.columns else "model"
-        return cls(run, rows, per_cell[shown].reset_index(drop=True), summarize(rows, by=[by]))
+        cells = per_cell[shown].reset_index(drop=True)
+        if "prompt" in cells.columns:
+            cells["prompt"] = cells["prompt"].map(short_prompt)
+        return cls(run, rows, cells, summarize(rows, by=[by]))
 
     @property
     def name(self) -> str:

@@ -41,7 +41,7 @@ _HEADINGS = {
 def _table(css_class: str, head: str, body: str) -> str:
     """A table that scrolls sideways when it is wider than the page (a notebook's output area)."""
     return (
-        f'<div style="overflow-x:auto"><table class="{css_class}" style="{_TABLE}"><thead><tr>{head}</tr>'
+        f'<div style="{styles.SCROLL_BOX}"><table class="{css_class}" style="{_TABLE}"><thead><tr>{head}</tr>'
         f"</thead><tbody>{body}</tbody></table></div>"
     )
 

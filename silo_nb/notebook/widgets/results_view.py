@@ -78,6 +78,7 @@ class ResultsView(SnapshotMixin, ipw.VBox):  # type: ignore[misc]
             showIndex=False,
             classes="display compact nowrap",
             layout=_LAYOUT,
+            scrollX=True,  # wider than the window: it scrolls inside the output, scores stay reachable
         )
         self.detail = ipw.HTML(f'<div style="{styles.MUTED}">{_HINT}</div>')
         self.table.observe(self._selected, names="selected_rows")
