@@ -26,6 +26,7 @@ import re
 import shutil
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -87,6 +88,32 @@ def write_notebook(folder: Path) -> tuple[Path, list[str]]:
 
 def code_index(sources: list[str], predicate: Any) -> int:
     return next(i for i, source in enumerate(sources) if predicate(source))
+
+
+@dataclass(frozen=True)
+class QuickstartCells:
+    """Where the quickstart's cells are (their indices in the notebook :func:`write_notebook` wrote)."""
+
+    connect: int
+    edit: int
+    risky: int
+    tests: int
+    figure: int
+    stop: int
+
+    @classmethod
+    def of(cls, sources: list[str]) -> QuickstartCells:
+        def prompt(words: str) -> int:
+            return code_index(sources, lambda s: s.startswith("%%prompt") and words in s.lower())
+
+        return cls(
+            connect=code_index(sources, lambda s: s.startswith("%silo connect")),
+            edit=prompt("edit notes.md"),
+            risky=prompt("risky"),
+            tests=prompt("run the tests"),
+            figure=code_index(sources, lambda s: s.startswith("%%prompt --attach fig")),
+            stop=sources.index(STOP_PROMPT),
+        )
 
 
 def saved(path: Path) -> dict[str, Any]:
@@ -234,12 +261,15 @@ def test_quickstart_in_a_real_browser(tmp_path: Path, kernel: str) -> None:
     root = tmp_path / "work"
     root.mkdir()
     notebook, sources = write_notebook(root)
-    connect_at = code_index(sources, lambda s: s.startswith("%silo connect"))
-    edit_at = code_index(sources, lambda s: s.startswith("%%prompt") and "edit notes.md" in s.lower())
-    risky_at = code_index(sources, lambda s: s.startswith("%%prompt") and "risky" in s.lower())
-    tests_at = code_index(sources, lambda s: s.startswith("%%prompt") and "run the tests" in s.lower())
-    figure_at = code_index(sources, lambda s: s.startswith("%%prompt --attach fig"))
-    stop_at = sources.index(STOP_PROMPT)
+    at = QuickstartCells.of(sources)
+    connect_at, edit_at, risky_at, tests_at, figure_at, stop_at = (
+        at.connect,
+        at.edit,
+        at.risky,
+        at.tests,
+        at.figure,
+        at.stop,
+    )
     screens = Screens(tmp_path / "artifacts")
     with lab_in_chromium(
         root,

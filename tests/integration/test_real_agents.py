@@ -89,7 +89,7 @@ async def test_ts_example_agent_turn_with_permission(
         # The journal holds the synthesized prompt plus every update, in order.
         journal = await svc.sessions.read_journal(handle.session_id)
         assert journal[0].kind == "user_message_chunk" and journal[0].text == "please edit the config"
-        assert journal[0].raw == {"synthesized": True} and journal[0].timestamp
+        assert journal[0].raw == {"synthesized": True, "cwd": handle.cwd} and journal[0].timestamp
         agent_sent = [u for u in journal[1:] if not u.raw.get("synthesized")]
         assert [u.kind for u in agent_sent] == recorder.kinds()
         # The request and its answer are journaled too, right after the tool call they are about (before

@@ -13,21 +13,21 @@ import anyio
 import comm
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
-from IPython.utils.capture import capture_output
 
 import silo_nb
 from silo_nb.experiments import command_scorer, run_grid
 from silo_nb.experiments.runs_index import list_runs
-from silo_nb.notebook.magics import NotebookSession, use_session
 from silo_nb.notebook.render.column_order import short_prompt
 from silo_nb.notebook.render.html import transcript_html
 from silo_nb.notebook.render.page import export_turns
 from silo_nb.notebook.results.cell_page import cell_html
 from silo_nb.notebook.results.loaded_run import LoadedRun
 from silo_nb.notebook.widgets.results_view import ResultsView
-from tests.conftest import Workspace
 from tests.experiments.grid_checks import FIX_PROMPTS, MODELS, TASK, check_argv
 from tests.notebook.widget_utils import RecordingComm, frontend_update
+from tests.support.shell import run, shell
+
+__all__ = ["shell"]  # the fixture
 
 WIDGET = "application/vnd.jupyter.widget-view+json"
 
@@ -132,23 +132,6 @@ def test_the_view_opens_a_cell_by_a_click_or_its_python_twin(
             view.choose("nope")
     finally:
         view.close_all()
-
-
-@pytest.fixture
-def shell(workspace: Workspace, monkeypatch: pytest.MonkeyPatch) -> Iterator[InteractiveShell]:
-    RecordingComm.sent = []
-    monkeypatch.setattr(comm, "create_comm", RecordingComm)
-    ip = InteractiveShell.instance()
-    ip.extension_manager.load_extension("silo_nb")
-    use_session(ip, NotebookSession(ip, workspace.service()))
-    yield ip
-    use_session(ip, None)
-
-
-async def run(ip: InteractiveShell, cell: str) -> tuple[Any, Any]:
-    with capture_output() as captured, anyio.fail_after(60):
-        result = await ip.run_cell_async(cell, transformed_cell=ip.transform_cell(cell))
-    return captured, result
 
 
 async def test_the_runs_magics_list_show_and_diff(shell: InteractiveShell, run_folder: Path) -> None:
