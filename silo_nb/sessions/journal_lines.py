@@ -15,6 +15,7 @@ line where the session writes it.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from typing import Any, ClassVar, Self
 
@@ -46,6 +47,10 @@ __all__ = [
 ]
 
 
+log = logging.getLogger("silo_nb.sessions")
+_MISFITS: set[str] = set()  # kinds whose misfit was logged (once each)
+
+
 class SiloLine(BaseModel):
     """One silo_nb journal line (see the module docstring)."""
 
@@ -62,12 +67,32 @@ class SiloLine(BaseModel):
         return AgentSessionUpdate(kind=self.KIND, timestamp=timestamp, tool_call=tool_call, raw=self.raw())
 
     @classmethod
+    def written(
+        cls,
+        fields: Mapping[str, Any],
+        *,
+        timestamp: str | None = None,
+        tool_call: AgentToolCall | None = None,
+    ) -> AgentSessionUpdate:
+        """The line for ``fields`` (camelCase or field names). Never raises: fields that do not fit the
+        model (a bug of ours) are journaled as given and logged once per kind — a reader then skips the
+        line; the session goes on."""
+        try:
+            return cls.model_validate(fields).update(timestamp=timestamp, tool_call=tool_call)
+        except ValidationError as exc:
+            if cls.KIND not in _MISFITS:
+                _MISFITS.add(cls.KIND)
+                log.warning("a %s line does not fit its model (kept as given): %s", cls.KIND, exc)
+            raw = {"synthesized": True, **fields}
+            return AgentSessionUpdate(kind=cls.KIND, timestamp=timestamp, tool_call=tool_call, raw=raw)
+
+    @classmethod
     def read(cls, update: AgentSessionUpdate) -> Self | None:
         """The line as this model; None for another kind, or a line that does not fit the model."""
         if update.kind != cls.KIND or not isinstance(update.raw, Mapping):
             return None
-        try:
-            return cls.model_validate(update.raw)
+        try:  # the marker is the line's, not a field: the line read is the line written
+            return cls.model_validate({k: v for k, v in update.raw.items() if k != "synthesized"})
         except ValidationError:
             return None
 

@@ -295,4 +295,4 @@ def _write_line(path: Path, old: str | None, new: str) -> AgentSessionUpdate:
     if old_cut or new_cut:
         fields["tooLarge"] = True  # the texts are not kept: the diff says so
         fields["sizes"] = [len(old or ""), len(new)]
-    return FileWriteLine.model_validate(fields).update()
+    return FileWriteLine.written(fields)

@@ -164,4 +164,4 @@ class ClientToolCalls:
             raw["images"] = kept[:MAX_IMAGES]
         if len(images) > len(raw.get("images", ())):
             raw["imagesLeftOut"] = len(images) - len(raw.get("images", ()))
-        self._record(KernelToolLine.model_validate(raw).update())
+        self._record(KernelToolLine.written(raw))

@@ -268,4 +268,4 @@ def _line(
         if note is not None:
             raw["note"] = note
     line = PermissionDecisionLine if decided else PermissionRequestLine
-    return line.model_validate(raw).update(tool_call=request.tool_call)
+    return line.written(raw, tool_call=request.tool_call)

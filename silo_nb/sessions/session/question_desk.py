@@ -217,7 +217,7 @@ def _request_line(
             {"name": f.name, "title": f.title, "type": f.type, "required": f.required} for f in fields
         ]
         raw["fieldCount"] = total
-    return QuestionRequestLine.model_validate(raw).update()
+    return QuestionRequestLine.written(raw)
 
 
 def _decision_line(pending: _Pending) -> AgentSessionUpdate:
@@ -227,4 +227,4 @@ def _decision_line(pending: _Pending) -> AgentSessionUpdate:
         raw["content"] = pending.content
     if pending.completed:
         raw["completed"] = True
-    return QuestionDecisionLine.model_validate(raw).update()
+    return QuestionDecisionLine.written(raw)

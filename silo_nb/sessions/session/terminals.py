@@ -278,7 +278,7 @@ class TerminalHost:
             raw["truncated"] = True
         if final and terminal.exit_status is not None:
             raw["exitStatus"] = dict(terminal.exit_status)
-        self._record(TerminalOutputLine.model_validate(raw).update())
+        self._record(TerminalOutputLine.written(raw))
 
 
 def _exit_status(code: int | None) -> dict[str, Any]:

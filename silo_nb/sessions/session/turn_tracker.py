@@ -72,7 +72,7 @@ def turn_end_line(
         fields["error"] = error
     if sign_in:
         fields["signIn"] = list(sign_in)
-    return TurnEndLine.model_validate(fields).update(timestamp=now_iso())
+    return TurnEndLine.written(fields, timestamp=now_iso())
 
 
 class TurnTracker:
