@@ -30,8 +30,8 @@ from silo_nb.sessions import (
     AgentSessionUpdate,
     PermissionDecisionLine,
     QuestionDecisionLine,
+    SessionFacts,
     TurnEndLine,
-    parse_config_options,
     split_turns,
 )
 
@@ -92,9 +92,7 @@ class _Turn:
 class _Session:
     """What the journal has said about the session so far (carried from turn to turn)."""
 
-    config: dict[str, Any] = field(default_factory=dict)
-    profile: str | None = None
-    agent: str | None = None
+    facts: SessionFacts = field(default_factory=SessionFacts)  # the one fold of session facts
     cost_total: float | None = None
 
 
@@ -107,17 +105,17 @@ def turn_rows(updates: Iterable[AgentSessionUpdate], *, session: str = "") -> li
         position = 0
         for start, stop in journal_turn.part_spans():
             for update in lines[position:start]:  # before any work: they only say what the session is
-                _session_facts(update, state)
+                state.facts.apply(update)
             prompted = journal_turn.number is not None and start == 0
             first = lines[start]
             turn = _Turn(
                 prompt="" if prompted else None,
                 started=first.timestamp if prompted else None,
-                config=dict(state.config),
+                config=dict(state.facts.config),
             )
             in_prompt = prompted
             for update in lines[start:stop]:
-                _session_facts(update, state)
+                state.facts.apply(update)
                 in_prompt = in_prompt and update.kind == USER_PROMPT_KIND
                 if in_prompt:  # the prompt: the run of user chunks the turn starts with
                     turn.prompt = (turn.prompt or "") + (update.text or "")
@@ -125,23 +123,8 @@ def turn_rows(updates: Iterable[AgentSessionUpdate], *, session: str = "") -> li
             rows.append(_row(turn, state, session, len(rows) + 1))
             position = stop
         for update in lines[position:]:
-            _session_facts(update, state)
+            state.facts.apply(update)
     return rows
-
-
-def _session_facts(update: AgentSessionUpdate, state: _Session) -> None:
-    raw = update.raw
-    if update.kind == "current_mode_update":
-        mode = next((raw[k] for k in ("currentModeId", "currentValue", "modeId") if raw.get(k)), None)
-        if isinstance(mode, str):
-            state.config["mode"] = mode
-    elif update.kind == "config_option_update":
-        for option in parse_config_options(raw.get("configOptions")):
-            state.config[option.id] = option.current_value
-    elif (end := TurnEndLine.read(update)) is not None:
-        state.config.update(end.config or {})
-        state.profile = end.profile or state.profile
-        state.agent = end.agent or state.agent
 
 
 def _fold(turn: _Turn, update: AgentSessionUpdate, state: _Session) -> None:
@@ -172,7 +155,7 @@ def _fold(turn: _Turn, update: AgentSessionUpdate, state: _Session) -> None:
         turn.usage = (usage.used, usage.size, cost.amount if cost else None, cost.currency if cost else None)
     elif part == "end" and (end := TurnEndLine.read(update)) is not None:
         turn.end = end
-        turn.config = dict(state.config)
+        turn.config = dict(state.facts.config)
 
 
 def _count_decision(turn: _Turn, decision: PermissionDecisionLine) -> None:
@@ -202,8 +185,8 @@ def _row(turn: _Turn, state: _Session, session: str, number: int) -> dict[str, A
     return {
         "session": session,
         "turn": number,
-        "profile": end.profile or state.profile,
-        "agent": end.agent or state.agent,
+        "profile": end.profile or state.facts.profile,
+        "agent": end.agent or state.facts.agent,
         "config": turn.config,
         "prompt": turn.prompt,
         "stop_reason": end.stop_reason,

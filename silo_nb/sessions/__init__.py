@@ -86,6 +86,7 @@ from silo_nb.sessions.sampling import sampling_asked
 from silo_nb.sessions.service import AgentSessionsService
 from silo_nb.sessions.session.client_tool_calls import ClientToolCall, ClientToolCalls
 from silo_nb.sessions.session.handle import AgentSessionHandle
+from silo_nb.sessions.session_facts import SessionFacts
 from silo_nb.sessions.status import now_iso
 from silo_nb.sessions.storage import (
     data_dir,
@@ -156,6 +157,7 @@ __all__ = [
     "QuestionRequestLine",
     "ResourceBlock",
     "ResourceLinkBlock",
+    "SessionFacts",
     "SiloLine",
     "TerminalOutputLine",
     "TextBlock",

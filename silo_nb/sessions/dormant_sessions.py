@@ -44,10 +44,9 @@ import anyio.lowlevel
 
 from silo_nb.sessions.journal import journal_line_to_update, open_journal
 from silo_nb.sessions.journal.locks import lock_owner
-from silo_nb.sessions.journal_lines import TurnEndLine
-from silo_nb.sessions.kinds import TURN_END_KIND, USER_PROMPT_KIND
-from silo_nb.sessions.parse import session_title
+from silo_nb.sessions.kinds import TURN_END_KIND
 from silo_nb.sessions.safe_files import read_small_file
+from silo_nb.sessions.session_facts import SessionFacts
 from silo_nb.sessions.storage import decode_session_id, journal_dir
 
 __all__ = [
@@ -121,8 +120,7 @@ def _bounded_text(fd: int, size: int) -> str:
 
 
 def _scan(text: str) -> _JournalSummary:
-    title = agent = profile = last_time = None
-    turns = 0
+    facts = SessionFacts()
     for line in text.split("\n"):
         if not any(marker in line for marker in _MARKERS):
             continue
@@ -131,18 +129,9 @@ def _scan(text: str) -> _JournalSummary:
         except (ValueError, RecursionError):
             continue  # a torn line
         update = journal_line_to_update(value)
-        if update is None:
-            continue
-        raw = update.raw
-        if update.kind == "session_info_update":
-            title = session_title(update) or title
-        elif (end := TurnEndLine.read(update)) is not None:
-            agent, profile = end.agent or agent, end.profile or profile
-            last_time = end.ended_at or last_time
-        elif update.kind == USER_PROMPT_KIND and raw.get("synthesized") is True:
-            turns += 1
-            last_time = update.timestamp or last_time
-    return _JournalSummary(title, agent, profile, last_time, turns)
+        if update is not None:
+            facts.apply(update)
+    return _JournalSummary(facts.title, facts.agent, facts.profile, facts.last_time, facts.prompts)
 
 
 class JournalSummaries:
