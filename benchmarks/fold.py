@@ -29,9 +29,9 @@ from typing import Any
 from _results import write_section
 
 from silo_nb import tuning
-from silo_nb.notebook.transcript import fold_all
-from silo_nb.sessions.models import AgentSessionUpdate
-from silo_nb.sessions.parse import parse_update
+from silo_nb.model.models import AgentSessionUpdate
+from silo_nb.updates.parse import parse_update
+from silo_nb.updates.transcript import fold_all
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -88,7 +88,7 @@ def timed(fn: Any, *args: Any) -> float:
 
 def old_fold_all(rev: str) -> Any:
     source = subprocess.run(
-        ["git", "show", f"{rev}:silo_nb/notebook/transcript.py"],
+        ["git", "show", f"{rev}:silo_nb/updates/transcript.py"],
         cwd=ROOT,
         capture_output=True,
         text=True,

@@ -100,7 +100,7 @@ async def memory_ratio(count: int, *, fold: bool = False) -> tuple[int, int]:
     """Bytes still allocated after a turn of ``count`` updates, and the journal's size; with ``fold``,
     the notebook's transcript of the turn is kept too (what a ``%%prompt`` cell holds)."""
     import silo_nb
-    from silo_nb.notebook.transcript import TranscriptBuilder
+    from silo_nb.updates.transcript import TranscriptBuilder
 
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)

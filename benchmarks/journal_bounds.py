@@ -35,7 +35,7 @@ from _results import write_section
 from journal_read import write_journal
 
 import silo_nb
-from silo_nb.sessions.kinds import USER_PROMPT_KIND
+from silo_nb.model.kinds import USER_PROMPT_KIND
 
 HERE = Path(__file__).resolve().parent
 

@@ -31,10 +31,10 @@ from _results import write_section
 from flood_agent import mix_cycle
 
 import silo_nb
-from silo_nb.notebook.transcript import fold_all
 from silo_nb.sessions.journal import encode_line
-from silo_nb.sessions.parse import MessageIdSynthesizer, parse_update
 from silo_nb.tuning import tuning
+from silo_nb.updates.parse import MessageIdSynthesizer, parse_update
+from silo_nb.updates.transcript import fold_all
 
 TARGET_SECONDS = 1.0  # read + fold
 HERE = Path(__file__).resolve().parent

@@ -17,11 +17,11 @@ import time
 
 from _results import write_section
 
+from silo_nb.model.models import AgentSessionUpdate
 from silo_nb.notebook.render import html as render_html
 from silo_nb.notebook.render import transcript_html
-from silo_nb.notebook.transcript import TranscriptState, fold, fold_all
-from silo_nb.sessions.models import AgentSessionUpdate
-from silo_nb.sessions.parse import parse_update
+from silo_nb.updates.parse import parse_update
+from silo_nb.updates.transcript import TranscriptState, fold, fold_all
 
 
 def wire(session_update: str, /, **fields: object) -> AgentSessionUpdate:

@@ -29,10 +29,10 @@ from typing import Any
 import comm
 from _results import write_section
 
+from silo_nb.model.models import AgentSessionUpdate
 from silo_nb.notebook.render import entry_html
 from silo_nb.notebook.widgets import TurnView
-from silo_nb.sessions.models import AgentSessionUpdate
-from silo_nb.sessions.parse import parse_update
+from silo_nb.updates.parse import parse_update
 
 Record = tuple[float, int]  # (time, bytes) of one widget message
 

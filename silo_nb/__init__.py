@@ -29,8 +29,7 @@ if TYPE_CHECKING:
         rescore,
         summarize,
     )
-    from silo_nb.notebook import report, show
-    from silo_nb.sessions import (
+    from silo_nb.model import (
         AgentCommand,
         AgentCommandInput,
         AgentContentBlock,
@@ -39,7 +38,6 @@ if TYPE_CHECKING:
         AgentPermissionOption,
         AgentPermissionRequest,
         AgentPlanEntry,
-        AgentProfilesService,
         AgentProfileSummary,
         AgentPromptBlock,
         AgentPromptCapabilities,
@@ -48,31 +46,35 @@ if TYPE_CHECKING:
         AgentSessionConfigOption,
         AgentSessionCost,
         AgentSessionError,
-        AgentSessionHandle,
         AgentSessionInputError,
         AgentSessionRestore,
-        AgentSessionsService,
         AgentSessionSummary,
         AgentSessionUpdate,
         AgentSessionUsage,
         AgentSignInError,
-        AgentsService,
         AgentToolCall,
         AgentToolCallContent,
         AgentToolCallLocation,
         AudioBlock,
         ImageBlock,
-        McpServerConfig,
         ResourceBlock,
         ResourceLinkBlock,
         TextBlock,
+    )
+    from silo_nb.notebook import report, show
+    from silo_nb.sessions import (
+        AgentProfilesService,
+        AgentSessionHandle,
+        AgentSessionsService,
+        AgentsService,
+        McpServerConfig,
     )
 
     agents: AgentsService
 
 # Loaded on first use: every agent process of the demo imports this package too (``python -m
 # silo_nb.demo_agent``), and needs none of the sessions, experiments or notebook layers.
-_FROM_SESSIONS = (
+_FROM_MODEL = (
     "AgentCommand",
     "AgentCommandInput",
     "AgentContentBlock",
@@ -81,7 +83,6 @@ _FROM_SESSIONS = (
     "AgentPermissionOption",
     "AgentPermissionRequest",
     "AgentPlanEntry",
-    "AgentProfilesService",
     "AgentProfileSummary",
     "AgentPromptBlock",
     "AgentPromptCapabilities",
@@ -90,26 +91,30 @@ _FROM_SESSIONS = (
     "AgentSessionConfigOption",
     "AgentSessionCost",
     "AgentSessionError",
-    "AgentSessionHandle",
     "AgentSessionInputError",
     "AgentSessionRestore",
-    "AgentSessionsService",
     "AgentSessionSummary",
     "AgentSessionUpdate",
     "AgentSessionUsage",
     "AgentSignInError",
-    "AgentsService",
     "AgentToolCall",
     "AgentToolCallContent",
     "AgentToolCallLocation",
     "AudioBlock",
     "ImageBlock",
-    "McpServerConfig",
     "ResourceBlock",
     "ResourceLinkBlock",
     "TextBlock",
 )
+_FROM_SESSIONS = (
+    "AgentProfilesService",
+    "AgentSessionHandle",
+    "AgentSessionsService",
+    "AgentsService",
+    "McpServerConfig",
+)
 _LAZY = {
+    **dict.fromkeys(_FROM_MODEL, "silo_nb.model"),
     **dict.fromkeys(_FROM_SESSIONS, "silo_nb.sessions"),
     "frame": "silo_nb.experiments",
     "GridRun": "silo_nb.experiments",

@@ -14,7 +14,14 @@ from typing import TextIO
 
 import anyio
 
-from silo_nb.sessions import AgentPermissionRequest, AgentSessionError, AgentSessionUpdate, AgentsService
+from silo_nb.model import (
+    AgentPermissionRequest,
+    AgentSessionError,
+    AgentSessionUpdate,
+)
+from silo_nb.sessions import (
+    AgentsService,
+)
 
 __all__ = ["main"]
 

@@ -74,3 +74,17 @@ def test_the_list_is_sorted_and_names_no_test_a_folder_already_makes_slow() -> N
         line for line in lines if Path(line.split("::")[0]).parts[1] in ("integration", "e2e", "node")
     ]
     assert not redundant, redundant
+
+
+def test_helpers_live_in_support_not_in_test_modules() -> None:
+    """A test module imports helpers from ``tests/support`` (or ``tests/conftest.py``, ``tests/work.py``),
+    never from another test module: importing one runs its module-level code and hides its tests' helpers
+    from the folder they serve."""
+    imports = re.compile(r"^\s*(?:from|import) (tests(?:\.\w+)*\.test_\w+)", re.MULTILINE)
+    bad = [
+        f"{path.relative_to(TESTS.parent)} imports {match}"
+        for path in sorted(TESTS.rglob("test_*.py"))
+        if "node_modules" not in path.parts
+        for match in imports.findall(path.read_text())
+    ]
+    assert not bad, "\n".join(bad)

@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 
 from silo_nb import tuning, util
-from silo_nb.notebook.transcript import fold_all
+from silo_nb.model.models import AgentSessionUpdate
 from silo_nb.sessions.journal import BIG_JOURNAL_BYTES, encode_line, read_updates
-from silo_nb.sessions.models import AgentSessionUpdate
-from silo_nb.sessions.parse import parse_update
+from silo_nb.updates.parse import parse_update
+from silo_nb.updates.transcript import fold_all
 from silo_nb.util import gc_paused
 
 BIG = gc_paused.PROMOTE_AFTER + 1_000

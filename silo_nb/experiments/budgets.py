@@ -24,7 +24,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from silo_nb.sessions import AgentSessionUpdate
+from silo_nb.model import (
+    AgentSessionUpdate,
+)
 
 __all__ = ["BudgetWatch", "CellBudget", "GridSpend", "check_grid_budget"]
 

@@ -55,7 +55,14 @@ from silo_nb.experiments.policy import PermissionPolicy
 from silo_nb.experiments.question_policy import QuestionPolicy
 from silo_nb.experiments.scorers import score_run
 from silo_nb.kernel_tools import KernelNamespace, KernelToolServer
-from silo_nb.sessions import AgentSessionError, AgentsService, now_iso, read_lines
+from silo_nb.model import (
+    AgentSessionError,
+)
+from silo_nb.sessions import (
+    AgentsService,
+    now_iso,
+    read_lines,
+)
 
 __all__ = ["ERROR_CHARS", "CellResult", "CellSpec", "one_line_error", "run_cell", "run_cell_blocking"]
 

@@ -15,7 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from silo_nb.experiments.rows import turn_rows
-from silo_nb.sessions import AgentSessionUpdate, parse_lines, read_lines
+from silo_nb.model import (
+    AgentSessionUpdate,
+)
+from silo_nb.sessions import (
+    parse_lines,
+    read_lines,
+)
 
 __all__ = ["GridRun"]
 

@@ -30,7 +30,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from silo_nb.sessions import AgentPermissionRequest, runs_code
+from silo_nb.model import (
+    AgentPermissionRequest,
+)
+from silo_nb.sessions import (
+    runs_code,
+)
 
 __all__ = ["GUARDED_KINDS", "PermissionPolicy", "Rule"]
 

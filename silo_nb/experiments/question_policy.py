@@ -17,7 +17,10 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Literal
 
-from silo_nb.sessions import AgentElicitationRequest, read_fields
+from silo_nb.model import (
+    AgentElicitationRequest,
+    read_fields,
+)
 
 __all__ = ["QuestionPolicy"]
 

@@ -1,6 +1,6 @@
 """Turns as data: a journal's lines folded into one row (a plain dict) per turn — no pandas here.
 
-- Turns are cut by the one splitter (``sessions/journal_turns.py``): a turn starts at the user's prompt
+- Turns are cut by the one splitter (``updates/journal_turns.py``): a turn starts at the user's prompt
   (a run of ``user_message_chunk`` lines; Silo and silo_nb both journal it, synthesized) and ends at the
   next prompt. silo_nb's ``turn_end`` line (stop reason, timing, profile, config; see
   ``sessions/session/turn_tracker.py``) closes it early; work the agent does after that with no prompt
@@ -24,14 +24,16 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from silo_nb.sessions import (
+from silo_nb.model import (
     KINDS,
     USER_PROMPT_KIND,
     AgentSessionUpdate,
     PermissionDecisionLine,
     QuestionDecisionLine,
-    SessionFacts,
     TurnEndLine,
+)
+from silo_nb.updates import (
+    SessionFacts,
     split_turns,
 )
 

@@ -50,7 +50,14 @@ from silo_nb.kernel_tools.wire import (
     encode,
     text_answer,
 )
-from silo_nb.sessions import AgentSessionError, ClientToolCall, ClientToolCalls, McpServerConfig
+from silo_nb.model import (
+    AgentSessionError,
+)
+from silo_nb.sessions import (
+    ClientToolCall,
+    ClientToolCalls,
+    McpServerConfig,
+)
 
 __all__ = ["RUN_CODE_OPTIONS", "KernelToolServer", "ToolSession"]
 

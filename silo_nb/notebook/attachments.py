@@ -38,8 +38,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from silo_nb.model import (
+    AgentSessionInputError,
+)
 from silo_nb.notebook.image_attachments import image_block, png_of
-from silo_nb.sessions import AgentSessionInputError, UnsafeFileError, encode_session_id, replace_file
+from silo_nb.sessions import (
+    UnsafeFileError,
+    encode_session_id,
+    replace_file,
+)
 
 __all__ = [
     "MAX_EMBED_BYTES",

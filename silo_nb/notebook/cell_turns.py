@@ -26,13 +26,21 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from silo_nb.model import (
+    AgentSessionError,
+    AgentSessionUpdate,
+)
 from silo_nb.notebook._display import display, html_object, update_display
 from silo_nb.notebook._responsive import responsive_threads
 from silo_nb.notebook.live_transcript import LiveTranscript
 from silo_nb.notebook.render import static_bundle, styles
-from silo_nb.notebook.transcript import TranscriptState, TurnStatus, fold_all, with_status
-from silo_nb.sessions import AgentSessionError, AgentSessionUpdate
 from silo_nb.task_set import TaskSet
+from silo_nb.updates import (
+    TranscriptState,
+    TurnStatus,
+    fold_all,
+    with_status,
+)
 
 if TYPE_CHECKING:
     from silo_nb.notebook.widgets import SessionPanel, TurnView

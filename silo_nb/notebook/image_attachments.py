@@ -14,7 +14,9 @@ import io
 import logging
 from typing import Any
 
-from silo_nb.sessions import PREVIEW_CHARS
+from silo_nb.model import (
+    PREVIEW_CHARS,
+)
 
 __all__ = ["PREVIEW_PIXELS", "image_block", "png_of"]
 

@@ -8,7 +8,7 @@
 - Only lines that mention ``user_message_chunk`` are parsed while indexing (a byte search, in C); the
   other lines are just counted as "not a user chunk". A turn's updates are parsed when a cell asks for
   that turn, and only its own lines (read back by byte range).
-- Turn boundaries follow :func:`~silo_nb.sessions.journal_turns.split_turns`: a user chunk starts a turn if
+- Turn boundaries follow :func:`~silo_nb.updates.journal_turns.split_turns`: a user chunk starts a turn if
   silo_nb synthesized it or the update before it is not a user chunk (lines that do not parse skipped).
 - The cyclic GC is paused while a turn's lines are parsed (``util.gc_paused``).
 - A live writer is flushed first (``JournalFiles.flush``); while it cannot write, the file is behind and
@@ -27,14 +27,18 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from silo_nb.sessions import (
-    MAX_LINE_BYTES,
+from silo_nb.model import (
     USER_PROMPT_KIND,
     AgentSessionUpdate,
+)
+from silo_nb.sessions import (
+    MAX_LINE_BYTES,
     JournalFiles,
     open_journal,
     parse_lines,
     read_updates,
+)
+from silo_nb.updates import (
     split_turns,
     starts_prompt,
     until_turn_end,

@@ -3,7 +3,7 @@
 - A ``Turn`` (``cell_turns.py``) owns one and feeds it from ``handle.on_transcript``; views (``TurnView``)
   only watch it and display ``state``. Nothing else changes it, so what the view shows, what the static
   bundle saves and what a restore repaints all come from the same folds.
-- ``apply`` folds one update in place (:class:`~silo_nb.notebook.transcript.TranscriptBuilder`, O(1)
+- ``apply`` folds one update in place (:class:`~silo_nb.updates.transcript.TranscriptBuilder`, O(1)
   amortised); ``state`` is a frozen snapshot built when a view asks (once per render tick), and
   :meth:`changes_since` says which entries changed, so a view re-renders only those.
 - ``set_status`` ends (or re-marks) the turn. Watchers are called after every change, synchronously; a
@@ -14,8 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from silo_nb.notebook.transcript import TranscriptBuilder, TranscriptState, TurnStatus
-from silo_nb.sessions import AgentSessionUpdate
+from silo_nb.model import (
+    AgentSessionUpdate,
+)
+from silo_nb.updates import (
+    TranscriptBuilder,
+    TranscriptState,
+    TurnStatus,
+)
 from silo_nb.util import Disposable, ListenerSet
 
 __all__ = ["LiveTranscript"]

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from silo_nb.sessions import (
+from silo_nb.model import (
     SILO_NB_KINDS,
     USER_PROMPT_KIND,
     AgentSessionUpdate,
@@ -27,9 +27,13 @@ from silo_nb.sessions import (
     PermissionRequestLine,
     TerminalOutputLine,
     TurnEndLine,
+)
+from silo_nb.sessions import (
     read_updates,
-    split_turns,
     update_json,
+)
+from silo_nb.updates import (
+    split_turns,
 )
 
 __all__ = ["Permission", "RecordedTurn", "Recording", "read_recording"]

@@ -16,9 +16,11 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from silo_nb.model import (
+    AgentInfo,
+)
 from silo_nb.sessions.dormant_sessions import JournalSummaries
 from silo_nb.sessions.journal import JournalFiles
-from silo_nb.sessions.models import AgentInfo
 from silo_nb.sessions.profiles import AgentProfilesService
 from silo_nb.sessions.service import AgentSessionsService
 from silo_nb.sessions.status_board import StateListener, StatusBoard

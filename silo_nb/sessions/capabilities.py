@@ -6,8 +6,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from silo_nb.sessions.connecting.auth_methods import AuthMethod, parse_auth_methods
-from silo_nb.sessions.models import AgentPromptCapabilities
+from silo_nb.model import (
+    AgentPromptCapabilities,
+    AuthMethod,
+)
+from silo_nb.sessions.connecting.auth_methods import parse_auth_methods
 
 __all__ = ["AgentCapabilities", "capability_enabled", "parse_prompt_capabilities"]
 

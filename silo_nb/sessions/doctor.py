@@ -19,10 +19,13 @@ from typing import Any
 import anyio
 
 from silo_nb.acp import STDERR_RING_LINES, AgentSpawnError
+from silo_nb.model import (
+    AgentSessionError,
+    AuthMethod,
+)
 from silo_nb.sessions.capabilities import AgentCapabilities
-from silo_nb.sessions.connecting.auth_methods import AuthMethod, choose_method, sign_in_advice
+from silo_nb.sessions.connecting.auth_methods import choose_method, sign_in_advice
 from silo_nb.sessions.connecting.bare_agent import bare_agent
-from silo_nb.sessions.errors import AgentSessionError
 from silo_nb.sessions.host import TransportFactory
 from silo_nb.sessions.mcp_servers import wire_servers
 from silo_nb.sessions.profiles import AgentProfile

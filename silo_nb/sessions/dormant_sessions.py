@@ -42,12 +42,16 @@ from typing import Any, NamedTuple
 import anyio
 import anyio.lowlevel
 
+from silo_nb.model import (
+    TURN_END_KIND,
+)
 from silo_nb.sessions.journal import journal_line_to_update, open_journal
 from silo_nb.sessions.journal.locks import lock_owner
-from silo_nb.sessions.kinds import TURN_END_KIND
 from silo_nb.sessions.safe_files import read_small_file
-from silo_nb.sessions.session_facts import SessionFacts
 from silo_nb.sessions.storage import decode_session_id, journal_dir
+from silo_nb.updates import (
+    SessionFacts,
+)
 
 __all__ = [
     "DORMANT_LIMIT",

@@ -14,7 +14,9 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from silo_nb.sessions.models import AgentInfo
+from silo_nb.model import (
+    AgentInfo,
+)
 from silo_nb.sessions.profiles import AgentProfile, AgentProfilesService
 from silo_nb.sessions.status import TurnOutcome
 

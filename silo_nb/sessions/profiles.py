@@ -36,8 +36,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from silo_nb.model import (
+    AgentProfileSummary,
+)
 from silo_nb.sessions.mcp_servers import McpServerConfig
-from silo_nb.sessions.models import AgentProfileSummary
 from silo_nb.sessions.profile_sources import (
     BUILT_IN,
     ProfileOrigin,

@@ -16,14 +16,18 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from silo_nb.model import (
+    AgentSessionError,
+    AgentSessionInputError,
+    AgentSessionRestore,
+    AgentSessionUpdate,
+)
 from silo_nb.sessions.connecting.bare_agent import agent_request, bare_agent
 from silo_nb.sessions.connecting.connector import Connector
 from silo_nb.sessions.doctor import AgentCheck, check_agent
-from silo_nb.sessions.errors import AgentSessionError, AgentSessionInputError
 from silo_nb.sessions.host import ConnectHost
 from silo_nb.sessions.journal import JournalFiles, journal_profile
 from silo_nb.sessions.mcp_servers import McpServerConfig
-from silo_nb.sessions.models import AgentSessionRestore, AgentSessionUpdate
 from silo_nb.sessions.profiles import AgentProfile
 from silo_nb.sessions.session.handle import AgentSessionHandle
 

@@ -10,7 +10,9 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Literal
 
-from silo_nb.sessions.models import AgentActivity
+from silo_nb.model import (
+    AgentActivity,
+)
 
 __all__ = ["TurnOutcome", "TurnPhase", "begin_turn", "end_turn", "now_iso", "witness_turn"]
 

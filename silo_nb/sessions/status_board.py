@@ -15,7 +15,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from silo_nb.sessions.models import AgentInfo
+from silo_nb.model import (
+    AgentInfo,
+)
 from silo_nb.sessions.status import TurnOutcome, TurnPhase, begin_turn, end_turn, now_iso, witness_turn
 from silo_nb.util import Disposable, ListenerSet
 

@@ -16,8 +16,8 @@ import pytest
 
 from silo_nb.acp.jsonrpc import MAX_NESTING, AcpRpcError
 from silo_nb.acp.salvage import SCAN_BYTES, salvage
-from tests.acp.test_jsonrpc import connected, notification
 from tests.conftest import AGENTS, Workspace
+from tests.support.jsonrpc import connected, notification
 
 INVALID_REQUEST = -32600
 PARSE_ERROR = -32700

@@ -21,8 +21,8 @@ from anyio.abc import ByteReceiveStream
 from silo_nb.acp import AgentConnection, InProcessTransport
 from silo_nb.acp.framing import cut_depth, nesting_depth, nesting_exceeds
 from silo_nb.acp.jsonrpc import MAX_NESTING, AcpConnectionClosed
-from tests.acp.test_jsonrpc import connected, encode, notification
 from tests.conftest import AGENTS, Workspace
+from tests.support.jsonrpc import connected, encode, notification
 from tests.work import calls
 
 RECV_TIMEOUT = 3.0

@@ -19,8 +19,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.lab import LabServer, require_browser_stack
-from tests.e2e.test_browser import (
+from tests.support.browser import (
     NOTEBOOK,
     UNREADABLE,
     WAIT_MS,
@@ -33,6 +32,7 @@ from tests.e2e.test_browser import (
     wait_for_saved,
     write_notebook,
 )
+from tests.support.lab import LabServer, require_browser_stack
 
 pytestmark = pytest.mark.e2e
 

@@ -17,8 +17,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from tests.e2e.lab import require_browser_stack
-from tests.e2e.test_browser import (
+from tests.support.browser import (
     NOTEBOOK,
     Screens,
     lab_in_chromium,
@@ -27,6 +26,7 @@ from tests.e2e.test_browser import (
     wait_done,
     wait_kernel_idle,
 )
+from tests.support.lab import require_browser_stack
 
 pytestmark = pytest.mark.e2e
 

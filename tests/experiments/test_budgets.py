@@ -15,7 +15,7 @@ import silo_nb
 from silo_nb.experiments import run_grid
 from silo_nb.experiments.budgets import BudgetWatch, CellBudget, GridSpend, check_grid_budget
 from silo_nb.experiments.progress import format_counts
-from silo_nb.sessions.models import AgentSessionCost, AgentSessionUpdate, AgentSessionUsage
+from silo_nb.model.models import AgentSessionCost, AgentSessionUpdate, AgentSessionUsage
 from tests.experiments.grid_checks import TASK, Recorder, agents_with, demo_env
 
 ALLOW = silo_nb.PermissionPolicy("allow *")

@@ -11,8 +11,8 @@ import pytest
 
 import silo_nb
 from silo_nb import PermissionPolicy, Rule
-from silo_nb.sessions.agent_requests import AgentPermissionRequest
-from silo_nb.sessions.parse import parse_permission_options, parse_tool_call
+from silo_nb.model.agent_requests import AgentPermissionRequest
+from silo_nb.updates.parse import parse_permission_options, parse_tool_call
 from tests.conftest import Workspace, demo_agent
 
 OPTIONS = [

@@ -12,7 +12,7 @@ import pytest
 
 import silo_nb
 from silo_nb.experiments import QuestionPolicy
-from silo_nb.sessions.agent_requests import AgentElicitationRequest
+from silo_nb.model.agent_requests import AgentElicitationRequest
 from tests.agents.raw_agent import QUESTION_SCHEMA
 from tests.conftest import Workspace
 

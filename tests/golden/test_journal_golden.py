@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from silo_nb.model.models import AgentSessionUpdate
 from silo_nb.sessions.journal import parse_lines, read_lines
-from silo_nb.sessions.models import AgentSessionUpdate
 from tests.golden.journal_wire import EXPECTED, WIRE, journal_for, made_lines, read_journal_file
 
 

@@ -4,16 +4,13 @@ prompt cell shows its transcript again — on ipykernel 7.4 and 6.29.5 alike (is
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-import nbformat
 import pytest
-from nbclient import NotebookClient
 
 from tests.conftest import Workspace
+from tests.support.nbclient import WIDGET, execute, prompt_outputs, user_prompts, write_notebook
 
-WIDGET = "application/vnd.jupyter.widget-view+json"
 CELLS = [
     "%load_ext silo_nb",
     "%silo connect demo",
@@ -24,45 +21,9 @@ CELLS = [
 ]
 
 
-def execute(path: Path, folder: Path, kernel_name: str = "python3") -> nbformat.NotebookNode:
-    nb = nbformat.read(path, as_version=4)
-    NotebookClient(
-        nb, kernel_name=kernel_name, timeout=120, resources={"metadata": {"path": str(folder)}}
-    ).execute()
-    nbformat.write(nb, path)
-    return nbformat.read(path, as_version=4)  # saved and reloaded
-
-
-def prompt_outputs(nb: nbformat.NotebookNode) -> list[list[dict[str, object]]]:
-    return [cell.outputs for cell in nb.cells if cell.source.startswith("%%prompt")]
-
-
-def user_prompts(workspace: Workspace) -> list[str]:
-    texts: list[str] = []
-    for path in sorted(workspace.data.rglob("chat-sessions/*.jsonl")):
-        for line in path.read_text().splitlines():
-            update = json.loads(line)
-            if update["kind"] == "user_message_chunk":
-                texts.append(update["text"])
-    return texts
-
-
 @pytest.fixture
 def notebook(workspace: Workspace, monkeypatch: pytest.MonkeyPatch) -> Path:
     return write_notebook(workspace, monkeypatch, CELLS, "analysis.ipynb")
-
-
-def write_notebook(
-    workspace: Workspace, monkeypatch: pytest.MonkeyPatch, cells: list[str], name: str
-) -> Path:
-    """A notebook of ``cells`` in the workspace folder, for kernels writing to the workspace's data dir."""
-    monkeypatch.setenv("SILO_NB_DATA_DIR", str(workspace.data))
-    monkeypatch.setenv("PYDEVD_DISABLE_FILE_VALIDATION", "1")
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(source) for source in cells]
-    path = workspace.folder / name
-    nbformat.write(nb, path)
-    return path
 
 
 def test_saved_notebook_holds_static_transcripts_and_restores_after_restart(

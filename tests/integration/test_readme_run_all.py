@@ -13,7 +13,7 @@ import nbformat
 import pytest
 
 from tests.conftest import AGENTS, Workspace
-from tests.integration.test_nbclient import WIDGET, execute, user_prompts, write_notebook
+from tests.support.nbclient import WIDGET, execute, user_prompts, write_notebook
 
 # The README's cells; its first one without the comments (a magic reads a trailing comment as arguments).
 README_CELLS = [

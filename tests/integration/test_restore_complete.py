@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import Workspace, demo_agent
-from tests.integration.test_nbclient import execute, prompt_outputs, user_prompts, write_notebook
+from tests.support.nbclient import execute, prompt_outputs, user_prompts, write_notebook
 
 SILO_CELLS = [
     "%load_ext silo_nb",

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import Workspace
-from tests.integration.test_nbclient import execute, prompt_outputs, user_prompts, write_notebook
+from tests.support.nbclient import execute, prompt_outputs, user_prompts, write_notebook
 
 CELLS = [
     "%load_ext silo_nb",

@@ -9,7 +9,7 @@ import pytest
 from nbconvert import HTMLExporter, MarkdownExporter
 
 from tests.conftest import Workspace
-from tests.integration.test_nbclient import WIDGET, execute, write_notebook
+from tests.support.nbclient import WIDGET, execute, write_notebook
 
 CELLS = [
     "%load_ext silo_nb",

@@ -6,13 +6,13 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from silo_nb.notebook.entries import KernelToolEntry
+from silo_nb.model.agent_requests import AgentPermissionRequest
+from silo_nb.model.models import AgentSessionUpdate
 from silo_nb.notebook.render.cards.kernel_tool import kernel_tool_html, kernel_tool_markdown, kernel_tool_text
-from silo_nb.notebook.transcript import fold_all
 from silo_nb.notebook.widgets.permission_row import PermissionRow
-from silo_nb.sessions.agent_requests import AgentPermissionRequest
-from silo_nb.sessions.models import AgentSessionUpdate
-from silo_nb.sessions.parse import parse_permission_options, parse_tool_call
+from silo_nb.updates.entries import KernelToolEntry
+from silo_nb.updates.parse import parse_permission_options, parse_tool_call
+from silo_nb.updates.transcript import fold_all
 
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + b"\0" * 16).decode()
 

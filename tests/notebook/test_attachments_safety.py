@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from silo_nb.model.errors import AgentSessionInputError
 from silo_nb.notebook.attachments import (
     MAX_FILE_BYTES,
     attachment_blocks,
@@ -18,7 +19,6 @@ from silo_nb.notebook.attachments import (
     discard_attachments,
     file_blocks,
 )
-from silo_nb.sessions.errors import AgentSessionInputError
 
 
 @pytest.fixture
@@ -144,7 +144,7 @@ SECOND_PROC = """
 import sys
 from pathlib import Path
 from silo_nb.notebook.attachments import file_blocks
-from silo_nb.sessions.errors import AgentSessionInputError
+from silo_nb.model.errors import AgentSessionInputError
 try:
     file_blocks([sys.argv[1]], embedded=True, workspace=Path(sys.argv[2]))
 except AgentSessionInputError as exc:

@@ -9,10 +9,10 @@ import tomllib
 
 from IPython.core.interactiveshell import InteractiveShell
 
+from silo_nb.model.models import AgentSessionUpdate
 from silo_nb.notebook.attachments import interpolate
 from silo_nb.notebook.last_error import last_traceback
 from silo_nb.notebook.magics.authoring import last_code_block
-from silo_nb.sessions.models import AgentSessionUpdate
 from silo_nb.sessions.profile_writer import profile_toml, toml_string
 from tests.conftest import Workspace
 from tests.support.shell import final_bundle, run, shell  # noqa: F401 - the fixture

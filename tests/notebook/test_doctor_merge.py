@@ -14,7 +14,7 @@ from IPython.utils.capture import CapturedIO, capture_output
 import silo_nb
 from silo_nb.notebook.magics import NotebookSession, use_session
 from tests.conftest import Workspace, demo_agent, in_process_demo
-from tests.sessions.test_profiles import toml_profile, write_toml
+from tests.support.profiles import toml_profile, write_toml
 
 
 @pytest.fixture

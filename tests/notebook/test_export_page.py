@@ -13,12 +13,12 @@ import pytest
 from IPython.core.interactiveshell import InteractiveShell
 from markdown_it import MarkdownIt
 
+from silo_nb.model.models import AgentContentBlock, AgentSessionUpdate
 from silo_nb.notebook.magics import session_of
 from silo_nb.notebook.render import styles
 from silo_nb.notebook.render.page import PAGE_CSS, export_turns, page_html, page_markdown
-from silo_nb.notebook.transcript import fold_all
-from silo_nb.sessions.models import AgentContentBlock, AgentSessionUpdate
-from silo_nb.sessions.parse import parse_update
+from silo_nb.updates.parse import parse_update
+from silo_nb.updates.transcript import fold_all
 from tests.support.shell import run, shell  # noqa: F401  (a fixture)
 
 HOSTILE = "<script>alert(1)</script> *title* [x](javascript:1)"

@@ -8,12 +8,12 @@ import random
 from pathlib import Path
 from typing import Any
 
+from silo_nb.model.models import AgentContentBlock, AgentSessionUpdate
 from silo_nb.notebook import journal_index
 from silo_nb.notebook.journal_index import JournalIndex, JournalIndexes
 from silo_nb.sessions.journal import MAX_LINE_BYTES, JournalFiles, encode_line, parse_lines, read_lines
-from silo_nb.sessions.journal_turns import split_turns
-from silo_nb.sessions.models import AgentContentBlock, AgentSessionUpdate
-from silo_nb.sessions.parse import parse_update
+from silo_nb.updates.journal_turns import split_turns
+from silo_nb.updates.parse import parse_update
 
 
 def user(text: str, cell: str | None, *, synthesized: bool = True) -> AgentSessionUpdate:

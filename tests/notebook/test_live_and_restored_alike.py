@@ -16,8 +16,8 @@ from IPython.core.interactiveshell import InteractiveShell
 
 import silo_nb
 from silo_nb.notebook.render import static_bundle, transcript_html
-from silo_nb.notebook.transcript import PermissionEntry, fold_all, with_status
 from silo_nb.notebook.widgets import TurnView
+from silo_nb.updates.transcript import PermissionEntry, fold_all, with_status
 from tests.agents.scripted import Peer, scripted_service
 from tests.conftest import Workspace
 from tests.support.shell import final_bundle, run, shell  # noqa: F401 - the shell fixture

@@ -12,12 +12,12 @@ from typing import Any
 import comm
 import pytest
 
+from silo_nb.model.models import AgentContentBlock, AgentSessionUpdate, AgentToolCall
 from silo_nb.notebook.render import labels, streaming
 from silo_nb.notebook.render import live_entries as live_render
 from silo_nb.notebook.render.md_html import markdown_to_html
-from silo_nb.notebook.transcript import MessageEntry, ToolEntry
 from silo_nb.notebook.widgets import TurnView, live_body
-from silo_nb.sessions.models import AgentContentBlock, AgentSessionUpdate, AgentToolCall
+from silo_nb.updates.transcript import MessageEntry, ToolEntry
 from tests.notebook.widget_utils import RecordingComm, Sent
 
 
@@ -105,8 +105,8 @@ def test_a_diff_is_computed_once_per_content_and_truncated_visibly(monkeypatch: 
     assert len(shown.shown) <= labels.DIFF_LINE_LIMIT
     content = [{"type": "diff", "path": "big.txt", "oldText": old, "newText": new}]
     from silo_nb.notebook.render import static_bundle
-    from silo_nb.notebook.transcript import fold_all
-    from silo_nb.sessions.parse import parse_update
+    from silo_nb.updates.parse import parse_update
+    from silo_nb.updates.transcript import fold_all
 
     update = parse_update(
         {"sessionUpdate": "tool_call", "toolCallId": "c", "kind": "edit", "content": content}

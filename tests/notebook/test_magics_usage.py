@@ -15,16 +15,12 @@ from IPython.utils.capture import capture_output
 import silo_nb
 from silo_nb.notebook.magics import NotebookSession, session_of, use_session
 from silo_nb.notebook.render import transcript_html, transcript_markdown, transcript_text
-from silo_nb.notebook.transcript import TranscriptState
 from silo_nb.sessions.profiles import AgentProfilesService
+from silo_nb.updates.transcript import TranscriptState
 from tests.conftest import Workspace, demo_agent
-from tests.support.shell import final_bundle, restart, run, shell
+from tests.support.shell import final_bundle, restart, run, said, shell
 
 __all__ = ["shell"]  # the fixture, shared with test_magics
-
-
-def said(captured: object) -> str:
-    return str(getattr(captured, "stderr", "")) + str(getattr(captured, "stdout", ""))
 
 
 @pytest.mark.parametrize("background", [False, True])

@@ -13,12 +13,12 @@ import mistune
 import pytest
 from markdown_it import MarkdownIt
 
+from silo_nb.model.models import AgentSessionUpdate
 from silo_nb.notebook.render import transcript_markdown
 from silo_nb.notebook.render.markdown import inert_markdown
 from silo_nb.notebook.render.md_html import AGENT_MARKDOWN_LIMIT, agent_markdown_html
-from silo_nb.notebook.transcript import TranscriptState, fold_all
-from silo_nb.sessions.models import AgentSessionUpdate
-from silo_nb.sessions.parse import parse_update
+from silo_nb.updates.parse import parse_update
+from silo_nb.updates.transcript import TranscriptState, fold_all
 from tests.work import calls, growth
 
 HOSTILE = [

@@ -27,8 +27,7 @@ from silo_nb.acp import Transport
 from silo_nb.notebook.magics import NotebookSession, session_of, use_session
 from silo_nb.sessions.profiles import AgentProfile
 from tests.conftest import Workspace, demo_agent, in_process_demo
-from tests.notebook.test_magics_usage import said
-from tests.support.shell import RecordingComm, final_bundle, run
+from tests.support.shell import RecordingComm, final_bundle, run, said
 
 README_PROMPT = "Make a plan for cleaning the penguin measurements in {path}"
 

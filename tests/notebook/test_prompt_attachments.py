@@ -10,13 +10,13 @@ import pandas as pd
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
+from silo_nb.model.models import ResourceBlock, ResourceLinkBlock, TextBlock
+from silo_nb.model.prompt_attachments import PREVIEW_CHARS, PromptAttachment, is_preview, parse_attachments
 from silo_nb.notebook.image_attachments import png_of
 from silo_nb.notebook.render import transcript_html, transcript_markdown, transcript_text
 from silo_nb.notebook.render.labels import ATTACHMENT_ICON_HTML
-from silo_nb.notebook.transcript import MessageEntry, fold_all
-from silo_nb.sessions.models import ResourceBlock, ResourceLinkBlock, TextBlock
-from silo_nb.sessions.prompt_attachments import PREVIEW_CHARS, PromptAttachment, is_preview, parse_attachments
 from silo_nb.sessions.session.prompt_blocks import prompt_line
+from silo_nb.updates.transcript import MessageEntry, fold_all
 from tests.conftest import Workspace, demo_agent
 from tests.support.shell import final_bundle, restart, run, shell  # noqa: F401  (a fixture)
 

@@ -12,10 +12,10 @@ import anyio
 import comm
 import pytest
 
+from silo_nb.model.agent_requests import AgentElicitationRequest
+from silo_nb.model.question_schema import CHOICE_LIMIT, LABEL_LIMIT
 from silo_nb.notebook.widgets import TurnView
 from silo_nb.notebook.widgets.question_form import SHOWN_FIELDS, QuestionForm
-from silo_nb.sessions.agent_requests import AgentElicitationRequest
-from silo_nb.sessions.question_schema import CHOICE_LIMIT, LABEL_LIMIT
 from silo_nb.sessions.session.question_desk import QuestionDesk
 from tests.agents.raw_agent import QUESTION_SCHEMA
 from tests.notebook.widget_utils import RecordingComm, Sent, frontend_click, frontend_update

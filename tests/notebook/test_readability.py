@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 import silo_nb
-from silo_nb.notebook.entries import PermissionEntry
+from silo_nb.model.models import AgentInfo
 from silo_nb.notebook.render import styles
 from silo_nb.notebook.render.cards.permission import permission_html, permission_text
 from silo_nb.notebook.render.diff_view import diff_html, diff_text
@@ -26,7 +26,7 @@ from silo_nb.notebook.render.labels import ATTACHMENT_ICON_HTML, LIST_TITLE_CHAR
 from silo_nb.notebook.widgets.agents_list import AgentsList
 from silo_nb.notebook.widgets.snapshot_views import agents_snapshot
 from silo_nb.sessions.dormant_sessions import DormantSession
-from silo_nb.sessions.models import AgentInfo
+from silo_nb.updates.entries import PermissionEntry
 
 LONG_PROMPT = "Summarise this table, then plan an analysis of price against units per region"
 

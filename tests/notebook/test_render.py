@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from silo_nb.model.models import AgentContentBlock, AgentSessionUpdate
 from silo_nb.notebook.render import (
     DIFF_LINE_LIMIT,
     TOOL_TEXT_LIMIT,
@@ -24,14 +25,13 @@ from silo_nb.notebook.render import (
     turn_header_html,
     unclosed_fence,
 )
-from silo_nb.notebook.transcript import (
+from silo_nb.updates.parse import parse_update
+from silo_nb.updates.transcript import (
     TranscriptState,
     fold,
     fold_all,
     with_status,
 )
-from silo_nb.sessions.models import AgentContentBlock, AgentSessionUpdate
-from silo_nb.sessions.parse import parse_update
 
 RENDERERS = [transcript_html, transcript_markdown, transcript_text]
 

@@ -1,18 +1,18 @@
 """The ``terminal_output`` kind (silo_nb's journal line for a client terminal's output): shown inside the
 tool call that embeds the terminal, live and restored alike, in every format. The worked example of a new
-kind: ``sessions/kinds.py`` (its row), ``notebook/entries.py`` (``TerminalView``), ``notebook/transcript.py``
+kind: ``model/kinds.py`` (its row), ``updates/entries.py`` (``TerminalView``), ``updates/transcript.py``
 (its handler), ``notebook/render/cards/tool_call.py`` (its rendering)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from silo_nb.notebook.entries import TERMINAL_OUTPUT_LIMIT, ToolEntry
+from silo_nb.model.models import AgentSessionUpdate
 from silo_nb.notebook.render import transcript_html, transcript_markdown, transcript_text
-from silo_nb.notebook.transcript import TranscriptBuilder, fold_all
 from silo_nb.sessions.journal import encode_line, parse_lines
-from silo_nb.sessions.models import AgentSessionUpdate
-from silo_nb.sessions.parse import parse_update
+from silo_nb.updates.entries import TERMINAL_OUTPUT_LIMIT, ToolEntry
+from silo_nb.updates.parse import parse_update
+from silo_nb.updates.transcript import TranscriptBuilder, fold_all
 
 
 def tool(**fields: Any) -> AgentSessionUpdate:

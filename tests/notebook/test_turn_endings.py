@@ -9,10 +9,10 @@ from typing import Any
 import anyio
 import pytest
 
+from silo_nb.model.errors import AgentSessionError
 from silo_nb.notebook.cell_turns import display_restored
 from silo_nb.notebook.journal_index import JournalIndexes
 from silo_nb.notebook.render.page import export_turns
-from silo_nb.sessions.errors import AgentSessionError
 from silo_nb.sessions.journal.locks import PROCESS_LOCKS
 from silo_nb.sessions.session import turn_tracker as turns_module
 from tests.agents.scripted import NEVER, Peer, scripted_service

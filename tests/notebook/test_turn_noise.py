@@ -8,23 +8,23 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from silo_nb.notebook.entries import FileEditEntry, PermissionEntry, ToolEntry
-from silo_nb.notebook.live_transcript import LiveTranscript
-from silo_nb.notebook.render.html import transcript_html
-from silo_nb.notebook.render.labels import header_status
-from silo_nb.notebook.render.markdown import transcript_markdown
-from silo_nb.notebook.render.paths import shown_path
-from silo_nb.notebook.render.text import transcript_text
-from silo_nb.notebook.transcript import fold_all
-from silo_nb.sessions import (
+from silo_nb.model import (
     AgentContentBlock,
     AgentSessionUpdate,
     FileWriteLine,
     PermissionDecisionLine,
     PermissionRequestLine,
 )
+from silo_nb.notebook.live_transcript import LiveTranscript
+from silo_nb.notebook.render.html import transcript_html
+from silo_nb.notebook.render.labels import header_status
+from silo_nb.notebook.render.markdown import transcript_markdown
+from silo_nb.notebook.render.paths import shown_path
+from silo_nb.notebook.render.text import transcript_text
 from silo_nb.sessions.journal import encode_line, parse_lines
-from silo_nb.sessions.parse import parse_update
+from silo_nb.updates.entries import FileEditEntry, PermissionEntry, ToolEntry
+from silo_nb.updates.parse import parse_update
+from silo_nb.updates.transcript import fold_all
 
 CWD = "/home/ada/project"
 NOTES = f"{CWD}/notes.md"

@@ -12,12 +12,9 @@ import comm
 import pytest
 
 import silo_nb
-from silo_nb.notebook.transcript import PermissionEntry
-from silo_nb.notebook.widgets import AgentsList, PermissionRow, SessionPanel, Throttle, Ticker, TurnView
-from silo_nb.notebook.widgets.snapshot_views import option_values
-from silo_nb.sessions.agent_requests import AgentPermissionOption, AgentPermissionRequest
-from silo_nb.sessions.errors import AgentSessionError
-from silo_nb.sessions.models import (
+from silo_nb.model.agent_requests import AgentPermissionOption, AgentPermissionRequest
+from silo_nb.model.errors import AgentSessionError
+from silo_nb.model.models import (
     AgentCommand,
     AgentCommandInput,
     AgentContentBlock,
@@ -27,7 +24,10 @@ from silo_nb.sessions.models import (
     AgentSessionUpdate,
     AgentToolCall,
 )
+from silo_nb.notebook.widgets import AgentsList, PermissionRow, SessionPanel, Throttle, Ticker, TurnView
+from silo_nb.notebook.widgets.snapshot_views import option_values
 from silo_nb.sessions.session.permission_desk import PermissionDesk
+from silo_nb.updates.transcript import PermissionEntry
 from tests.notebook.widget_utils import (
     RecordingComm,
     Sent,
@@ -873,8 +873,8 @@ def test_the_panel_snapshot_bounds_background_activity_like_a_saved_turn() -> No
     """An agent busy on its own for thousands of entries: the panel's saved snapshot keeps the first and
     last of them around a note (as a turn's saved output does), not all of them on every refresh."""
     from silo_nb.notebook.render import SAVED_ENTRIES_LIMIT
-    from silo_nb.notebook.transcript import fold_all
     from silo_nb.notebook.widgets.snapshot_views import panel_snapshot
+    from silo_nb.updates.transcript import fold_all
 
     background = fold_all(chunk(f"step {i}", message_id=f"b{i}") for i in range(5_000))
     html, text = panel_snapshot(

@@ -23,10 +23,10 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from silo_nb.model.kinds import SILO_NB_KINDS
+from silo_nb.model.models import AgentSessionUpdate
 from silo_nb.sessions.journal import journal_line_to_update
-from silo_nb.sessions.kinds import SILO_NB_KINDS
-from silo_nb.sessions.models import AgentSessionUpdate
-from silo_nb.sessions.parse import parse_update
+from silo_nb.updates.parse import parse_update
 
 __all__ = ["examples", "hostile_text", "json_line", "json_values", "wire_updates", "within"]
 

@@ -1,4 +1,4 @@
-"""Property tests for update parsing (``silo_nb.sessions.parse``): whatever JSON the agent sends, parsing
+"""Property tests for update parsing (``silo_nb.updates.parse``): whatever JSON the agent sends, parsing
 never raises, and what is parsed survives the journal unchanged (issue 8, item 10)."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from silo_nb.model.kinds import SILO_NB_KINDS
 from silo_nb.sessions.journal import encode_line, journal_line_to_update
-from silo_nb.sessions.kinds import SILO_NB_KINDS
-from silo_nb.sessions.parse import (
+from silo_nb.updates.parse import (
     MessageIdSynthesizer,
     parse_commands,
     parse_config_options,

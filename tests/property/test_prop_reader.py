@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 
 from silo_nb.acp import AgentConnection, InProcessTransport
 from silo_nb.acp.framing import MAX_NESTING, LineFramer, decode_line
-from silo_nb.sessions.parse import parse_update
+from silo_nb.updates.parse import parse_update
 from tests.property.strategies import examples, json_line, json_values, wire_updates, within
 
 ASK_ID = 7777  # the agent's own request; garbage never uses it

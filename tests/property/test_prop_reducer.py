@@ -10,10 +10,10 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from silo_nb.notebook.transcript import fold_all
-from silo_nb.sessions.journal_turns import split_turns
-from silo_nb.sessions.models import AgentSessionUpdate
-from silo_nb.sessions.parse import MessageIdSynthesizer
+from silo_nb.model.models import AgentSessionUpdate
+from silo_nb.updates.journal_turns import split_turns
+from silo_nb.updates.parse import MessageIdSynthesizer
+from silo_nb.updates.transcript import fold_all
 from tests.property.strategies import as_update, examples, wire_updates, within
 
 KNOWN_KINDS = {

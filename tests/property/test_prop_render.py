@@ -26,8 +26,8 @@ from silo_nb.notebook.render import (
     transcript_text,
     turn_header_html,
 )
-from silo_nb.notebook.transcript import TranscriptState, fold_all, with_status
-from silo_nb.sessions.parse import MessageIdSynthesizer
+from silo_nb.updates.parse import MessageIdSynthesizer
+from silo_nb.updates.transcript import TranscriptState, fold_all, with_status
 from tests.property.strategies import as_update, examples, hostile_text, wire_updates, within
 
 # Elements silo_nb's HTML and Markdown-made HTML contain; anything else came from agent text.

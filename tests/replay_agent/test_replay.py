@@ -16,11 +16,11 @@ import pytest
 
 import silo_nb
 from silo_nb.acp import InProcessTransport, Transport
-from silo_nb.notebook.transcript import fold_all
 from silo_nb.replay_agent import parse_args, serve
 from silo_nb.replay_agent.recording import Permission, read_recording
-from silo_nb.sessions.journal_turns import split_turns
 from silo_nb.sessions.profiles import AgentProfile, load_profiles, profile_files
+from silo_nb.updates.journal_turns import split_turns
+from silo_nb.updates.transcript import fold_all
 from tests.conftest import Workspace
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -11,12 +11,12 @@ from typing import Any
 import pytest
 
 from silo_nb.acp import AcpRpcError
-from silo_nb.notebook.entries import FileEditEntry
+from silo_nb.model.models import AgentSessionUpdate
 from silo_nb.notebook.render import transcript_html, transcript_markdown, transcript_text
-from silo_nb.notebook.transcript import fold_all
 from silo_nb.sessions.journal import encode_line, parse_lines
-from silo_nb.sessions.models import AgentSessionUpdate
 from silo_nb.sessions.session.client_files import JOURNAL_TEXT_LIMIT, ClientFiles
+from silo_nb.updates.entries import FileEditEntry
+from silo_nb.updates.transcript import fold_all
 
 
 def files(tmp_path: Path, **options: Any) -> tuple[ClientFiles, list[AgentSessionUpdate], Path]:

@@ -17,7 +17,7 @@ import pytest
 import silo_nb
 from silo_nb import PermissionPolicy
 from silo_nb.acp import AcpRpcError
-from silo_nb.sessions.models import AgentSessionUpdate
+from silo_nb.model.models import AgentSessionUpdate
 from silo_nb.sessions.session.client_files import ClientFiles
 from silo_nb.sessions.session.permission_desk import PermissionDesk
 from tests.conftest import Workspace, raw_agent

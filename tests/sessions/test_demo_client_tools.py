@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 import silo_nb
-from silo_nb.sessions.agent_requests import AgentElicitationRequest
+from silo_nb.model.agent_requests import AgentElicitationRequest
 from tests.conftest import Workspace, demo_agent
 
 PNG_1PX = base64.b64decode(

@@ -20,8 +20,8 @@ import anyio
 import pytest
 
 import silo_nb
-from silo_nb.notebook.transcript import fold_all
-from silo_nb.sessions.agent_requests import AgentPermissionRequest
+from silo_nb.model.agent_requests import AgentPermissionRequest
+from silo_nb.updates.transcript import fold_all
 from tests.agents.scripted import Peer, scripted_service
 from tests.conftest import Workspace
 

@@ -11,6 +11,7 @@ from typing import Any
 import anyio
 import pytest
 
+from silo_nb.model.models import AgentSessionUpdate
 from silo_nb.sessions.journal import (
     FLUSH_DELAY_SECONDS,
     JournalWriter,
@@ -20,8 +21,6 @@ from silo_nb.sessions.journal import (
 )
 from silo_nb.sessions.journal import disk as _journal_io
 from silo_nb.sessions.journal import writer as journal_module
-from silo_nb.sessions.models import AgentSessionUpdate
-from silo_nb.sessions.parse import parse_update
 from silo_nb.sessions.storage import (
     decode_session_id,
     encode_session_id,
@@ -29,6 +28,7 @@ from silo_nb.sessions.storage import (
     journal_path,
     workspace_id_for,
 )
+from silo_nb.updates.parse import parse_update
 
 POLL_LIMIT = 1.0
 POLL_STEP = 0.01
@@ -482,7 +482,7 @@ def test_lines_accepted_just_before_a_clean_exit_reach_the_disk(tmp_path: Path) 
         "import asyncio, sys\n"
         "from pathlib import Path\n"
         "from silo_nb.sessions.journal import JournalWriter\n"
-        "from silo_nb.sessions.models import AgentSessionUpdate\n"
+        "from silo_nb.model.models import AgentSessionUpdate\n"
         "async def main():\n"
         "    writer = JournalWriter(Path(sys.argv[1]))\n"
         "    writer.append(AgentSessionUpdate(kind='agent_message_chunk', raw={'sessionUpdate': "

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
+from silo_nb.model.kinds import USER_PROMPT_KIND
 from silo_nb.sessions.journal import ReadCounts, iter_blocks, read_updates
-from silo_nb.sessions.kinds import USER_PROMPT_KIND
 from tests.conftest import Workspace
 
 

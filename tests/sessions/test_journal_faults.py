@@ -22,6 +22,7 @@ from typing import Any
 import anyio
 import pytest
 
+from silo_nb.model.models import AgentSessionUpdate
 from silo_nb.sessions.journal import (
     MAX_LINE_BYTES,
     JournalFiles,
@@ -32,8 +33,7 @@ from silo_nb.sessions.journal import (
 )
 from silo_nb.sessions.journal import disk as _journal_io
 from silo_nb.sessions.journal import writer as journal_module
-from silo_nb.sessions.models import AgentSessionUpdate
-from silo_nb.sessions.parse import cut_long_strings, parse_update
+from silo_nb.updates.parse import cut_long_strings, parse_update
 from tests.agents.scripted import Peer, scripted_service
 from tests.conftest import ROOT, Workspace
 
@@ -287,7 +287,7 @@ FSIZE_SCRIPT = textwrap.dedent(
     import json, resource, signal, sys
     from pathlib import Path
     from silo_nb.sessions.journal import JournalWriter, encode_line, parse_lines, read_lines
-    from silo_nb.sessions.parse import parse_update
+    from silo_nb.updates.parse import parse_update
 
     path = Path(sys.argv[1])
     soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from silo_nb.acp.framing import decode_line
+from silo_nb.model.models import AgentContentBlock, AgentSessionUpdate, AgentToolCall, AgentToolCallContent
 from silo_nb.sessions.journal import encode_line, journal_line_to_update, parse_lines
-from silo_nb.sessions.models import AgentContentBlock, AgentSessionUpdate, AgentToolCall, AgentToolCallContent
-from silo_nb.sessions.parse import MessageIdSynthesizer, parse_update
+from silo_nb.updates.parse import MessageIdSynthesizer, parse_update
 from tests.golden.journal_wire import WIRE, read_journal_file
 
 

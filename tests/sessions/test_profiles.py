@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from silo_nb.sessions.models import AgentProfileSummary
+from silo_nb.model.models import AgentProfileSummary
 from silo_nb.sessions.profiles import (
     DEMO_PROFILE_ID,
     AgentProfile,
@@ -19,6 +19,7 @@ from silo_nb.sessions.profiles import (
     load_profiles,
     profile_files,
 )
+from tests.support.profiles import toml_profile, write_json, write_toml
 
 CLAUDE_TOML = """
 [[profiles]]
@@ -49,27 +50,6 @@ def system_dir(tmp_path: Path) -> Path:
 @pytest.fixture
 def user_dir(tmp_path: Path) -> Path:
     return tmp_path / "user"
-
-
-def write_toml(config_dir: Path, text: str) -> Path:
-    path = config_dir / "silo" / "profiles.toml"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
-
-
-def write_json(config_dir: Path, data: Any) -> Path:
-    path = config_dir / "silo" / "profiles.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data), encoding="utf-8")
-    return path
-
-
-def toml_profile(profile_id: str, **fields: Any) -> str:
-    fields.setdefault("command", "agent-bin")
-    lines = ["[[profiles]]", f"id = {json.dumps(profile_id)}"]
-    lines += [f"{key} = {json.dumps(value)}" for key, value in fields.items()]
-    return "\n".join(lines) + "\n"
 
 
 # -- discovery ---------------------------------------------------------------------------------------
@@ -462,7 +442,8 @@ def test_unset_env_keeps_a_kernel_variable_from_the_agent_and_from_sign_in(
 ) -> None:
     """TOML has no null: ``unset_env`` names what the agent must not inherit; ``env`` still wins for a
     name in both. A variable it removes no longer counts as set for an ``env_var`` sign-in either."""
-    from silo_nb.sessions.connecting.auth_methods import AuthMethod, choose_method
+    from silo_nb.model import AuthMethod
+    from silo_nb.sessions.connecting.auth_methods import choose_method
 
     write_toml(
         user_dir,

@@ -11,13 +11,9 @@ import anyio
 import pytest
 
 from silo_nb.acp import AcpRpcError
-from silo_nb.notebook.entries import QuestionEntry
-from silo_nb.notebook.render import transcript_html, transcript_markdown, transcript_text
-from silo_nb.notebook.transcript import fold_all
-from silo_nb.sessions.agent_requests import AgentElicitationRequest
-from silo_nb.sessions.journal import encode_line, parse_lines
-from silo_nb.sessions.models import AgentSessionUpdate
-from silo_nb.sessions.question_schema import (
+from silo_nb.model.agent_requests import AgentElicitationRequest
+from silo_nb.model.models import AgentSessionUpdate
+from silo_nb.model.question_schema import (
     CHOICE_LIMIT,
     CHOICE_TOTAL,
     FIELD_LIMIT,
@@ -25,7 +21,11 @@ from silo_nb.sessions.question_schema import (
     check_answer,
     read_fields,
 )
+from silo_nb.notebook.render import transcript_html, transcript_markdown, transcript_text
+from silo_nb.sessions.journal import encode_line, parse_lines
 from silo_nb.sessions.session.question_desk import QuestionDesk
+from silo_nb.updates.entries import QuestionEntry
+from silo_nb.updates.transcript import fold_all
 from tests.agents.raw_agent import QUESTION_SCHEMA
 from tests.conftest import Workspace, raw_agent
 

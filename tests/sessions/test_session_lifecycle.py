@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 import silo_nb
-from silo_nb.sessions.errors import AgentSessionError, AgentSessionInputError
+from silo_nb.model.errors import AgentSessionError, AgentSessionInputError
 from tests.conftest import Workspace, demo_agent, raw_agent
 
 

@@ -14,7 +14,7 @@ from jupyter_core import paths as jupyter_paths
 from silo_nb.sessions.profile_sources import ProfileSource, profile_sources
 from silo_nb.sessions.profile_writer import add_profile
 from silo_nb.sessions.profiles import AgentProfilesService, load_profiles
-from tests.sessions.test_profiles import toml_profile, write_toml
+from tests.support.profiles import toml_profile, write_toml
 
 
 @pytest.fixture(autouse=True)

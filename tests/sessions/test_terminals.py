@@ -13,11 +13,11 @@ import pytest
 
 import silo_nb
 from silo_nb.acp import AcpRpcError
-from silo_nb.notebook.entries import TERMINAL_OUTPUT_LIMIT, TerminalView, ToolEntry
-from silo_nb.notebook.transcript import fold_all
-from silo_nb.sessions.models import AgentSessionUpdate
+from silo_nb.model.models import AgentSessionUpdate
 from silo_nb.sessions.session import terminals as terminals_module
 from silo_nb.sessions.session.terminals import TerminalHost, _cut_to_limit
+from silo_nb.updates.entries import TERMINAL_OUTPUT_LIMIT, TerminalView, ToolEntry
+from silo_nb.updates.transcript import fold_all
 from tests.conftest import Workspace, pid_alive, raw_agent
 
 PY = sys.executable

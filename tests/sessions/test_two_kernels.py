@@ -16,7 +16,7 @@ import anyio
 import pytest
 
 import silo_nb
-from silo_nb.sessions.kinds import USER_PROMPT_KIND
+from silo_nb.model.kinds import USER_PROMPT_KIND
 from tests.conftest import Workspace
 
 PROMPTS = 30

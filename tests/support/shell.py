@@ -63,3 +63,7 @@ def final_bundle(captured: CapturedIO) -> Any:
     updates = [o for o in captured.outputs if "text/markdown" in o.data]
     assert updates, [o.data.keys() for o in captured.outputs]
     return updates[-1]
+
+
+def said(captured: object) -> str:
+    return str(getattr(captured, "stderr", "")) + str(getattr(captured, "stdout", ""))

@@ -18,9 +18,17 @@ from typing import Any
 
 from IPython.core.error import UsageError
 
+from silo_nb.model import (
+    AgentSessionUpdate,
+)
 from silo_nb.notebook.magics.args import argument, magic_arguments
 from silo_nb.notebook.magics.connections import NotebookSession
-from silo_nb.sessions import AgentSessionUpdate, add_profile, split_turns
+from silo_nb.sessions import (
+    add_profile,
+)
+from silo_nb.updates import (
+    split_turns,
+)
 
 __all__ = ["authoring_subcommands", "last_code_block"]
 

@@ -19,6 +19,9 @@ from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 
+from silo_nb.model import (
+    AgentSessionError,
+)
 from silo_nb.notebook._display import display
 from silo_nb.notebook.magics.args import one_line
 from silo_nb.notebook.magics.connections import Connection, NotebookSession
@@ -26,7 +29,6 @@ from silo_nb.notebook.magics.kernel_tool_setup import start_kernel_tools
 from silo_nb.notebook.magics.prompt import palette_run
 from silo_nb.notebook.magics.sign_in import sign_in_action
 from silo_nb.notebook.render import styles
-from silo_nb.sessions import AgentSessionError
 
 if TYPE_CHECKING:
     from silo_nb.sessions import AgentSessionHandle

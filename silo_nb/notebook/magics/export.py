@@ -18,7 +18,12 @@ from IPython.core.error import UsageError
 from silo_nb.notebook.magics.args import argument, magic_arguments
 from silo_nb.notebook.magics.connections import NotebookSession
 from silo_nb.notebook.render.page import page_html, page_markdown
-from silo_nb.sessions import session_title, write_named_file
+from silo_nb.sessions import (
+    write_named_file,
+)
+from silo_nb.updates import (
+    session_title,
+)
 
 __all__ = ["export_command", "write_export"]
 

@@ -32,8 +32,13 @@ from silo_nb.notebook.magics.waker import waker
 from silo_nb.sessions import sampling_asked
 
 if TYPE_CHECKING:
+    from silo_nb.model import (
+        AgentSessionUpdate,
+    )
     from silo_nb.notebook.magics.connections import Connection, NotebookSession
-    from silo_nb.sessions import AgentSessionHandle, AgentSessionUpdate
+    from silo_nb.sessions import (
+        AgentSessionHandle,
+    )
 
 __all__ = ["palette_run", "run_prompt", "send_turn"]
 

@@ -29,10 +29,11 @@ from typing import Any
 
 from IPython.core.error import UsageError
 
+from silo_nb.model import AuthMethod
 from silo_nb.notebook.magics.args import argument, magic_arguments
 from silo_nb.notebook.magics.connections import Connection, NotebookSession
 from silo_nb.notebook.magics.profile_warnings import held_profile_warnings
-from silo_nb.sessions import AuthMethod, sign_in_advice
+from silo_nb.sessions import sign_in_advice
 
 __all__ = ["auth_subcommands", "login", "sign_in_action"]
 

@@ -22,6 +22,9 @@ from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 
+from silo_nb.model import (
+    AgentSessionError,
+)
 from silo_nb.notebook import cell_turns as turns
 from silo_nb.notebook._display import display
 from silo_nb.notebook.attachments import discard_attachments
@@ -46,7 +49,10 @@ from silo_nb.notebook.magics.prompt import run_prompt
 from silo_nb.notebook.magics.replaying import replay_profile_id
 from silo_nb.notebook.magics.results import diff_command, runs_command
 from silo_nb.notebook.magics.sign_in import auth_subcommands
-from silo_nb.sessions import AgentSessionError, DormantSession, sampling_asked
+from silo_nb.sessions import (
+    DormantSession,
+    sampling_asked,
+)
 
 if TYPE_CHECKING:
     pass

@@ -17,7 +17,6 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from silo_nb.notebook.entries import MessageEntry
 from silo_nb.notebook.render.html import (
     entry_html,
     status_badge_html,
@@ -29,7 +28,10 @@ from silo_nb.notebook.render.labels import DIFF_LINE_LIMIT, TOOL_TEXT_LIMIT
 from silo_nb.notebook.render.markdown import transcript_markdown
 from silo_nb.notebook.render.md_html import markdown_to_html, unclosed_fence
 from silo_nb.notebook.render.text import transcript_text
-from silo_nb.notebook.transcript import TranscriptState
+from silo_nb.updates import (
+    MessageEntry,
+    TranscriptState,
+)
 
 __all__ = [
     "DIFF_LINE_LIMIT",

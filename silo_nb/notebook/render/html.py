@@ -16,11 +16,14 @@
 from __future__ import annotations
 
 from silo_nb.memo import LruCache
-from silo_nb.notebook.entries import Entry, TranscriptState
 from silo_nb.notebook.render import labels, styles
 from silo_nb.notebook.render.cards import card_for
 from silo_nb.notebook.render.html_parts import pill_html
 from silo_nb.notebook.render.labels import esc
+from silo_nb.updates import (
+    Entry,
+    TranscriptState,
+)
 
 __all__ = [
     "box_html",

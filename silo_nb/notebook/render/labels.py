@@ -19,9 +19,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from silo_nb.memo import LruCache
-from silo_nb.notebook.entries import Entry, PermissionEntry, ToolEntry, TranscriptState
+from silo_nb.model import (
+    AgentContentBlock,
+    AgentSessionUsage,
+    AgentToolCallContent,
+    PromptAttachment,
+)
 from silo_nb.notebook.render import styles
-from silo_nb.sessions import AgentContentBlock, AgentSessionUsage, AgentToolCallContent, PromptAttachment
+from silo_nb.updates import (
+    Entry,
+    PermissionEntry,
+    ToolEntry,
+    TranscriptState,
+)
 
 TOOL_TEXT_LIMIT = 20_000  # characters of one tool text block kept in the HTML and Markdown
 DIFF_LINE_LIMIT = 400  # diff lines kept per diff

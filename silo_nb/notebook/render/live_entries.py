@@ -6,11 +6,13 @@ summarised while the turn runs; everything else is the saved HTML (:func:`~.html
 
 from __future__ import annotations
 
-from silo_nb.notebook.entries import Entry
 from silo_nb.notebook.render.cards import card_for
 from silo_nb.notebook.render.cards.tool_call import LIVE_ENTRY_CHARS
 from silo_nb.notebook.render.html import entry_html
 from silo_nb.notebook.render.streaming import LIVE_MESSAGE_CHARS, TAIL_CHARS
+from silo_nb.updates import (
+    Entry,
+)
 
 __all__ = ["LIVE_ENTRY_CHARS", "LIVE_MESSAGE_CHARS", "TAIL_CHARS", "live_entry_html"]
 

@@ -13,12 +13,16 @@ from __future__ import annotations
 
 import logging
 
-from silo_nb.notebook.entries import MessageEntry, ToolEntry, TranscriptState
 from silo_nb.notebook.render import labels
 from silo_nb.notebook.render.cards import card_for
 from silo_nb.notebook.render.md_html import too_costly
 from silo_nb.notebook.render.md_inert import inert_markdown, is_inert, md_escape, md_fence
 from silo_nb.notebook.render.text import transcript_text
+from silo_nb.updates import (
+    MessageEntry,
+    ToolEntry,
+    TranscriptState,
+)
 
 __all__ = ["inert_markdown", "md_header", "transcript_markdown"]
 

@@ -21,17 +21,21 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from silo_nb.model import (
+    AgentSessionUpdate,
+    TurnEndLine,
+)
 from silo_nb.notebook.render import labels, styles
 from silo_nb.notebook.render.html import pill_html, transcript_html
 from silo_nb.notebook.render.labels import esc
 from silo_nb.notebook.render.markdown import transcript_markdown
-from silo_nb.notebook.transcript import (
+from silo_nb.updates import (
     MessageEntry,
     TranscriptState,
     fold_all,
+    split_turns,
     with_status,
 )
-from silo_nb.sessions import AgentSessionUpdate, TurnEndLine, split_turns
 
 __all__ = ["ExportTurn", "export_turns", "page_html", "page_markdown"]
 

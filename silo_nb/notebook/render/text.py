@@ -8,9 +8,11 @@
 from __future__ import annotations
 
 from silo_nb.memo import LruCache
-from silo_nb.notebook.entries import TranscriptState
 from silo_nb.notebook.render import labels
 from silo_nb.notebook.render.cards import card_for
+from silo_nb.updates import (
+    TranscriptState,
+)
 
 __all__ = ["text_header", "transcript_text"]
 

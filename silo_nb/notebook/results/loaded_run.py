@@ -15,8 +15,14 @@ from pathlib import Path
 from typing import Any
 
 from silo_nb.experiments import SCORE_PREFIX, RunFolder, cells_frame, frame, summarize
+from silo_nb.model import (
+    AgentSessionUpdate,
+)
 from silo_nb.notebook.render.column_order import reading_order, short_prompt
-from silo_nb.sessions import AgentSessionUpdate, parse_lines, read_lines
+from silo_nb.sessions import (
+    parse_lines,
+    read_lines,
+)
 
 __all__ = ["SHOWN", "LoadedRun"]
 

@@ -25,13 +25,19 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from silo_nb.model import (
+    AgentInfo,
+)
 from silo_nb.notebook.render import status_badge_html, styles
 from silo_nb.notebook.render.labels import title_html
 from silo_nb.notebook.widgets._common import close_tree, esc, ipw, local_clock, seconds_since, set_children
 from silo_nb.notebook.widgets.snapshot import SnapshotMixin
 from silo_nb.notebook.widgets.snapshot_views import agents_snapshot, dormant_state
 from silo_nb.notebook.widgets.throttle import Ticker
-from silo_nb.sessions import AgentInfo, AgentsService, DormantSession
+from silo_nb.sessions import (
+    AgentsService,
+    DormantSession,
+)
 
 __all__ = ["AgentRow", "AgentsList", "DormantRow", "Resume"]
 

@@ -14,9 +14,11 @@ from typing import Any
 
 from silo_nb.notebook.live_transcript import LiveTranscript
 from silo_nb.notebook.render import transcript_html
-from silo_nb.notebook.transcript import with_status
 from silo_nb.notebook.widgets._common import close_tree, ipw
 from silo_nb.notebook.widgets.throttle import Throttle
+from silo_nb.updates import (
+    with_status,
+)
 
 __all__ = ["BACKGROUND_TITLE", "BackgroundActivity"]
 

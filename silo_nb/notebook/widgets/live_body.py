@@ -27,8 +27,10 @@ from ipywidgets.widgets.widget_string import HTMLStyle  # type: ignore[import-un
 from silo_nb.notebook.render import styles
 from silo_nb.notebook.render.html import box_html, empty_html, footer_html, turn_header_html
 from silo_nb.notebook.render.live_entries import live_entry_html
-from silo_nb.notebook.transcript import TranscriptState
 from silo_nb.notebook.widgets._common import ipw
+from silo_nb.updates import (
+    TranscriptState,
+)
 
 __all__ = ["CHARS_PER_SECOND", "MESSAGES_PER_SECOND", "SEGMENT_CHARS", "LiveBody"]
 

@@ -14,9 +14,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from silo_nb.model import (
+    AgentCommand,
+)
 from silo_nb.notebook.render import styles
 from silo_nb.notebook.widgets._common import close_tree, esc, ipw, log
-from silo_nb.sessions import AgentCommand
 
 __all__ = ["CommandPalette"]
 

@@ -23,10 +23,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from silo_nb.model import (
+    AgentPermissionOption,
+    AgentPermissionRequest,
+)
 from silo_nb.notebook.render import styles
 from silo_nb.notebook.render.code import code_block_html, lexer_for_language
 from silo_nb.notebook.widgets._common import close_tree, esc, ipw, log
-from silo_nb.sessions import AgentPermissionOption, AgentPermissionRequest
 
 __all__ = ["MAX_OPTION_BUTTONS", "PermissionRow", "code_of", "is_lasting"]
 

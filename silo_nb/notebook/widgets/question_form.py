@@ -1,7 +1,7 @@
 """``QuestionForm``: the agent asks the user something (ACP elicitation): a form of ordinary widgets, or a
 link to visit, inside the running turn, with Submit / Decline.
 
-- One control per field (``sessions/question_schema.py`` reads them): text (a dropdown for a pick),
+- One control per field (``model/question_schema.py`` reads them): text (a dropdown for a pick),
   a number or whole number, a checkbox, a multi-select; titles are plain text (never HTML), required
   fields marked. A pick's choices are the bounded, short-labelled ones the schema reader kept; a cut is
   said beside the control ("first 1,000 of 200,000 choices"). At most :data:`SHOWN_FIELDS` controls;
@@ -20,10 +20,14 @@ import html as html_text
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from silo_nb.model import (
+    AgentElicitationRequest,
+    QuestionField,
+    read_fields,
+)
 from silo_nb.notebook.render import styles
 from silo_nb.notebook.render.md_html import safe_url
 from silo_nb.notebook.widgets._common import close_tree, esc, ipw, log
-from silo_nb.sessions import AgentElicitationRequest, QuestionField, read_fields
 
 __all__ = ["SHOWN_FIELDS", "QuestionForm"]
 

@@ -26,8 +26,13 @@ import asyncio
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from silo_nb.model import (
+    AgentCommand,
+    AgentInfo,
+    AgentSessionConfigOption,
+    AgentSessionUpdate,
+)
 from silo_nb.notebook.render import status_badge_html, styles
-from silo_nb.notebook.transcript import TranscriptState
 from silo_nb.notebook.widgets._common import close_tree, esc, ipw, log, seconds_since
 from silo_nb.notebook.widgets.background import BackgroundActivity
 from silo_nb.notebook.widgets.palette import CommandPalette
@@ -36,11 +41,10 @@ from silo_nb.notebook.widgets.snapshot import SnapshotMixin
 from silo_nb.notebook.widgets.snapshot_views import panel_snapshot
 from silo_nb.notebook.widgets.throttle import Ticker
 from silo_nb.sessions import (
-    AgentCommand,
-    AgentInfo,
-    AgentSessionConfigOption,
-    AgentSessionUpdate,
     AgentsService,
+)
+from silo_nb.updates import (
+    TranscriptState,
 )
 
 __all__ = ["PanelHandle", "SessionPanel"]

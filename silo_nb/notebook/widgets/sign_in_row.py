@@ -12,9 +12,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from silo_nb.model import (
+    AgentSessionUpdate,
+)
 from silo_nb.notebook.render import styles
 from silo_nb.notebook.widgets._common import ipw
-from silo_nb.sessions import AgentSessionUpdate
 
 __all__ = ["SignInRow"]
 

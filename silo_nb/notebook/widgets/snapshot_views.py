@@ -11,11 +11,21 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from silo_nb.model import (
+    AgentCommand,
+    AgentInfo,
+    AgentSessionConfigOption,
+)
 from silo_nb.notebook.render import saved_part, status_badge_html, styles, transcript_html, transcript_text
 from silo_nb.notebook.render.labels import short_title, title_html
-from silo_nb.notebook.transcript import TranscriptState, with_status
 from silo_nb.notebook.widgets._common import esc, local_clock, parse_iso
-from silo_nb.sessions import AgentCommand, AgentInfo, AgentSessionConfigOption, DormantSession
+from silo_nb.sessions import (
+    DormantSession,
+)
+from silo_nb.updates import (
+    TranscriptState,
+    with_status,
+)
 
 __all__ = ["agents_snapshot", "dormant_state", "option_values", "panel_snapshot"]
 

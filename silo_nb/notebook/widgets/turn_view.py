@@ -25,15 +25,20 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from silo_nb.model import (
+    AgentElicitationRequest,
+    AgentPermissionRequest,
+)
 from silo_nb.notebook.live_transcript import LiveTranscript
 from silo_nb.notebook.render import status_badge_html
-from silo_nb.notebook.transcript import TranscriptState
 from silo_nb.notebook.widgets._common import close_tree, ipw, log
 from silo_nb.notebook.widgets.live_body import LiveBody
 from silo_nb.notebook.widgets.permission_row import PermissionRow
 from silo_nb.notebook.widgets.question_form import QuestionForm
 from silo_nb.notebook.widgets.throttle import Throttle, Ticker
-from silo_nb.sessions import AgentElicitationRequest, AgentPermissionRequest
+from silo_nb.updates import (
+    TranscriptState,
+)
 
 __all__ = ["TurnView"]
 

@@ -33,14 +33,13 @@ import os
 import re
 import shlex
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from silo_nb.acp import AcpRpcError
+from silo_nb.model import AuthMethod
 
 __all__ = [
     "AUTH_REQUIRED_CODE",
-    "AuthMethod",
     "choose_method",
     "is_auth_error",
     "parse_auth_methods",
@@ -60,40 +59,6 @@ _PROVIDER_VARIABLES = {
     "openai": "OPENAI_API_KEY",
     "anthropic": "ANTHROPIC_API_KEY",
 }
-
-
-@dataclass(frozen=True)
-class AuthMethod:
-    """One entry of ``authMethods``."""
-
-    id: str
-    name: str
-    type: str = "agent"  # "agent" | "env_var" | "terminal" (or an unknown future type, kept as is)
-    description: str | None = None
-    variables: tuple[str, ...] = ()  # env_var: every variable it needs; an api-key provider's: one
-    command: tuple[str, ...] = ()  # terminal: the login command to run in a terminal (empty: unknown)
-    env: tuple[tuple[str, str], ...] = ()  # terminal: variables set on that command
-    provider: str | None = None  # ``_meta["api-key"].provider``: a key, then ``authenticate``
-
-    @property
-    def shell(self) -> str:
-        """The terminal command as one shell line (``NAME=value command args``), or ``""``."""
-        if not self.command:
-            return ""
-        prefix = [f"{name}={shlex.quote(value)}" for name, value in self.env]
-        return " ".join([*prefix, shlex.join(self.command)])
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "name": self.name,
-            "type": self.type,
-            "description": self.description,
-            "variables": list(self.variables),
-            "command": list(self.command),
-            "env": dict(self.env),
-            "provider": self.provider,
-        }
 
 
 def _text(value: Any) -> str | None:

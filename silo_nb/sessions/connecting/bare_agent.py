@@ -17,9 +17,12 @@ from typing import Any
 import anyio
 
 from silo_nb.acp import AcpConnectionClosed, AcpRpcError, AgentConnection, SubprocessTransport, Transport
+from silo_nb.model import (
+    AgentSessionError,
+    no_answer,
+)
 from silo_nb.sessions.capabilities import AgentCapabilities
 from silo_nb.sessions.connecting.handshake import initialize
-from silo_nb.sessions.errors import AgentSessionError, no_answer
 from silo_nb.sessions.host import TransportFactory
 from silo_nb.sessions.profiles import AgentProfile
 

@@ -15,7 +15,9 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from silo_nb.acp import AcpConnectionClosed, AgentConnection
-from silo_nb.sessions.errors import AgentSessionError
+from silo_nb.model import (
+    AgentSessionError,
+)
 
 if TYPE_CHECKING:
     from silo_nb.sessions.session.core import SessionCore

@@ -26,9 +26,14 @@ from typing import Any
 import anyio
 
 from silo_nb.acp import AcpRpcError, AgentConnection, AgentSpawnError, SubprocessTransport, Transport
+from silo_nb.model import (
+    AgentInfo,
+    AgentSessionError,
+    AgentSessionInputError,
+    AgentSessionRestore,
+)
 from silo_nb.sessions.connecting.connect_faults import abandon, request_or_undo
 from silo_nb.sessions.connecting.handshake import authenticate, initialize, new_session, timed_out
-from silo_nb.sessions.errors import AgentSessionError, AgentSessionInputError
 from silo_nb.sessions.host import ConnectHost
 from silo_nb.sessions.journal import JournalFiles
 from silo_nb.sessions.journal.reconcile import (
@@ -38,11 +43,12 @@ from silo_nb.sessions.journal.reconcile import (
     reconcile_load,
 )
 from silo_nb.sessions.mcp_servers import McpServerConfig, wire_servers
-from silo_nb.sessions.models import AgentInfo, AgentSessionRestore
-from silo_nb.sessions.parse import parse_commands
 from silo_nb.sessions.profiles import AgentProfile
 from silo_nb.sessions.session.core import SessionCore
 from silo_nb.sessions.session.handle import AgentSessionHandle
+from silo_nb.updates import (
+    parse_commands,
+)
 
 __all__ = ["Connector"]
 

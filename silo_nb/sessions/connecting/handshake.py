@@ -23,9 +23,13 @@ from silo_nb.acp import (
     client_info,
     error_excerpt,
 )
+from silo_nb.model import (
+    AgentSessionError,
+    AgentSignInError,
+    AuthMethod,
+)
 from silo_nb.sessions.capabilities import AgentCapabilities
-from silo_nb.sessions.connecting.auth_methods import AuthMethod, choose_method, is_auth_error, sign_in_advice
-from silo_nb.sessions.errors import AgentSessionError, AgentSignInError
+from silo_nb.sessions.connecting.auth_methods import choose_method, is_auth_error, sign_in_advice
 from silo_nb.sessions.profiles import AgentProfile
 
 __all__ = ["authenticate", "initialize", "new_session", "sign_in_error", "timed_out", "with_stderr"]

@@ -22,11 +22,13 @@ import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from silo_nb.sessions.errors import AgentSessionError
+from silo_nb.model import (
+    AgentSessionError,
+    AgentSessionUpdate,
+)
 from silo_nb.sessions.journal.locks import JournalLocks
 from silo_nb.sessions.journal.reader import iter_lines, parse_lines, read_lines, read_updates
 from silo_nb.sessions.journal.writer import JournalWriter
-from silo_nb.sessions.models import AgentSessionUpdate
 from silo_nb.sessions.safe_files import check_folder, open_file, remove_file
 from silo_nb.sessions.storage import decode_session_id, journal_path
 

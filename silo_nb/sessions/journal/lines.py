@@ -19,7 +19,7 @@ from typing import Any
 
 import orjson
 
-from silo_nb.sessions.models import (
+from silo_nb.model import (
     AgentContentBlock,
     AgentPlanEntry,
     AgentSessionUpdate,
@@ -28,10 +28,21 @@ from silo_nb.sessions.models import (
     AgentToolCallContent,
     builder,
 )
-from silo_nb.sessions.parse.fields import block_json, content_block, is_map, items
-from silo_nb.sessions.parse.fields import plan_entry as read_plan_entry
-from silo_nb.sessions.parse.fields import tool_call as read_tool_call
-from silo_nb.sessions.parse.fields import usage as read_usage
+from silo_nb.updates import (
+    block_json,
+    content_block,
+    is_map,
+    items,
+)
+from silo_nb.updates import (
+    plan_entry as read_plan_entry,
+)
+from silo_nb.updates import (
+    tool_call as read_tool_call,
+)
+from silo_nb.updates import (
+    usage as read_usage,
+)
 
 _block_model, _update_model = builder(AgentContentBlock), builder(AgentSessionUpdate)
 

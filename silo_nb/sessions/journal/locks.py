@@ -33,7 +33,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Protocol
 
-from silo_nb.sessions.errors import AgentSessionError
+from silo_nb.model import (
+    AgentSessionError,
+)
 from silo_nb.sessions.safe_files import open_file
 
 __all__ = ["PROCESS_LOCKS", "JournalLocks", "JournalUser", "ProcessLocks", "lock_owner"]

@@ -30,10 +30,12 @@ from typing import Any
 import orjson
 
 from silo_nb.acp import DEFAULT_MAX_LINE_BYTES, has_long_number
+from silo_nb.model import (
+    TURN_END_KIND,
+    AgentSessionUpdate,
+    TurnEndLine,
+)
 from silo_nb.sessions.journal.lines import journal_line_to_update
-from silo_nb.sessions.journal_lines import TurnEndLine
-from silo_nb.sessions.kinds import TURN_END_KIND
-from silo_nb.sessions.models import AgentSessionUpdate
 from silo_nb.sessions.safe_files import UnsafeFileError, open_file
 from silo_nb.util import gc_paused
 

@@ -10,10 +10,16 @@ import logging
 from collections.abc import Iterable
 from typing import Any
 
+from silo_nb.model import (
+    RESUME_METADATA_KINDS,
+    TURN_END_KIND,
+    USER_PROMPT_KIND,
+)
 from silo_nb.sessions.journal.reader import parse_lines
 from silo_nb.sessions.journal.writer import JournalWriter
-from silo_nb.sessions.kinds import RESUME_METADATA_KINDS, TURN_END_KIND, USER_PROMPT_KIND
-from silo_nb.sessions.parse import session_title
+from silo_nb.updates import (
+    session_title,
+)
 
 __all__ = [
     "backfill_user_prompt_timestamps",

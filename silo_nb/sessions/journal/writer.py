@@ -42,12 +42,16 @@ from typing import Any
 
 import orjson
 
+from silo_nb.model import (
+    AgentSessionUpdate,
+)
 from silo_nb.sessions.journal.disk import LineStore, encode_text, ends_torn, reason, write_all, write_lines
 from silo_nb.sessions.journal.lines import encode_line, update_json
 from silo_nb.sessions.journal.reader import MAX_LINE_BYTES
-from silo_nb.sessions.models import AgentSessionUpdate
-from silo_nb.sessions.parse import cut_long_strings
 from silo_nb.sessions.safe_files import folder_fd, open_file
+from silo_nb.updates import (
+    cut_long_strings,
+)
 
 __all__ = ["FLUSH_DELAY_SECONDS", "JournalWriter"]
 

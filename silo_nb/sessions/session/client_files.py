@@ -35,9 +35,11 @@ from pathlib import Path
 from typing import Any
 
 from silo_nb.acp import AcpRpcError
+from silo_nb.model import (
+    AgentSessionUpdate,
+    FileWriteLine,
+)
 from silo_nb.sessions.code_targets import runs_code
-from silo_nb.sessions.journal_lines import FileWriteLine
-from silo_nb.sessions.models import AgentSessionUpdate
 
 __all__ = ["JOURNAL_TEXT_LIMIT", "WRITE_OPTIONS", "Asker", "ClientFiles"]
 

@@ -21,9 +21,11 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from silo_nb.sessions.errors import AgentSessionError
-from silo_nb.sessions.journal_lines import KernelToolLine
-from silo_nb.sessions.models import AgentSessionUpdate
+from silo_nb.model import (
+    AgentSessionError,
+    AgentSessionUpdate,
+    KernelToolLine,
+)
 from silo_nb.sessions.session.permission_desk import PermissionDesk
 
 __all__ = [

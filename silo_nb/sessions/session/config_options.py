@@ -16,9 +16,16 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from silo_nb.acp import METHOD_NOT_FOUND, AcpRpcError
-from silo_nb.sessions.errors import AgentSessionError, AgentSessionInputError
-from silo_nb.sessions.models import AgentSessionConfigOption, AgentSessionUpdate
-from silo_nb.sessions.parse import parse_config_options, synthesize_legacy_options
+from silo_nb.model import (
+    AgentSessionConfigOption,
+    AgentSessionError,
+    AgentSessionInputError,
+    AgentSessionUpdate,
+)
+from silo_nb.updates import (
+    parse_config_options,
+    synthesize_legacy_options,
+)
 from silo_nb.util import ListenerSet
 
 __all__ = ["ConfigOptions", "Requester"]

@@ -25,11 +25,13 @@ from typing import Any
 
 import anyio
 
+from silo_nb.model import (
+    AgentCommand,
+    AgentSessionUpdate,
+)
 from silo_nb.sessions.host import SessionRegistry
 from silo_nb.sessions.journal import JournalFiles
 from silo_nb.sessions.mcp_servers import McpServerConfig
-from silo_nb.sessions.models import AgentCommand, AgentSessionUpdate
-from silo_nb.sessions.parse import MessageIdSynthesizer
 from silo_nb.sessions.profiles import AgentProfile
 from silo_nb.sessions.session.client_files import ClientFiles
 from silo_nb.sessions.session.client_tool_calls import ClientToolCalls
@@ -42,6 +44,9 @@ from silo_nb.sessions.session.stop_control import StopControl
 from silo_nb.sessions.session.terminals import TerminalHost
 from silo_nb.sessions.session.turn_tracker import TurnTracker
 from silo_nb.sessions.session.wiring import SessionWiring
+from silo_nb.updates import (
+    MessageIdSynthesizer,
+)
 from silo_nb.util import ListenerSet
 
 __all__ = ["MAX_OPENING_UPDATES", "SESSION_CLOSE_TIMEOUT_SECONDS", "SessionCore"]

@@ -18,19 +18,21 @@ from typing import Any
 import anyio
 
 from silo_nb.acp import AcpConnectionClosed, AcpRpcError
-from silo_nb.sessions.agent_requests import AgentElicitationRequest, AgentPermissionRequest
-from silo_nb.sessions.errors import AgentSessionError, no_answer
-from silo_nb.sessions.journal import parse_lines
-from silo_nb.sessions.models import (
+from silo_nb.model import (
     AgentCommand,
+    AgentElicitationRequest,
+    AgentPermissionRequest,
     AgentPromptBlock,
     AgentPromptCapabilities,
     AgentPromptResult,
     AgentSessionConfigOption,
+    AgentSessionError,
     AgentSessionSummary,
     AgentSessionUpdate,
     ResumeOutcome,
+    no_answer,
 )
+from silo_nb.sessions.journal import parse_lines
 from silo_nb.sessions.session.client_tool_calls import ClientToolCalls
 from silo_nb.sessions.session.core import SessionCore
 from silo_nb.sessions.session.permission_desk import RuleAnswerer

@@ -18,16 +18,12 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
 from silo_nb.acp import AcpRpcError
-from silo_nb.sessions.host import SessionRegistry
-from silo_nb.sessions.kinds import SIDE_EFFECT_KINDS
-from silo_nb.sessions.models import AgentCommand, AgentSessionUpdate
-from silo_nb.sessions.parse import (
-    MAX_RAW_DEPTH,
-    MessageIdSynthesizer,
-    parse_commands,
-    parse_session_update,
-    session_title,
+from silo_nb.model import (
+    SIDE_EFFECT_KINDS,
+    AgentCommand,
+    AgentSessionUpdate,
 )
+from silo_nb.sessions.host import SessionRegistry
 from silo_nb.sessions.session.client_files import ClientFiles
 from silo_nb.sessions.session.config_options import ConfigOptions
 from silo_nb.sessions.session.journal_slot import JournalSlot
@@ -36,6 +32,13 @@ from silo_nb.sessions.session.question_desk import QuestionDesk
 from silo_nb.sessions.session.terminals import TerminalHost
 from silo_nb.sessions.session.turn_tracker import TurnTracker
 from silo_nb.sessions.session.wiring import SessionWiring
+from silo_nb.updates import (
+    MAX_RAW_DEPTH,
+    MessageIdSynthesizer,
+    parse_commands,
+    parse_session_update,
+    session_title,
+)
 from silo_nb.util import ListenerSet
 
 __all__ = ["InboundSession", "InboundTraffic"]

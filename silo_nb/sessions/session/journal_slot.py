@@ -18,9 +18,11 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from silo_nb.sessions.errors import AgentSessionError
+from silo_nb.model import (
+    AgentSessionError,
+    AgentSessionUpdate,
+)
 from silo_nb.sessions.journal import JournalFiles, JournalWriter, iter_lines, parse_lines
-from silo_nb.sessions.models import AgentSessionUpdate
 
 __all__ = ["MAX_EARLY_UPDATES", "JournalSlot"]
 

@@ -31,12 +31,19 @@ from typing import Any, Protocol, runtime_checkable
 import anyio
 import anyio.lowlevel
 
-from silo_nb.sessions.agent_requests import AgentPermissionOption, AgentPermissionRequest
+from silo_nb.model import (
+    PERMISSION_REQUEST_KIND,
+    AgentPermissionOption,
+    AgentPermissionRequest,
+    AgentSessionUpdate,
+    PermissionDecisionLine,
+    PermissionRequestLine,
+)
 from silo_nb.sessions.journal import parse_lines
-from silo_nb.sessions.journal_lines import PermissionDecisionLine, PermissionRequestLine
-from silo_nb.sessions.kinds import PERMISSION_REQUEST_KIND
-from silo_nb.sessions.models import AgentSessionUpdate
-from silo_nb.sessions.parse import parse_permission_options, parse_tool_call
+from silo_nb.updates import (
+    parse_permission_options,
+    parse_tool_call,
+)
 from silo_nb.util import Disposable, ListenerSet, gc_paused
 
 __all__ = ["PermissionDesk", "RuleAnswerer"]

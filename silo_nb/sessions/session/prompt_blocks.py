@@ -8,19 +8,19 @@ from typing import Any
 
 from pydantic import ConfigDict, TypeAdapter
 
-from silo_nb.sessions.errors import AgentSessionInputError
-from silo_nb.sessions.kinds import USER_PROMPT_KIND
-from silo_nb.sessions.models import (
+from silo_nb.model import (
+    USER_PROMPT_KIND,
     AgentContentBlock,
     AgentPromptBlock,
+    AgentSessionInputError,
     AgentSessionUpdate,
     AudioBlock,
     ImageBlock,
     ResourceBlock,
     ResourceLinkBlock,
     TextBlock,
+    describe_attachments,
 )
-from silo_nb.sessions.prompt_attachments import describe_attachments
 from silo_nb.sessions.status import now_iso
 
 __all__ = ["prompt_line", "validate_prompt_blocks", "wire_block"]

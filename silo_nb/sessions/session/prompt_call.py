@@ -11,14 +11,23 @@ from typing import Any
 import anyio
 
 from silo_nb.acp import AcpConnectionClosed, AcpRpcError, AgentConnection
-from silo_nb.sessions.connecting.auth_methods import AuthMethod, is_auth_error
+from silo_nb.model import (
+    AgentPromptBlock,
+    AgentPromptResult,
+    AgentSessionError,
+    AgentSessionSummary,
+    AgentSignInError,
+    AuthMethod,
+    no_answer,
+)
+from silo_nb.sessions.connecting.auth_methods import is_auth_error
 from silo_nb.sessions.connecting.handshake import sign_in_error
-from silo_nb.sessions.errors import AgentSessionError, AgentSignInError, no_answer
-from silo_nb.sessions.models import AgentPromptBlock, AgentPromptResult, AgentSessionSummary
-from silo_nb.sessions.parse import parse_session_summary
 from silo_nb.sessions.session.prompt_blocks import wire_block
 from silo_nb.sessions.session.stop_control import NOT_STOPPED, StopControl
 from silo_nb.sessions.status import TurnOutcome
+from silo_nb.updates import (
+    parse_session_summary,
+)
 
 __all__ = ["TurnEnd", "list_sessions", "send_prompt"]
 

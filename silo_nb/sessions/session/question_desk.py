@@ -24,10 +24,16 @@ from typing import Any, Protocol, runtime_checkable
 import anyio
 
 from silo_nb.acp import AcpRpcError
-from silo_nb.sessions.agent_requests import AgentElicitationRequest
-from silo_nb.sessions.journal_lines import QuestionDecisionLine, QuestionRequestLine
-from silo_nb.sessions.models import AgentSessionUpdate
-from silo_nb.sessions.question_schema import TEXT_LIMIT, QuestionField, check_answer, read_fields
+from silo_nb.model import (
+    TEXT_LIMIT,
+    AgentElicitationRequest,
+    AgentSessionUpdate,
+    QuestionDecisionLine,
+    QuestionField,
+    QuestionRequestLine,
+    check_answer,
+    read_fields,
+)
 from silo_nb.util import Disposable, ListenerSet
 
 __all__ = ["QuestionDesk", "QuestionPolicyLike"]

@@ -15,7 +15,7 @@
   :data:`JOURNAL_APPEND_CHARS`, text that piles up beyond :data:`JOURNAL_TAIL_CHARS` between two lines is
   dropped but for its end, which goes in a ``replace`` line (``truncated``), at most every
   :data:`JOURNAL_FLOOD_INTERVAL_SECONDS` — a terminal printing 1 GB costs the journal little. The exit
-  status ends it. The transcript (``notebook/entries.TerminalView``) folds the same lines live and after
+  status ends it. The transcript (``updates/entries.TerminalView``) folds the same lines live and after
   a restore, and reads journals whose every late line was a ``replace`` tail alike.
 - At most the profile's ``max_terminals`` alive per session (released ones do not count).
 """
@@ -35,8 +35,10 @@ from typing import Any
 import anyio
 
 from silo_nb.acp import AcpRpcError, AgentProcess, AgentSpawnError
-from silo_nb.sessions.journal_lines import TerminalOutputLine
-from silo_nb.sessions.models import AgentSessionUpdate
+from silo_nb.model import (
+    AgentSessionUpdate,
+    TerminalOutputLine,
+)
 from silo_nb.task_set import TaskSet
 
 __all__ = ["DEFAULT_OUTPUT_BYTES", "MAX_OUTPUT_BYTES", "TerminalHost"]

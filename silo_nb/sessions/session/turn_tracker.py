@@ -27,10 +27,13 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from silo_nb.model import (
+    TEXT_KINDS,
+    WORK_KINDS,
+    AgentSessionUpdate,
+    TurnEndLine,
+)
 from silo_nb.sessions.host import SessionRegistry
-from silo_nb.sessions.journal_lines import TurnEndLine
-from silo_nb.sessions.kinds import TEXT_KINDS, WORK_KINDS
-from silo_nb.sessions.models import AgentSessionUpdate
 from silo_nb.sessions.status import TurnOutcome, now_iso
 
 __all__ = [

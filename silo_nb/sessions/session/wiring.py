@@ -9,8 +9,10 @@ is a method call here, so where the session's wiring changes is greppable.
 from __future__ import annotations
 
 from silo_nb.acp import AgentConnection
+from silo_nb.model import (
+    ResumeOutcome,
+)
 from silo_nb.sessions.capabilities import AgentCapabilities
-from silo_nb.sessions.models import ResumeOutcome
 
 __all__ = ["SessionWiring"]
 

@@ -1,7 +1,7 @@
 """The registry of entry cards: every module of this package defines ``CARD`` (a :class:`~..card.Card`).
 
 The modules are found, not listed: a new entry kind's card is one new module here. A test proves every
-entry type of ``notebook/entries.py`` has exactly one card.
+entry type of ``updates/entries.py`` has exactly one card.
 """
 
 from __future__ import annotations

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from silo_nb.notebook.entries import FileEditEntry
 from silo_nb.notebook.render import styles
 from silo_nb.notebook.render.card import Card
 from silo_nb.notebook.render.diff_view import diff_html, diff_markdown, diff_text
 from silo_nb.notebook.render.labels import esc
 from silo_nb.notebook.render.md_inert import md_code, md_indent
 from silo_nb.notebook.render.paths import path_html, shown_path
+from silo_nb.updates import (
+    FileEditEntry,
+)
 
 __all__ = ["CARD", "file_edit_html", "file_edit_markdown", "file_edit_text"]
 

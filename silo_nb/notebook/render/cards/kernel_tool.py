@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-from silo_nb.notebook.entries import KernelToolEntry
 from silo_nb.notebook.render import labels, styles
 from silo_nb.notebook.render.card import Card
 from silo_nb.notebook.render.code import code_block_html, lexer_for_language
@@ -19,6 +18,9 @@ from silo_nb.notebook.render.html_parts import muted_html, pill_html
 from silo_nb.notebook.render.labels import esc
 from silo_nb.notebook.render.md_html import markdown_to_html, too_costly
 from silo_nb.notebook.render.md_inert import md_code, md_escape, md_fence, md_indent
+from silo_nb.updates import (
+    KernelToolEntry,
+)
 
 __all__ = ["CARD", "kernel_tool_html", "kernel_tool_markdown", "kernel_tool_text"]
 

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from silo_nb.notebook.entries import MessageEntry
+from silo_nb.model import (
+    is_preview,
+)
 from silo_nb.notebook.render import labels, styles
 from silo_nb.notebook.render.card import Card
 from silo_nb.notebook.render.html_parts import muted_html
@@ -19,7 +21,9 @@ from silo_nb.notebook.render.labels import esc
 from silo_nb.notebook.render.md_html import agent_markdown_html
 from silo_nb.notebook.render.md_inert import md_balanced, md_escape, md_quote
 from silo_nb.notebook.render.streaming import LIVE_MESSAGE_CHARS, streaming_markdown_html
-from silo_nb.sessions import is_preview
+from silo_nb.updates import (
+    MessageEntry,
+)
 
 __all__ = ["CARD", "message_body_html", "message_html", "message_markdown", "message_text"]
 

@@ -6,11 +6,13 @@ when cancelled.
 
 from __future__ import annotations
 
-from silo_nb.notebook.entries import PermissionEntry
 from silo_nb.notebook.render import labels, styles
 from silo_nb.notebook.render.card import Card
 from silo_nb.notebook.render.labels import esc
 from silo_nb.notebook.render.md_inert import md_escape
+from silo_nb.updates import (
+    PermissionEntry,
+)
 
 __all__ = ["CARD", "permission_html", "permission_markdown", "permission_text"]
 

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from silo_nb.notebook.entries import PlanView
 from silo_nb.notebook.render import labels, styles
 from silo_nb.notebook.render.card import Card
 from silo_nb.notebook.render.labels import esc
 from silo_nb.notebook.render.md_inert import md_escape
+from silo_nb.updates import (
+    PlanView,
+)
 
 __all__ = ["CARD", "plan_html", "plan_markdown", "plan_text"]
 

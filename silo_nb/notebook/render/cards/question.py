@@ -7,12 +7,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from silo_nb.notebook.entries import QuestionEntry
 from silo_nb.notebook.render import styles
 from silo_nb.notebook.render.card import Card
 from silo_nb.notebook.render.labels import esc
 from silo_nb.notebook.render.md_html import safe_url
 from silo_nb.notebook.render.md_inert import md_code, md_escape
+from silo_nb.updates import (
+    QuestionEntry,
+)
 
 __all__ = ["CARD", "question_html", "question_markdown", "question_text"]
 

@@ -17,7 +17,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from silo_nb.notebook.entries import TerminalView, ToolEntry
+from silo_nb.model import (
+    AgentToolCallContent,
+    AgentToolCallLocation,
+)
 from silo_nb.notebook.render import labels, styles
 from silo_nb.notebook.render.card import Card
 from silo_nb.notebook.render.cards.permission import permission_html, permission_markdown, permission_text
@@ -28,7 +31,10 @@ from silo_nb.notebook.render.labels import esc
 from silo_nb.notebook.render.md_html import markdown_to_html, too_costly
 from silo_nb.notebook.render.md_inert import md_balanced, md_code, md_escape, md_fence, md_indent
 from silo_nb.notebook.render.paths import path_html, shown_path
-from silo_nb.sessions import AgentToolCallContent, AgentToolCallLocation
+from silo_nb.updates import (
+    TerminalView,
+    ToolEntry,
+)
 
 __all__ = ["CARD", "LIVE_ENTRY_CHARS", "tool_html", "tool_markdown", "tool_text"]
 

@@ -6,8 +6,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from silo_nb.notebook.entries import FileEditEntry, KernelToolEntry, PermissionEntry, QuestionEntry
-from silo_nb.sessions import permission_option_fields
+from silo_nb.updates import (
+    permission_option_fields,
+)
+from silo_nb.updates.entries import FileEditEntry, KernelToolEntry, PermissionEntry, QuestionEntry
 
 __all__ = [
     "file_edit_entry",

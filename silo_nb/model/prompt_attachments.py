@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from silo_nb.sessions.models import AgentPromptBlock, AudioBlock, ImageBlock, ResourceBlock, ResourceLinkBlock
+from silo_nb.model.models import AgentPromptBlock, AudioBlock, ImageBlock, ResourceBlock, ResourceLinkBlock
 
 __all__ = ["PREVIEW_CHARS", "PromptAttachment", "describe_attachments", "is_preview", "parse_attachments"]
 

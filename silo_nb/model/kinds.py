@@ -124,7 +124,7 @@ _TABLE = (
     UpdateKind("config_option_update", "side_effect", doc="Config options changed (the whole list)."),
     UpdateKind(
         "session_info_update", "side_effect", keeps_journal=False,
-        doc="Session metadata: the title (sessions/parse session_title).",
+        doc="Session metadata: the title (updates/parse session_title).",
     ),
     UpdateKind("usage_update", "metadata", payload="usage", row="usage", doc="Context used, window, cost."),
     UpdateKind(

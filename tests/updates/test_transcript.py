@@ -1,4 +1,4 @@
-"""The transcript reducer's rules, pinned directly (``silo_nb/notebook/transcript.py``, ``live.py``).
+"""The transcript reducer's rules, pinned directly (``silo_nb/updates/transcript.py``, ``live.py``).
 
 - Agent traffic is built with ``parse_update`` (as the client parses it); silo_nb's own lines (the user
   prompt, permission requests and decisions) as ``AgentSessionUpdate``s shaped like the session's.
@@ -19,9 +19,15 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-from silo_nb.notebook.entries import made
+from silo_nb.model.kinds import SILO_NB_KINDS
+from silo_nb.model.models import AgentSessionUpdate
 from silo_nb.notebook.live_transcript import LiveTranscript
-from silo_nb.notebook.transcript import (
+from silo_nb.sessions.journal import encode_line, parse_lines
+from silo_nb.sessions.session.permission_desk import PermissionDesk
+from silo_nb.updates.entries import made
+from silo_nb.updates.journal_turns import split_turns
+from silo_nb.updates.parse import METADATA_KINDS, session_title
+from silo_nb.updates.transcript import (
     MessageEntry,
     PermissionEntry,
     PlanView,
@@ -30,39 +36,13 @@ from silo_nb.notebook.transcript import (
     fold,
     fold_all,
 )
-from silo_nb.sessions.journal import encode_line, parse_lines
-from silo_nb.sessions.journal_turns import split_turns
-from silo_nb.sessions.kinds import SILO_NB_KINDS
-from silo_nb.sessions.models import AgentContentBlock, AgentSessionUpdate
-from silo_nb.sessions.parse import METADATA_KINDS, parse_update, session_title
-from silo_nb.sessions.session.permission_desk import PermissionDesk
+from tests.support.updates import prompt, say, wire
 from tests.work import calls
 
 OPTIONS = [
     {"optionId": "once", "name": "Allow once", "kind": "allow_once"},
     {"optionId": "no", "name": "Reject", "kind": "reject_once"},
 ]
-
-
-def wire(kind: str, /, **fields: Any) -> AgentSessionUpdate:
-    update = parse_update({"sessionUpdate": kind, **fields})
-    assert update is not None
-    return update
-
-
-def say(text: str, message_id: str | None = "m1", kind: str = "agent_message_chunk") -> AgentSessionUpdate:
-    return wire(kind, messageId=message_id, content={"type": "text", "text": text})
-
-
-def prompt(text: str, n: int = 1) -> AgentSessionUpdate:
-    """The user prompt as a session synthesizes it (``sessions/session/prompt_blocks.prompt_line``)."""
-    return AgentSessionUpdate(
-        kind="user_message_chunk",
-        text=text,
-        content=AgentContentBlock(type="text", text=text),
-        message_id=f"silo-journal-user-{n}",
-        raw={"synthesized": True},
-    )
 
 
 def asked(request_id: str | None, tool_call_id: str = "c1", **extra: Any) -> AgentSessionUpdate:
@@ -613,7 +593,7 @@ def test_the_builder_is_linear_in_tool_calls_and_unknown_kinds() -> None:
 
 
 def test_a_message_is_joined_once_per_snapshot_and_bounded() -> None:
-    from silo_nb.notebook import transcript
+    from silo_nb.updates import transcript
 
     builder = transcript.TranscriptBuilder()
     for i in range(50_000):
@@ -630,7 +610,7 @@ def test_a_message_is_joined_once_per_snapshot_and_bounded() -> None:
 
 
 def test_builder_reports_which_entries_changed() -> None:
-    from silo_nb.notebook.transcript import TranscriptBuilder
+    from silo_nb.updates.transcript import TranscriptBuilder
 
     builder = TranscriptBuilder()
     builder.apply(prompt("go"))

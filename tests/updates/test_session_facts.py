@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
-from silo_nb.sessions import AgentContentBlock, AgentSessionUpdate, SessionFacts, TurnEndLine
-from silo_nb.sessions.parse import parse_update
+from silo_nb.model import (
+    AgentContentBlock,
+    AgentSessionUpdate,
+    TurnEndLine,
+)
+from silo_nb.updates import (
+    SessionFacts,
+)
+from silo_nb.updates.parse import parse_update
 
 
 def wire(kind: str, **fields: object) -> AgentSessionUpdate:

@@ -8,9 +8,7 @@ from typing import Any
 
 import pytest
 
-from silo_nb.sessions.capabilities import capability_enabled, parse_prompt_capabilities
-from silo_nb.sessions.journal import journal_line_to_update
-from silo_nb.sessions.models import (
+from silo_nb.model.models import (
     AgentCommandInput,
     AgentContentBlock,
     AgentPlanEntry,
@@ -21,7 +19,9 @@ from silo_nb.sessions.models import (
     AgentToolCallContent,
     AgentToolCallLocation,
 )
-from silo_nb.sessions.parse import (
+from silo_nb.sessions.capabilities import capability_enabled, parse_prompt_capabilities
+from silo_nb.sessions.journal import journal_line_to_update
+from silo_nb.updates.parse import (
     MessageIdSynthesizer,
     parse_commands,
     parse_config_options,

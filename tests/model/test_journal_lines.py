@@ -8,7 +8,7 @@ import logging
 
 import pytest
 
-from silo_nb.sessions import (
+from silo_nb.model import (
     FileWriteLine,
     KernelToolLine,
     PermissionDecisionLine,

@@ -1,10 +1,10 @@
-"""The one turn splitter (``sessions/journal_turns.py``): prompts, the turn's head, agent-initiated parts."""
+"""The one turn splitter (``updates/journal_turns.py``): prompts, the turn's head, agent-initiated parts."""
 
 from __future__ import annotations
 
-from silo_nb.sessions.journal_turns import split_turns, starts_prompt, until_turn_end
-from silo_nb.sessions.models import AgentSessionUpdate
-from tests.notebook.test_transcript import prompt, say, wire
+from silo_nb.model.models import AgentSessionUpdate
+from silo_nb.updates.journal_turns import split_turns, starts_prompt, until_turn_end
+from tests.support.updates import prompt, say, wire
 
 
 def end(outcome: str = "finished") -> AgentSessionUpdate:

@@ -22,7 +22,15 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sized
 from dataclasses import replace
 
-from silo_nb.notebook.entries import (
+from silo_nb.model import (
+    METADATA_KINDS,
+    AgentSessionUpdate,
+    parse_attachments,
+)
+from silo_nb.updates import (
+    session_title,
+)
+from silo_nb.updates.entries import (
     Entry,
     KernelToolEntry,
     MessageEntry,
@@ -37,15 +45,14 @@ from silo_nb.notebook.entries import (
     made,
     with_status,
 )
-from silo_nb.notebook.entry_joins import with_permission, written_as_proposed
-from silo_nb.notebook.entry_lines import (
+from silo_nb.updates.entry_joins import with_permission, written_as_proposed
+from silo_nb.updates.entry_lines import (
     file_edit_entry,
     kernel_tool_entry,
     permission_entry,
     question_entry,
     recorded_call,
 )
-from silo_nb.sessions import METADATA_KINDS, AgentSessionUpdate, parse_attachments, session_title
 from silo_nb.util import gc_paused
 
 __all__ = [
@@ -442,7 +449,7 @@ _HANDLERS: dict[str, _Handler] = {
     "question_request": TranscriptBuilder._question,
     "question_decision": TranscriptBuilder._question,
 }
-HANDLED_KINDS = frozenset(_HANDLERS)  # a test checks them against the kinds table (sessions/kinds.py)
+HANDLED_KINDS = frozenset(_HANDLERS)  # a test checks them against the kinds table (model/kinds.py)
 
 
 def fold(state: TranscriptState, update: AgentSessionUpdate) -> TranscriptState:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from silo_nb.notebook.entries import FileEditEntry, PermissionEntry, ToolEntry
+from silo_nb.updates.entries import FileEditEntry, PermissionEntry, ToolEntry
 
 __all__ = ["with_permission", "written_as_proposed"]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Literal, TypeVar
 
-from silo_nb.sessions import (
+from silo_nb.model import (
     AgentPlanEntry,
     AgentSessionUsage,
     AgentToolCall,

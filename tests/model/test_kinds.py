@@ -1,4 +1,4 @@
-"""The one table of update kinds (``sessions/kinds.py``) covers every kind, and every part reads it."""
+"""The one table of update kinds (``model/kinds.py``) covers every kind, and every part reads it."""
 
 from __future__ import annotations
 
@@ -7,10 +7,7 @@ import typing
 import acp.schema as sdk_schema
 import pytest
 
-from silo_nb.notebook.entries import Entry
-from silo_nb.notebook.render.cards import CARDS
-from silo_nb.notebook.transcript import HANDLED_KINDS, TranscriptBuilder
-from silo_nb.sessions.kinds import (
+from silo_nb.model.kinds import (
     KINDS,
     METADATA_KINDS,
     SHOWN_KINDS,
@@ -19,8 +16,11 @@ from silo_nb.sessions.kinds import (
     TOOL_KINDS,
     kind_of,
 )
-from silo_nb.sessions.models import AgentSessionUpdate
-from silo_nb.sessions.parse import MessageIdSynthesizer, parse_update
+from silo_nb.model.models import AgentSessionUpdate
+from silo_nb.notebook.render.cards import CARDS
+from silo_nb.updates.entries import Entry
+from silo_nb.updates.parse import MessageIdSynthesizer, parse_update
+from silo_nb.updates.transcript import HANDLED_KINDS, TranscriptBuilder
 
 # Kinds the SDK knows that ACP v1 has not made stable (the v1 schema has none of them): kept as unknown.
 UNSTABLE_SDK_KINDS = {"plan_update", "plan_removed"}

@@ -9,7 +9,7 @@ from typing import Any, Protocol
 
 from pydantic import Field, PrivateAttr
 
-from silo_nb.sessions.models import AgentToolCall, FrozenModel
+from silo_nb.model.models import AgentToolCall, FrozenModel
 
 __all__ = [
     "AgentElicitationRequest",

@@ -19,17 +19,23 @@ from collections.abc import Mapping
 from typing import Any
 
 from silo_nb.acp import cut_depth
-from silo_nb.sessions.kinds import RUN_BREAKERS, SILO_NB_KINDS, TEXT_KINDS, TOOL_KINDS
-from silo_nb.sessions.models import AgentSessionUpdate, builder
-from silo_nb.sessions.parse.fields import (
+from silo_nb.model import (
+    RUN_BREAKERS,
+    SILO_NB_KINDS,
+    TEXT_KINDS,
+    TOOL_KINDS,
+    AgentSessionUpdate,
+    builder,
+)
+from silo_nb.updates.parse.fields import (
     DEPTH_MARKER,
     MAX_RAW_DEPTH,
     block_json,
     content_block,
     plan_entries,
 )
-from silo_nb.sessions.parse.fields import tool_call as read_tool_call
-from silo_nb.sessions.parse.fields import usage as read_usage
+from silo_nb.updates.parse.fields import tool_call as read_tool_call
+from silo_nb.updates.parse.fields import usage as read_usage
 
 __all__ = [
     "MAX_FIELD_CHARS",

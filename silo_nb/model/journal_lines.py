@@ -22,7 +22,7 @@ from typing import Any, ClassVar, Self
 from pydantic import BaseModel, ConfigDict, ValidationError
 from pydantic.alias_generators import to_camel
 
-from silo_nb.sessions.kinds import (
+from silo_nb.model.kinds import (
     FILE_WRITE_KIND,
     KERNEL_TOOL_KIND,
     PERMISSION_DECISION_KIND,
@@ -32,7 +32,7 @@ from silo_nb.sessions.kinds import (
     TERMINAL_OUTPUT_KIND,
     TURN_END_KIND,
 )
-from silo_nb.sessions.models import AgentSessionUpdate, AgentToolCall
+from silo_nb.model.models import AgentSessionUpdate, AgentToolCall
 
 __all__ = [
     "FileWriteLine",

@@ -15,8 +15,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from silo_nb.sessions.kinds import TURN_END_KIND, USER_PROMPT_KIND, WORK_KINDS
-from silo_nb.sessions.models import AgentSessionUpdate
+from silo_nb.model import (
+    TURN_END_KIND,
+    USER_PROMPT_KIND,
+    WORK_KINDS,
+    AgentSessionUpdate,
+)
 
 __all__ = ["JournalTurn", "split_turns", "starts_prompt", "until_turn_end"]
 

@@ -14,9 +14,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from silo_nb.sessions.kinds import METADATA_KINDS, TEXT_KINDS
-from silo_nb.sessions.models import AgentToolCall
-from silo_nb.sessions.parse.controls import (
+from silo_nb.model import (
+    METADATA_KINDS,
+    TEXT_KINDS,
+    AgentToolCall,
+)
+from silo_nb.updates.parse.controls import (
     parse_commands,
     parse_config_options,
     parse_permission_options,
@@ -25,11 +28,11 @@ from silo_nb.sessions.parse.controls import (
     session_title,
     synthesize_legacy_options,
 )
-from silo_nb.sessions.parse.fields import DEPTH_MARKER, MAX_RAW_DEPTH, tool_call
-from silo_nb.sessions.parse.fields import content_block as parse_content_block
-from silo_nb.sessions.parse.fields import plan_entries as parse_plan
-from silo_nb.sessions.parse.fields import usage as parse_usage
-from silo_nb.sessions.parse.wire_update import (
+from silo_nb.updates.parse.fields import DEPTH_MARKER, MAX_RAW_DEPTH, tool_call
+from silo_nb.updates.parse.fields import content_block as parse_content_block
+from silo_nb.updates.parse.fields import plan_entries as parse_plan
+from silo_nb.updates.parse.fields import usage as parse_usage
+from silo_nb.updates.parse.wire_update import (
     MAX_FIELD_CHARS,
     MessageIdSynthesizer,
     cut_long_strings,

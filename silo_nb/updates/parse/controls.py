@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from silo_nb.sessions.agent_requests import AgentPermissionOption
-from silo_nb.sessions.models import (
+from silo_nb.model import (
     AgentCommand,
     AgentCommandInput,
+    AgentPermissionOption,
     AgentSessionConfigChoice,
     AgentSessionConfigOption,
     AgentSessionSummary,

@@ -11,10 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from silo_nb.sessions.journal_lines import TurnEndLine
-from silo_nb.sessions.kinds import USER_PROMPT_KIND
-from silo_nb.sessions.models import AgentSessionUpdate
-from silo_nb.sessions.parse import parse_config_options, session_title
+from silo_nb.model import (
+    USER_PROMPT_KIND,
+    AgentSessionUpdate,
+    TurnEndLine,
+)
+from silo_nb.updates.parse import parse_config_options, session_title
 
 __all__ = ["SessionFacts"]
 

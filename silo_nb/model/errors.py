@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from silo_nb.sessions.connecting.auth_methods import AuthMethod
+    from silo_nb.model.auth_method import AuthMethod
 
 __all__ = ["AgentSessionError", "AgentSessionInputError", "AgentSignInError", "no_answer"]
 

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeGuard
 
 from silo_nb.acp import cut_depth
-from silo_nb.sessions.models import (
+from silo_nb.model import (
     AgentContentBlock,
     AgentPlanEntry,
     AgentSessionCost,

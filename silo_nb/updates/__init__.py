@@ -1,0 +1,97 @@
+"""The update stream read without I/O: parsing wire updates, the one fold of session facts, the transcript
+reducer and the turn splitter, used alike by sessions, journals, experiments, the replay agent and the
+notebook."""
+
+from silo_nb.updates.entries import (
+    Entry,
+    FileEditEntry,
+    KernelToolEntry,
+    MessageEntry,
+    PermissionEntry,
+    PlanView,
+    QuestionEntry,
+    TerminalView,
+    ToolEntry,
+    TranscriptState,
+    TurnStatus,
+    with_status,
+)
+from silo_nb.updates.journal_turns import (
+    split_turns,
+    starts_prompt,
+    until_turn_end,
+)
+from silo_nb.updates.parse import (
+    parse_tool_call,
+)
+from silo_nb.updates.parse.controls import (
+    parse_commands,
+    parse_config_options,
+    parse_permission_options,
+    parse_session_summary,
+    permission_option_fields,
+    session_title,
+    synthesize_legacy_options,
+)
+from silo_nb.updates.parse.fields import (
+    MAX_RAW_DEPTH,
+    block_json,
+    content_block,
+    is_map,
+    items,
+    plan_entry,
+    tool_call,
+    usage,
+)
+from silo_nb.updates.parse.wire_update import (
+    MessageIdSynthesizer,
+    cut_long_strings,
+    parse_session_update,
+)
+from silo_nb.updates.session_facts import (
+    SessionFacts,
+)
+from silo_nb.updates.transcript import (
+    TranscriptBuilder,
+    fold_all,
+)
+
+__all__ = [
+    "MAX_RAW_DEPTH",
+    "Entry",
+    "FileEditEntry",
+    "KernelToolEntry",
+    "MessageEntry",
+    "MessageIdSynthesizer",
+    "PermissionEntry",
+    "PlanView",
+    "QuestionEntry",
+    "SessionFacts",
+    "TerminalView",
+    "ToolEntry",
+    "TranscriptBuilder",
+    "TranscriptState",
+    "TurnStatus",
+    "block_json",
+    "content_block",
+    "cut_long_strings",
+    "fold_all",
+    "is_map",
+    "items",
+    "parse_commands",
+    "parse_config_options",
+    "parse_permission_options",
+    "parse_session_summary",
+    "parse_session_update",
+    "parse_tool_call",
+    "permission_option_fields",
+    "plan_entry",
+    "session_title",
+    "split_turns",
+    "starts_prompt",
+    "synthesize_legacy_options",
+    "tool_call",
+    "until_turn_end",
+    "usage",
+    "with_status",
+]
