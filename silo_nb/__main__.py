@@ -1,7 +1,7 @@
-"""``python -m silo_nb install``: see ``install.py``."""
+"""``python -m silo_nb install | demo | run``: see ``silo_nb/cli``."""
 
 import sys
 
-from silo_nb.install import main
+from silo_nb.cli import main
 
 sys.exit(main())

@@ -111,6 +111,8 @@ ALLOWED = {
     "kernel_tools": {"acp", "model", "updates", "sessions"},
     "experiments": {"acp", "model", "updates", "sessions", "kernel_tools"},
     "notebook": {"acp", "model", "updates", "sessions", "experiments", "kernel_tools"},
+    # The programs (install, the terminal demo, the notebook runner): above every layer, below none.
+    "cli": {"acp", "model", "updates", "sessions", "kernel_tools", "experiments", "notebook"},
     "demo_agent": set(),
     "replay_agent": {"acp", "model", "updates", "sessions"},
 }

@@ -14,7 +14,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from silo_nb.demo_notebook import agent_prompts
+from silo_nb.cli.demo_notebook import agent_prompts
 from silo_nb.experiments import run_grid
 from silo_nb.experiments.run_folder import set_aside
 from silo_nb.sessions.sampling import SAMPLE_ENV

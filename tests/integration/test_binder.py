@@ -79,7 +79,8 @@ def test_postbuild_leaves_a_kernel_that_runs_the_lesson_with_no_key(tmp_path: Pa
     demo = run(
         python,
         "-m",
-        "silo_nb.demo_notebook",
+        "silo_nb",
+        "run",
         lesson,
         "--out",
         out,

@@ -1,4 +1,4 @@
-"""``python -m silo_nb.demo``: a whole turn in a terminal; Ctrl-C is a deliberate stop, not a traceback."""
+"""``python -m silo_nb demo``: a whole turn in a terminal; Ctrl-C is a deliberate stop, not a traceback."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ def test_ctrl_c_stops_with_one_line_and_no_traceback(tmp_path: Path) -> None:
         "SILO_NB_DEMO_DELAY": "0.2",
     }
     process = subprocess.Popen(
-        [sys.executable, "-m", "silo_nb.demo", "slow: count to forty"],
+        [sys.executable, "-m", "silo_nb", "demo", "slow: count to forty"],
         cwd=tmp_path,
         env=env,
         stdout=subprocess.PIPE,

@@ -5,7 +5,7 @@ in one line, and a failed cell as one readable line.
   real interpreter for everything but pip (so no network): the first call for a notebook installs the
   extras its metadata names, a second finds the stamp and calls no pip, a notebook needing one more extra
   installs again, and a changed ``pyproject.toml`` does too.
-- ``python -m silo_nb.demo_notebook`` on the real-agents notebook with no profile, no key, or no agent
+- ``python -m silo_nb run`` on the real-agents notebook with no profile, no key, or no agent
   program; and on a notebook whose cell fails (in a real kernel).
 """
 
@@ -23,14 +23,14 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from silo_nb.demo_notebook import main
+from silo_nb.cli.demo_notebook import main
 
 ROOT = Path(__file__).resolve().parents[2]
 
 FAKE_PYTHON = """#!/usr/bin/env bash
 echo "$*" >> "{log}"
 if [ "$1" = "-m" ] && [ "$2" = "pip" ]; then exit 0; fi
-if [ "$1" = "-m" ]; then exit 0; fi   # silo_nb.demo_notebook: not what this test is about
+if [ "$1" = "-m" ]; then exit 0; fi   # silo_nb.cli.demo_notebook: not what this test is about
 exec "{python}" "$@"
 """
 
@@ -132,7 +132,7 @@ def test_a_failed_cell_is_one_line_naming_the_cell_without_colour_codes(tmp_path
     nbformat.write(nb, source)
     env = {**os.environ, "PYTHONPATH": str(ROOT), "PYDEVD_DISABLE_FILE_VALIDATION": "1"}
     done = subprocess.run(
-        [sys.executable, "-m", "silo_nb.demo_notebook", str(source), "--out", str(tmp_path / "out")],
+        [sys.executable, "-m", "silo_nb", "run", str(source), "--out", str(tmp_path / "out")],
         capture_output=True,
         text=True,
         timeout=180,

@@ -17,7 +17,7 @@ import papermill
 import pytest
 from nbclient import NotebookClient
 
-from silo_nb.demo_notebook import agent_prompts, prepare, turn_outputs
+from silo_nb.cli.demo_notebook import agent_prompts, prepare, turn_outputs
 from tests.conftest import ROOT, Workspace
 
 LOAD = "%load_ext silo_nb"

@@ -90,6 +90,6 @@ def test_the_wheel_installs_into_a_fresh_venv_and_runs_the_quickstart(tmp_path: 
     notebook = away / "quickstart.ipynb"
     notebook.write_text((REPO / "notebooks" / "01-quickstart.ipynb").read_text())
     demo = run(
-        python, "-m", "silo_nb.demo_notebook", notebook, "--out", away / "out", cwd=away, env=env, timeout=900
+        python, "-m", "silo_nb", "run", notebook, "--out", away / "out", cwd=away, env=env, timeout=900
     )
     assert "Run 2 sent the agent nothing" in demo.stdout, demo.stdout[-2000:]

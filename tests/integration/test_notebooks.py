@@ -1,7 +1,7 @@
 """Every notebook in notebooks/ runs headless twice, and its saved copy reads well without a kernel.
 
 - Each notebook (but ``04-real-agents``, which needs vendor agents) is copied to a temporary folder and run
-  by ``silo_nb.demo_notebook.run_twice``: once in a new kernel against the demo agent, then the saved copy
+  by ``silo_nb.cli.demo_notebook.run_twice``: once in a new kernel against the demo agent, then the saved copy
   again in another new kernel, as "Restart Kernel and Run All" would. The second run must send no prompt:
   the prompts in silo_nb's journals and in the demo agent's own session files are compared, not outputs.
 - The saved copy is converted with ``jupyter nbconvert --to html`` twice: as saved (widget state embedded)
@@ -24,7 +24,7 @@ from typing import Any
 import nbformat
 import pytest
 
-from silo_nb.demo_notebook import RunReport, main, prepare, run_twice, turn_outputs
+from silo_nb.cli.demo_notebook import RunReport, main, prepare, run_twice, turn_outputs
 from tests.integration.kernels import IPYKERNEL6_KERNEL, THIS_KERNEL
 
 ROOT = Path(__file__).resolve().parents[2]

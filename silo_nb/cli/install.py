@@ -103,14 +103,14 @@ def install(*, user: bool = True, prefix: str | None = None, profiles: bool = Tr
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m silo_nb", description="silo_nb's set-up commands.")
-    commands = parser.add_subparsers(dest="command", required=True)
-    setup = commands.add_parser("install", help="register the silo kernel and write starter profiles")
-    where = setup.add_mutually_exclusive_group()
+    parser = argparse.ArgumentParser(
+        prog="python -m silo_nb install", description="Register the silo kernel and write starter profiles."
+    )
+    where = parser.add_mutually_exclusive_group()
     where.add_argument("--user", action="store_true", help="the user's Jupyter data folder (default)")
     where.add_argument("--sys-prefix", action="store_true", help="this Python environment")
     where.add_argument("--prefix", metavar="DIR", help="another prefix")
-    setup.add_argument("--no-profiles", action="store_true", help="do not write a starter profiles file")
+    parser.add_argument("--no-profiles", action="store_true", help="do not write a starter profiles file")
     args = parser.parse_args(argv)
     prefix = sys.prefix if args.sys_prefix else args.prefix
     for line in install(user=prefix is None, prefix=prefix, profiles=not args.no_profiles):

@@ -1,4 +1,4 @@
-"""``python -m silo_nb.demo_notebook [NOTEBOOK] [--out DIR] [--lab] [--kernel NAME]``: run headless, twice.
+"""``python -m silo_nb run [NOTEBOOK] [--out DIR] [--lab] [--kernel NAME]``: run headless, twice.
 
 What ``bash .ci/demo`` runs, and what ``tests/integration/test_notebooks.py`` builds on:
 
@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from silo_nb.demo_needs import failed_cell_line, missing_needs, needs_line, notebook_extras
+from silo_nb.cli.demo_needs import failed_cell_line, missing_needs, needs_line, notebook_extras
 
 __all__ = [
     "NotebookFailed",
@@ -317,9 +317,7 @@ def _open_lab(target: Path, env: Mapping[str, str], out: Any, notebook: Path = D
 
 def main(argv: list[str] | None = None, out: Any = None) -> int:
     out = out or sys.stdout
-    parser = argparse.ArgumentParser(
-        prog="python -m silo_nb.demo_notebook", description=__doc__.splitlines()[0]
-    )
+    parser = argparse.ArgumentParser(prog="python -m silo_nb run", description=__doc__.splitlines()[0])
     parser.add_argument("notebook", nargs="?", type=Path, default=DEFAULT_NOTEBOOK)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="where the run copy goes (build/demo)")
     parser.add_argument("--lab", action="store_true", help="then open the copy in JupyterLab")

@@ -1,4 +1,4 @@
-"""``python -m silo_nb.demo``: one whole turn against an agent profile, printed in a terminal.
+"""``python -m silo_nb demo``: one whole turn against an agent profile, printed in a terminal.
 
 It uses only the public API (``AgentsService`` → ``connect`` → ``prompt``) and shows what a client sees:
 streamed text, thoughts, tool calls with diffs, the plan, a permission request (answered from the
@@ -125,7 +125,7 @@ async def run(profile_id: str, prompt: str, answer: str | None, out: TextIO) -> 
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m silo_nb.demo", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m silo_nb demo", description=__doc__.splitlines()[0])
     parser.add_argument("prompt", nargs="?", default=DEFAULT_PROMPT)
     parser.add_argument("--profile", default="demo", help="agent profile id (default: the built-in demo)")
     group = parser.add_mutually_exclusive_group()
