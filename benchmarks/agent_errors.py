@@ -99,7 +99,7 @@ async def main(rounds: int) -> None:
         "env": {"GEMINI_API_KEY": "x"},
     }
     gemini["cancel_timeout"] = 1.0
-    demo = {"id": "slow-demo", "command": sys.executable, "args": ["-m", "silo_nb.demo_agent"]}
+    demo = {"id": "slow-demo", "command": sys.executable, "args": ["-m", "silo_nb_agents.demo"]}
     stuck = await cancel_latency(gemini, rounds, "hello", 1.0)
     honoured = await cancel_latency(demo, rounds, "count slow please", 0.3)
     lines = [

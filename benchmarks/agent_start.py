@@ -1,4 +1,4 @@
-"""How long the demo agent takes to start: from spawning ``python -m silo_nb.demo_agent`` to its answer to
+"""How long the demo agent takes to start: from spawning ``python -m silo_nb_agents.demo`` to its answer to
 ``initialize`` on stdout (every grid cell and every ``%silo connect demo`` pays it), side by side with
 another copy of silo_nb (``--before DIR``, e.g. a ``git worktree`` of an older commit), runs alternating.
 
@@ -23,12 +23,17 @@ ROOT = Path(__file__).resolve().parent.parent
 INITIALIZE = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}})
 
 
+def agent_module(silo_path: Path) -> str:
+    """The demo agent's module in that copy (``silo_nb.demo_agent`` before it became its own package)."""
+    return "silo_nb_agents.demo" if (silo_path / "silo_nb_agents" / "demo").is_dir() else "silo_nb.demo_agent"
+
+
 def one_start(silo_path: Path) -> float:
     """Seconds from spawn to the ``initialize`` answer's line (the agent is then closed by EOF)."""
     env = {**os.environ, "PYTHONPATH": str(silo_path), "SILO_NB_DEMO_DELAY": "0"}
     started = time.perf_counter()
     agent = subprocess.Popen(
-        [sys.executable, "-m", "silo_nb.demo_agent"],
+        [sys.executable, "-m", agent_module(silo_path)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
@@ -47,7 +52,7 @@ def one_start(silo_path: Path) -> float:
 
 
 def modules_loaded(silo_path: Path) -> int:
-    code = "import sys, silo_nb.demo_agent; print(sum(m.startswith('silo_nb') for m in sys.modules))"
+    code = f"import sys, {agent_module(silo_path)}; print(sum(m.startswith('silo_nb') for m in sys.modules))"
     env = {**os.environ, "PYTHONPATH": str(silo_path)}
     done = subprocess.run(
         [sys.executable, "-c", code], env=env, cwd=silo_path, capture_output=True, text=True, check=True
@@ -67,14 +72,15 @@ def main() -> None:
         for name, path in copies.items():
             times[name].append(one_start(path))
     lines = [
-        f"{args.label}: spawn of `python -m silo_nb.demo_agent` to its `initialize` answer, {args.runs} runs"
+        f"{args.label}: spawn of the demo agent (`python -m MODULE`) to its `initialize` answer,"
+        f" {args.runs} runs"
         " each, alternating"
     ]
     for name, path in copies.items():
         median = statistics.median(times[name]) * 1000
         lines.append(
             f"{name}: median {median:.0f} ms, min {min(times[name]) * 1000:.0f} ms,"
-            f" {modules_loaded(path)} silo_nb modules imported"
+            f" {modules_loaded(path)} modules of silo_nb or silo_nb_agents imported ({agent_module(path)})"
         )
     if args.before:
         ratio = statistics.median(times["before"]) / statistics.median(times["this tree"])

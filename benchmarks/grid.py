@@ -2,7 +2,7 @@
 
 Measured, each on a fresh private demo state folder (the marker that finds this run's processes):
 
-1. bare: the same agent driven without silo_nb — spawn ``python -m silo_nb.demo_agent``, ``initialize``,
+1. bare: the same agent driven without silo_nb — spawn ``python -m silo_nb_agents.demo``, ``initialize``,
    ``session/new``, one ``session/prompt``, terminate — N/5 times at the same concurrency (a raw JSON-RPC
    client over the pipes, nothing else), before and after the grids (the mean is the floor a grid cell
    is compared with).
@@ -111,7 +111,7 @@ async def measured(work: Callable[[], Awaitable[Any]]) -> tuple[Any, float, dict
 async def bare_session(env: dict[str, str], cwd: str) -> float:
     """spawn + initialize + session/new + one prompt + close, with no silo_nb in between."""
     start = time.perf_counter()
-    process = await anyio.open_process([sys.executable, "-m", "silo_nb.demo_agent"], env=env, cwd=cwd)
+    process = await anyio.open_process([sys.executable, "-m", "silo_nb_agents.demo"], env=env, cwd=cwd)
     assert process.stdin is not None and process.stdout is not None
     buffer = b""
 

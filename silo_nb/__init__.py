@@ -72,8 +72,8 @@ if TYPE_CHECKING:
 
     agents: AgentsService
 
-# Loaded on first use: every agent process of the demo imports this package too (``python -m
-# silo_nb.demo_agent``), and needs none of the sessions, experiments or notebook layers.
+# Loaded on first use: a script that needs one name (or ``python -m silo_nb install``) loads one layer, not
+# the sessions, experiments and notebook layers all at once.
 _FROM_MODEL = (
     "AgentCommand",
     "AgentCommandInput",

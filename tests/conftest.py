@@ -21,9 +21,9 @@ import pytest
 import silo_nb
 from silo_nb.acp import InProcessTransport, SubprocessTransport, Transport
 from silo_nb.acp.client import background_closes
-from silo_nb.demo_agent import serve
 from silo_nb.sessions.journal.locks import PROCESS_LOCKS
 from silo_nb.sessions.profiles import AgentProfile
+from silo_nb_agents.demo import serve
 
 ROOT = Path(__file__).resolve().parent.parent
 AGENTS = Path(__file__).resolve().parent / "agents"
@@ -94,7 +94,7 @@ def demo_agent(profile_id: str, *flags: str, **extra: Any) -> dict[str, Any]:
         "id": profile_id,
         "label": f"Demo {profile_id}",
         "command": sys.executable,
-        "args": ["-m", "silo_nb.demo_agent", *flags],
+        "args": ["-m", "silo_nb_agents.demo", *flags],
         **extra,
     }
 
@@ -148,7 +148,7 @@ class Workspace:
 async def in_process_demo(profile: AgentProfile, cwd: str) -> Transport:
     """The transport factory of ``Workspace.service()``: the demo agent in-process, others spawned."""
     args = list(profile.args)
-    if args[:2] == ["-m", "silo_nb.demo_agent"]:
+    if args[:2] == ["-m", "silo_nb_agents.demo"]:
         return InProcessTransport(functools.partial(serve, argv=args[2:]), name="demo agent")
     return await SubprocessTransport.spawn(profile.command, profile.args, env=profile.env, cwd=cwd)
 

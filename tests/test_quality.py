@@ -28,7 +28,8 @@ def test_no_loop_blocking_or_nesting() -> None:
     """The kernel's loop is never blocked, nested or replaced; no threads for I/O."""
     hits = [
         f"{path.relative_to(ROOT)}: {line.strip()}"
-        for path in sorted((ROOT / "silo_nb").rglob("*.py"))
+        for package in ("silo_nb", "silo_nb_agents")
+        for path in sorted((ROOT / package).rglob("*.py"))
         for line in path.read_text().splitlines()
         if FORBIDDEN.search(line)
     ]
@@ -36,7 +37,7 @@ def test_no_loop_blocking_or_nesting() -> None:
 
 
 def test_no_root_logger() -> None:
-    for path in (ROOT / "silo_nb").rglob("*.py"):
+    for path in [*(ROOT / "silo_nb").rglob("*.py"), *(ROOT / "silo_nb_agents").rglob("*.py")]:
         text = path.read_text()
         assert not re.search(r"\blogging\.(exception|error|warning|info|debug)\(", text), path
 
@@ -113,7 +114,6 @@ ALLOWED = {
     "notebook": {"acp", "model", "updates", "sessions", "experiments", "kernel_tools"},
     # The programs (install, the terminal demo, the notebook runner): above every layer, below none.
     "cli": {"acp", "model", "updates", "sessions", "kernel_tools", "experiments", "notebook"},
-    "demo_agent": set(),
     "replay_agent": {"acp", "model", "updates", "sessions"},
 }
 
@@ -123,19 +123,24 @@ def _module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
+def _ours(module: str) -> bool:
+    """``silo_nb`` or a module of it (``silo_nb_agents`` is another package)."""
+    return module == "silo_nb" or module.startswith("silo_nb.")
+
+
 def _silo_imports(path: Path) -> set[str]:
     """Every ``silo_nb...`` module a file imports, at any depth (TYPE_CHECKING and local imports too)."""
     found: set[str] = set()
     package = _module_name(path) if path.name == "__init__.py" else _module_name(path).rpartition(".")[0]
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
-            found |= {alias.name for alias in node.names if alias.name.startswith("silo_nb")}
+            found |= {alias.name for alias in node.names if _ours(alias.name)}
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
                 anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
                 base = ".".join([*anchor, base] if base else anchor)
-            if base.startswith("silo_nb"):
+            if _ours(base):
                 found.add(base)
                 found |= {f"{base}.{alias.name}" for alias in node.names}
     return found
@@ -155,9 +160,30 @@ SHARED_ROOT_MODULES = {
     "silo_nb.task_set",
     "silo_nb.memo",
     "silo_nb.tuning",
-    "silo_nb.user_dirs",
+    "silo_nb_agents.user_dirs",
     "silo_nb.version",
 }
+
+
+def test_the_agents_import_nothing_of_silo_nb() -> None:
+    """``silo_nb_agents`` are programs of their own: a spawn loads only their modules, and what they say
+    on the wire cannot lean on the client's code."""
+    bad = [
+        f"{path.relative_to(ROOT)} imports {target}"
+        for path in sorted((ROOT / "silo_nb_agents").rglob("*.py"))
+        for target in _silo_imports(path)
+    ]
+    assert list((ROOT / "silo_nb_agents").rglob("*.py")), "no agents package"
+    # ... and silo_nb uses of them only the per-user folders both sides must agree on.
+    bad += [
+        f"{path.relative_to(ROOT)}:{node.lineno} imports {node.module}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.ImportFrom)
+        and (node.module or "").startswith("silo_nb_agents")
+        and node.module != "silo_nb_agents.user_dirs"
+    ]
+    assert not bad, "\n".join(bad)
 
 
 def test_no_layer_imports_the_package_root() -> None:

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from silo_nb.demo_agent.options import parse_args as demo_args
 from silo_nb.kernel_tools import socket_server
 from silo_nb.replay_agent import parse_args as replay_args
-from silo_nb.user_dirs import agent_state_dir, private_runtime_dir
+from silo_nb_agents.demo.options import parse_args as demo_args
+from silo_nb_agents.user_dirs import agent_state_dir, private_runtime_dir
 from tests.conftest import Workspace, demo_agent
 
 TEMP = Path(tempfile.gettempdir())

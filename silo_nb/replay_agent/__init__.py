@@ -27,7 +27,7 @@ from anyio.abc import ByteReceiveStream, ByteSendStream
 from silo_nb.acp import JsonRpcConnection
 from silo_nb.replay_agent.player import ReplayAgent
 from silo_nb.replay_agent.recording import read_recording
-from silo_nb.user_dirs import agent_state_dir
+from silo_nb_agents.user_dirs import agent_state_dir
 
 __all__ = ["main", "parse_args", "serve"]
 

@@ -176,7 +176,7 @@ def demo_profile() -> AgentProfile:
         label="Demo agent",
         agent_id="silo-demo",
         command=sys.executable,
-        args=("-m", "silo_nb.demo_agent"),
+        args=("-m", "silo_nb_agents.demo"),
         connect_timeout=60.0,
     )
 

@@ -1,6 +1,6 @@
 """Where things live on disk: the data dir, workspace ids, and journal file names.
 
-- Data dir: ``$SILO_NB_DATA_DIR`` or ``jupyter_data_dir()/silo`` (the user's: ``silo_nb/user_dirs.py``).
+- Data dir: ``$SILO_NB_DATA_DIR`` or ``jupyter_data_dir()/silo`` (``silo_nb_agents/user_dirs.py``).
 - Workspace folder: ``$SILO_NB_WORKSPACE`` or the kernel's working directory (Jupyter sets it to the
   notebook's folder). Its id is ``<folder name>-<hash of the absolute path>``: stable and file-safe.
 - Journal: ``<data dir>/workspaces/<workspace id>/chat-sessions/<encoded session id>.jsonl``. Agent-chosen
@@ -17,7 +17,7 @@ import os
 import re
 from pathlib import Path
 
-from silo_nb.user_dirs import data_dir, ensure_private_dir
+from silo_nb_agents.user_dirs import data_dir, ensure_private_dir
 
 __all__ = [
     "data_dir",

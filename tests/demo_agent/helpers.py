@@ -4,7 +4,7 @@
   golden fixtures).
 - ``running_agent`` serves the agent in this event loop through two anyio memory object streams turned
   into byte streams (``MemoryByteSend``/``MemoryByteReceive``); ``spawned_agent`` runs
-  ``python -m silo_nb.demo_agent`` as a real process. Both take the same flags.
+  ``python -m silo_nb_agents.demo`` as a real process. Both take the same flags.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import anyio.abc
 from anyio.streams.buffered import BufferedByteReceiveStream
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from silo_nb.demo_agent import serve
+from silo_nb_agents.demo import serve
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 TEST_TIMEOUT = 20.0
@@ -126,7 +126,7 @@ class InProcessLink:
 
 
 class ProcessLink:
-    """``python -m silo_nb.demo_agent`` as a subprocess; ``wait`` returns its exit status."""
+    """``python -m silo_nb_agents.demo`` as a subprocess; ``wait`` returns its exit status."""
 
     def __init__(self, proc: asyncio.subprocess.Process) -> None:
         self.proc = proc
@@ -290,7 +290,7 @@ async def spawned_agent(
     env: Mapping[str, str] | None = None,
     stderr: int = asyncio.subprocess.DEVNULL,
 ) -> AsyncIterator[AgentWire]:
-    """``python -m silo_nb.demo_agent`` as a real subprocess."""
+    """``python -m silo_nb_agents.demo`` as a real subprocess."""
     environ = dict(os.environ if env is None else env)
     environ["PYTHONPATH"] = os.pathsep.join([str(REPO_ROOT), environ.get("PYTHONPATH", "")]).rstrip(
         os.pathsep
@@ -298,7 +298,7 @@ async def spawned_agent(
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
-        "silo_nb.demo_agent",
+        "silo_nb_agents.demo",
         *agent_argv(state_dir, flags, delay),
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,

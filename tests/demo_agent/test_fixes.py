@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from silo_nb.demo_agent.fixes import SOLUTIONS, apply_fix, fix_tokens, plan_fix
+from silo_nb_agents.demo.fixes import SOLUTIONS, apply_fix, fix_tokens, plan_fix
 from tests.demo_agent.helpers import answer_with, bounded, running_agent, updates
 
 TASK = Path(__file__).resolve().parents[2] / "notebooks" / "data" / "stats-task"

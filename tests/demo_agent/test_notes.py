@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from silo_nb.demo_agent.notes import MAX_BYTES, apply_edit, note_line, plan_edit
+from silo_nb_agents.demo.notes import MAX_BYTES, apply_edit, note_line, plan_edit
 from tests.demo_agent.helpers import answer_with, bounded, running_agent, updates
 
 

@@ -1,4 +1,4 @@
-"""The real ``python -m silo_nb.demo_agent`` process: start-up, a whole turn, stdin EOF, stderr, files.
+"""The real ``python -m silo_nb_agents.demo`` process: start-up, a whole turn, stdin EOF, stderr, files.
 
 The rest of the behaviour is proven in-process through ``serve``, which shares the same core; these few
 tests cover what only a process has (stdin/stdout adapters, exit status, stderr, separate interpreters).
@@ -105,7 +105,7 @@ async def test_stdin_from_a_regular_file_or_dev_null(tmp_path: Path) -> None:
         proc = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
-            "silo_nb.demo_agent",
+            "silo_nb_agents.demo",
             "--state-dir",
             str(tmp_path / "state"),
             stdin=stdin,
@@ -120,6 +120,6 @@ async def test_stdin_from_a_regular_file_or_dev_null(tmp_path: Path) -> None:
 
     # /dev/null is a device epoll refuses: it must read as an empty stream, not hang.
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "silo_nb.demo_agent", stdin=asyncio.subprocess.DEVNULL, env=env
+        sys.executable, "-m", "silo_nb_agents.demo", stdin=asyncio.subprocess.DEVNULL, env=env
     )
     assert await asyncio.wait_for(proc.wait(), 5.0) == 0

@@ -10,9 +10,9 @@ import anyio
 import anyio.abc
 import pytest
 
-from silo_nb.demo_agent import serve
-from silo_nb.demo_agent.options import DEFAULT_DELAY, parse_args
-from silo_nb.demo_agent.rpc_endpoint import LineReader
+from silo_nb_agents.demo import serve
+from silo_nb_agents.demo.options import DEFAULT_DELAY, parse_args
+from silo_nb_agents.demo.rpc_endpoint import LineReader
 from tests.demo_agent.helpers import CWD, answer_with, bounded, byte_pipe, running_agent, updates
 
 
@@ -49,7 +49,7 @@ async def test_end_of_stream_before_anything_returns_at_once(tmp_path: Path) -> 
 async def test_bad_flags_raise_value_error_instead_of_exiting(argv: list[str]) -> None:
     _, agent_stdin = byte_pipe()
     agent_stdout, _ = byte_pipe()
-    with pytest.raises(ValueError, match=r"silo_nb\.demo_agent"):
+    with pytest.raises(ValueError, match=r"silo_nb_agents\.demo"):
         await serve(agent_stdin, agent_stdout, argv)
 
 

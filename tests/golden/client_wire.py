@@ -32,8 +32,8 @@ from anyio.abc import ByteReceiveStream, ByteSendStream
 
 import silo_nb
 from silo_nb.acp import InProcessTransport, Transport
-from silo_nb.demo_agent import serve
 from silo_nb.sessions.profiles import AgentProfile
+from silo_nb_agents.demo import serve
 
 Line = dict[str, Any]
 PNG_1PX = base64.b64decode(
@@ -90,7 +90,7 @@ class Recorder:
     async def __call__(self, profile: AgentProfile, cwd: str) -> Transport:
         lines: list[Line] = []
         self.conversations.append(lines)
-        argv = list(profile.args)[2:]  # after "-m silo_nb.demo_agent"
+        argv = list(profile.args)[2:]  # after "-m silo_nb_agents.demo"
 
         async def agent(receive: ByteReceiveStream, send: ByteSendStream) -> None:
             await serve(
@@ -107,7 +107,7 @@ async def _service(root: Path) -> AsyncIterator[tuple[silo_nb.AgentsService, Rec
     folder, config = root / "project", root / "config" / "silo"
     folder.mkdir()
     config.mkdir(parents=True)
-    demo = ["-m", "silo_nb.demo_agent", "--delay", "0", "--state-dir", str(root / "demo-state")]
+    demo = ["-m", "silo_nb_agents.demo", "--delay", "0", "--state-dir", str(root / "demo-state")]
     profiles = [
         {"id": "golden", "label": "Golden demo", "command": "python", "args": demo},
         {

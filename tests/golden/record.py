@@ -8,7 +8,7 @@ Usage, from the repository root::
 Each fixture is a conversation with one agent, one JSON object per line:
 ``{"from": "client" | "agent", "message": <the JSON-RPC message as sent>}``.
 
-- ``demo-*``: the demo agent served in-process by ``silo_nb.demo_agent.serve`` (no pauses), driven by the raw
+- ``demo-*``: the demo agent served in-process by ``silo_nb_agents.demo.serve`` (no pauses), driven by the raw
   driver of ``tests/demo_agent/helpers.py``. ``test_golden.py`` replays these same scenarios against the live
   demo agent and compares, so a change of the demo's output shows up as a failing test (re-record on
   purpose, then review the diff).

@@ -102,7 +102,7 @@ async def test_add_profile_writes_a_valid_profile_and_never_another_id(
     captured, result = await run(
         shell,
         "%silo add-profile --label 'My \"demo\"' --env 'NOTE=a\\b \"c\"' "
-        "mine python -m silo_nb.demo_agent --x",
+        "mine python -m silo_nb_agents.demo --x",
     )
     assert result.success, captured.stderr
     assert f"added profile mine to {target}" in captured.stdout
@@ -112,7 +112,7 @@ async def test_add_profile_writes_a_valid_profile_and_never_another_id(
             "id": "mine",
             "label": 'My "demo"',
             "command": "python",
-            "args": ["-m", "silo_nb.demo_agent", "--x"],
+            "args": ["-m", "silo_nb_agents.demo", "--x"],
             "env": {"NOTE": 'a\\b "c"'},
         }
     ]

@@ -84,7 +84,7 @@ def test_only_demo_without_files(tmp_path: Path) -> None:
     profile = service.get("demo")
     assert profile is not None
     assert profile.command == sys.executable
-    assert profile.args == ("-m", "silo_nb.demo_agent")
+    assert profile.args == ("-m", "silo_nb_agents.demo")
     assert service.get("nope") is None
 
 

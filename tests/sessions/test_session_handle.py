@@ -31,7 +31,7 @@ def text(value: str) -> list[dict[str, str]]:
 
 
 async def test_demo_turn_streams_markdown_thoughts_usage_and_title(workspace: Workspace) -> None:
-    svc = workspace.service(subprocess=True)  # the real `python -m silo_nb.demo_agent` path, end to end
+    svc = workspace.service(subprocess=True)  # the real `python -m silo_nb_agents.demo` path, end to end
     async with await svc.sessions.connect("demo") as handle:
         assert handle.id == "chat:" + handle.session_id
         assert handle.agent_name == "Silo demo agent"

@@ -28,7 +28,7 @@ from pathlib import Path
 import anyio
 import silo_nb
 from silo_nb.acp import InProcessTransport
-from silo_nb.demo_agent import serve
+from silo_nb_agents.demo import serve
 
 async def demo(profile, cwd):
     return InProcessTransport(functools.partial(serve, argv=[]), name="demo agent")

@@ -8,10 +8,10 @@ from __future__ import annotations
 import os
 from typing import Protocol
 
-from silo_nb.demo_agent.client_tools import ClientTools, Peer
-from silo_nb.demo_agent.notes import NOTES_FILE, NotesEdit, apply_edit, edit_from, plan_edit
-from silo_nb.demo_agent.rpc_endpoint import JsonObject
-from silo_nb.demo_agent.session_store import Session
+from silo_nb_agents.demo.client_tools import ClientTools, Peer
+from silo_nb_agents.demo.notes import NOTES_FILE, NotesEdit, apply_edit, edit_from, plan_edit
+from silo_nb_agents.demo.rpc_endpoint import JsonObject
+from silo_nb_agents.demo.session_store import Session
 
 __all__ = ["Script", "apply_notes_edit", "plan_notes_edit", "risky_step", "run_command"]
 

@@ -16,10 +16,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Final, NoReturn
 
-from silo_nb.user_dirs import agent_state_dir
+from silo_nb_agents.user_dirs import agent_state_dir
 
 DEFAULT_DELAY: Final = 0.03
-PROG: Final = "python -m silo_nb.demo_agent"
+PROG: Final = "python -m silo_nb_agents.demo"
 
 
 class Options:

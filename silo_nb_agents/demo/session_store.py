@@ -21,8 +21,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Final
 
-from silo_nb.demo_agent.rpc_endpoint import JsonObject, log
-from silo_nb.user_dirs import ensure_private_dir
+from silo_nb_agents.demo.rpc_endpoint import JsonObject, log
+from silo_nb_agents.user_dirs import ensure_private_dir
 
 # (value, name, description)
 MODES: Final = (

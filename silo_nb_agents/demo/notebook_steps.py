@@ -17,8 +17,8 @@ import re
 import sys
 from typing import Any, Protocol
 
-from silo_nb.demo_agent.rpc_endpoint import JsonObject
-from silo_nb.demo_agent.session_store import Session
+from silo_nb_agents.demo.rpc_endpoint import JsonObject
+from silo_nb_agents.demo.session_store import Session
 
 __all__ = ["look_into", "looked_into", "proposed_code"]
 

@@ -10,7 +10,8 @@ so what silo_nb keeps for a user is never shared through ``/tmp`` when the user 
   may write (the spec makes it 0700; an inherited or mistyped variable may not be).
 - :func:`ensure_private_dir`: the folders that are missing, made 0700 whatever the umask.
 
-A shared piece (no layer): the agents (which share nothing with the client) and ``sessions`` use it.
+Kept with the agents, the lower package: the demo agent, the replay agent and ``silo_nb.sessions`` must
+agree on these folders, and the agents import nothing of ``silo_nb``.
 """
 
 from __future__ import annotations

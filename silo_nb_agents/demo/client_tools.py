@@ -13,7 +13,7 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from silo_nb.demo_agent.rpc_endpoint import RESOURCE_NOT_FOUND, JsonObject
+from silo_nb_agents.demo.rpc_endpoint import RESOURCE_NOT_FOUND, JsonObject
 
 __all__ = ["ClientTools", "Peer"]
 

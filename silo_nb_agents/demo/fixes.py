@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
-from silo_nb.demo_agent.notes import apply_text_edit, read_small_text
+from silo_nb_agents.demo.notes import apply_text_edit, read_small_text
 
 DEFAULT_FILE: Final = "stats.py"
 SMART_MODEL: Final = "demo-smart"

@@ -1,4 +1,4 @@
-"""A deterministic, scripted ACP v1 agent: ``python -m silo_nb.demo_agent [flags]``, or ``serve`` in-process.
+"""A deterministic, scripted ACP v1 agent: ``python -m silo_nb_agents.demo [flags]``, or ``serve`` in-process.
 
 It exists so that every part of a client can be exercised with no keys and no network: streamed thoughts
 and Markdown, tool calls with diffs, permission requests, plans, titles, usage, slash commands, config
@@ -30,8 +30,8 @@ import contextlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from silo_nb.demo_agent.agent import run_agent
-from silo_nb.demo_agent.options import Options, parse_args
+from silo_nb_agents.demo.agent import run_agent
+from silo_nb_agents.demo.options import Options, parse_args
 
 if TYPE_CHECKING:
     from anyio.abc import ByteReceiveStream, ByteSendStream
@@ -72,7 +72,7 @@ async def serve(receive: ByteReceiveStream, send: ByteSendStream, argv: Sequence
 
 
 async def _serve_stdio(options: Options) -> None:
-    from silo_nb.demo_agent.stdio import open_stdin, write_stdout
+    from silo_nb_agents.demo.stdio import open_stdin, write_stdout
 
     await run_agent(options, await open_stdin(), write_stdout)
 

@@ -18,7 +18,7 @@ import stat
 import sys
 from typing import Final
 
-from silo_nb.demo_agent.rpc_endpoint import ByteReader
+from silo_nb_agents.demo.rpc_endpoint import ByteReader
 
 CHUNK: Final = 64 * 1024
 

@@ -9,7 +9,7 @@ from typing import Any
 import nbformat
 import pytest
 
-from silo_nb import demo_notebook
+from silo_nb.cli import demo_notebook
 
 
 def fake_execute(
@@ -29,7 +29,7 @@ def fake_execute(
 def test_the_closing_hint_opens_the_notebook_that_was_run(
     argv: list[str], hint: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     monkeypatch.chdir(tmp_path)
     notebook = Path(argv[0]) if argv else demo_notebook.DEFAULT_NOTEBOOK
     notebook.parent.mkdir(parents=True, exist_ok=True)

@@ -18,9 +18,9 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
-from silo_nb.demo_agent.client_tools import ClientTools
-from silo_nb.demo_agent.options import Options
-from silo_nb.demo_agent.rpc_endpoint import (
+from silo_nb_agents.demo.client_tools import ClientTools
+from silo_nb_agents.demo.options import Options
+from silo_nb_agents.demo.rpc_endpoint import (
     AUTH_REQUIRED,
     INVALID_PARAMS,
     METHOD_NOT_FOUND,
@@ -35,8 +35,8 @@ from silo_nb.demo_agent.rpc_endpoint import (
     RpcError,
     refuse,
 )
-from silo_nb.demo_agent.scripted_turns import AVAILABLE_COMMANDS, TurnCancelled, TurnScript
-from silo_nb.demo_agent.session_store import MODELS, MODES, Clock, Session, Store, Turn
+from silo_nb_agents.demo.scripted_turns import AVAILABLE_COMMANDS, TurnCancelled, TurnScript
+from silo_nb_agents.demo.session_store import MODELS, MODES, Clock, Session, Store, Turn
 
 PROTOCOL_VERSION: Final = 1
 COMMANDS_DELAY: Final = 0.05

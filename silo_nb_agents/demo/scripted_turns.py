@@ -25,14 +25,14 @@ import os
 import re
 from typing import Any, Final
 
-from silo_nb.demo_agent.client_scripts import apply_notes_edit, plan_notes_edit, risky_step, run_command
-from silo_nb.demo_agent.client_tools import ClientTools, Peer
-from silo_nb.demo_agent.fixes import SMART_MODEL, apply_fix, fix_tokens, plan_fix
-from silo_nb.demo_agent.notebook_steps import look_into, looked_into
-from silo_nb.demo_agent.prompt_blocks_text import read_prompt
-from silo_nb.demo_agent.replies import reply_markdown
-from silo_nb.demo_agent.rpc_endpoint import INTERNAL_ERROR, JsonObject, RpcError
-from silo_nb.demo_agent.session_store import MODELS, MODES, Session, Turn
+from silo_nb_agents.demo.client_scripts import apply_notes_edit, plan_notes_edit, risky_step, run_command
+from silo_nb_agents.demo.client_tools import ClientTools, Peer
+from silo_nb_agents.demo.fixes import SMART_MODEL, apply_fix, fix_tokens, plan_fix
+from silo_nb_agents.demo.notebook_steps import look_into, looked_into
+from silo_nb_agents.demo.prompt_blocks_text import read_prompt
+from silo_nb_agents.demo.replies import reply_markdown
+from silo_nb_agents.demo.rpc_endpoint import INTERNAL_ERROR, JsonObject, RpcError
+from silo_nb_agents.demo.session_store import MODELS, MODES, Session, Turn
 
 CONTEXT_WINDOW: Final = 200_000
 SLOW_CHUNKS: Final = 40
