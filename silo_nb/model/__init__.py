@@ -1,6 +1,7 @@
 """The vocabulary: models, kinds, errors and one pydantic model per silo_nb journal line. No I/O,
 no event loop, nothing of the layers above."""
 
+from silo_nb.model import journal_lines as _journal_lines
 from silo_nb.model.agent_requests import (
     AgentElicitationRequest,
     AgentPermissionOption,
@@ -13,17 +14,10 @@ from silo_nb.model.errors import (
     AgentSignInError,
     no_answer,
 )
-from silo_nb.model.journal_lines import (
-    FileWriteLine,
-    KernelToolLine,
-    PermissionDecisionLine,
-    PermissionRequestLine,
-    QuestionDecisionLine,
-    QuestionRequestLine,
-    SiloLine,
-    TerminalOutputLine,
-    TurnEndLine,
-)
+
+# Every journal line model, exported where it is defined (its module's __all__): a new kind is its row in
+# kinds.py, its model there, and the code that writes it.
+from silo_nb.model.journal_lines import *  # noqa: F403
 from silo_nb.model.kinds import (
     KINDS,
     METADATA_KINDS,
@@ -128,22 +122,13 @@ __all__ = [
     "AgentToolCallLocation",
     "AudioBlock",
     "AuthMethod",
-    "FileWriteLine",
     "ImageBlock",
-    "KernelToolLine",
-    "PermissionDecisionLine",
-    "PermissionRequestLine",
     "PromptAttachment",
-    "QuestionDecisionLine",
     "QuestionField",
-    "QuestionRequestLine",
     "ResourceBlock",
     "ResourceLinkBlock",
     "ResumeOutcome",
-    "SiloLine",
-    "TerminalOutputLine",
     "TextBlock",
-    "TurnEndLine",
     "builder",
     "check_answer",
     "describe_attachments",
@@ -152,3 +137,4 @@ __all__ = [
     "parse_attachments",
     "read_fields",
 ]
+__all__ += _journal_lines.__all__

@@ -54,7 +54,7 @@ def agents_with(marker: str) -> list[int]:
             cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
         except OSError:
             continue
-        if needle in environ and b"silo_nb" in cmdline and b"demo_agent" in cmdline:
+        if needle in environ and b"silo_nb_agents.demo" in cmdline:
             found.append(pid)
     return found
 
