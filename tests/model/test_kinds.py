@@ -7,6 +7,7 @@ import typing
 import acp.schema as sdk_schema
 import pytest
 
+from silo_nb.model import journal_lines
 from silo_nb.model.kinds import (
     KINDS,
     METADATA_KINDS,
@@ -70,8 +71,11 @@ def test_each_shown_kind_makes_an_entry_and_each_other_kind_none(name: str) -> N
 
 
 def test_the_session_s_own_kinds_are_never_believed_from_the_wire() -> None:
-    own = {"permission_request", "permission_decision", "turn_end", "terminal_output", "file_write"}
-    assert {*own, "question_request", "question_decision", "kernel_tool"} == SILO_NB_KINDS
+    # Each of silo_nb's own kinds has its line model, and each model's kind is one of them.
+    models = [getattr(journal_lines, name) for name in journal_lines.__all__]
+    kinds_of_models = {model.KIND for model in models if model is not journal_lines.SiloLine}
+    assert kinds_of_models == SILO_NB_KINDS
+    assert {"permission_request", "turn_end", "kernel_tool"} <= SILO_NB_KINDS
     for name in SILO_NB_KINDS:
         assert parse_update({"sessionUpdate": name, "outcome": "finished", "optionId": "x"}) is None
     assert parse_update({"sessionUpdate": "vendor_thing"}) is not None  # unknown kinds are kept
