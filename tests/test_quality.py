@@ -108,12 +108,14 @@ ALLOWED = {
     # Reading the update stream (parse, the facts fold, the transcript reducer, the turn splitter): no I/O.
     "updates": {"acp", "model"},
     "sessions": {"acp", "model", "updates"},
+    # The Jupyter server extension and the kernel's channel to it: nothing of the layers above.
+    "server": set(),
     # The kernel tools act on a namespace they are lent: they never import IPython (nor the notebook).
-    "kernel_tools": {"acp", "model", "updates", "sessions"},
-    "experiments": {"acp", "model", "updates", "sessions", "kernel_tools"},
-    "notebook": {"acp", "model", "updates", "sessions", "experiments", "kernel_tools"},
+    "kernel_tools": {"acp", "model", "updates", "sessions", "server"},
+    "experiments": {"acp", "model", "updates", "sessions", "server", "kernel_tools"},
+    "notebook": {"acp", "model", "updates", "sessions", "server", "experiments", "kernel_tools"},
     # The programs (install, the terminal demo, the notebook runner): above every layer, below none.
-    "cli": {"acp", "model", "updates", "sessions", "kernel_tools", "experiments", "notebook"},
+    "cli": {"acp", "model", "updates", "sessions", "server", "kernel_tools", "experiments", "notebook"},
     "replay_agent": {"acp", "model", "updates", "sessions"},
 }
 
@@ -162,6 +164,7 @@ SHARED_ROOT_MODULES = {
     "silo_nb.tuning",
     "silo_nb_agents.user_dirs",
     "silo_nb.version",
+    "silo_nb.private_sockets",
 }
 
 
