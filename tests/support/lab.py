@@ -79,11 +79,13 @@ class LabServer:
         separator = "&" if "?" in path else "?"
         return f"{self.base}/{path.lstrip('/')}{separator}token={self.token}"
 
-    def api(self, method: str, path: str, timeout: float = 10) -> Any:
+    def api(self, method: str, path: str, timeout: float = 10, body: Any = None) -> Any:
+        """The server's REST API (``body``: sent as JSON)."""
         request = urllib.request.Request(
             f"{self.base}/api/{path.lstrip('/')}",
             method=method,
-            headers={"Authorization": f"token {self.token}"},
+            headers={"Authorization": f"token {self.token}", "Content-Type": "application/json"},
+            data=None if body is None else json.dumps(body).encode(),
         )
         with urllib.request.urlopen(request, timeout=timeout) as response:
             body = response.read()
@@ -118,10 +120,13 @@ def lab_server(
     timeout: float = 60,
     kernel_python: Path | None = None,
     app: str = "lab",
+    collaboration: bool = False,
 ) -> Iterator[LabServer]:
     """Start ``jupyter lab`` (or, with ``app="notebook"``, Notebook 7's ``jupyter notebook``) serving
     ``root`` (private config/data/runtime/settings dirs under ``state``); with ``kernel_python``, its
-    "python3" kernels run that Python (another venv's ipykernel)."""
+    "python3" kernels run that Python (another venv's ipykernel). Real-time collaboration (installed with
+    the browser extra) is off in the page unless ``collaboration``: the tests written before it keep the
+    page they were written for; silo_nb's notebook tools need it on."""
     dirs = {name: state / name for name in ("config", "data", "runtime", "ipython", "settings", "user", "ws")}
     for folder in dirs.values():
         folder.mkdir(parents=True, exist_ok=True)
@@ -161,6 +166,8 @@ def lab_server(
         f"--{settings_app}.user_settings_dir={dirs['user']}",
         f"--{settings_app}.workspaces_dir={dirs['ws']}",
     ]
+    if not collaboration:
+        argv.append("--YDocExtension.disable_rtc=True")
     if app == "lab":
         argv += ["--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
     if not Path(argv[0]).is_file():

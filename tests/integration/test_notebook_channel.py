@@ -1,0 +1,158 @@
+"""The notebook channel end to end: a real Jupyter server with real-time collaboration and silo_nb's
+extension (enabled by the package's ``jupyter_server_config.d`` file), a kernel it started for a notebook,
+and code in that kernel changing the notebook through the channel — the server saves the change.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+from jupyter_client import BlockingKernelClient
+
+from tests.support.lab import LabServer, lab_server
+
+NOTEBOOK = "analysis.ipynb"
+
+
+def kernel_for(server: LabServer, state: Path, path: str) -> BlockingKernelClient:
+    body = {"path": path, "type": "notebook", "kernel": {"name": "python3"}}
+    session = server.api("POST", "sessions", timeout=60, body=body)
+    connection = state / "runtime" / f"kernel-{session['kernel']['id']}.json"
+    deadline = time.monotonic() + 30
+    while not connection.is_file():
+        assert time.monotonic() < deadline, "the kernel's connection file never appeared"
+        time.sleep(0.1)
+    client = BlockingKernelClient(connection_file=str(connection))
+    client.load_connection_file()
+    client.start_channels()
+    client.wait_for_ready(timeout=60)
+    return client
+
+
+def run(client: BlockingKernelClient, code: str) -> str:
+    """Run ``code`` in the kernel; what it printed (an error fails the test with its traceback)."""
+    printed: list[str] = []
+
+    def keep(message: dict[str, Any]) -> None:
+        content = message["content"]
+        if message["msg_type"] == "stream":
+            printed.append(content["text"])
+        elif message["msg_type"] == "error":
+            printed.append("\n".join(content["traceback"]))
+
+    reply = client.execute_interactive(textwrap.dedent(code), timeout=60, output_hook=keep)
+    assert reply["content"]["status"] == "ok", "".join(printed)
+    return "".join(printed)
+
+
+def saved_sources(path: Path, want: int, timeout: float = 20) -> list[str]:
+    """The file's cell sources once it has ``want`` cells (the server saves a second or so after a change)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        nb = nbformat.read(path, as_version=4)
+        if len(nb.cells) == want or time.monotonic() > deadline:
+            return [cell.source for cell in nb.cells]
+        time.sleep(0.2)
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    root = tmp_path / "root"
+    root.mkdir()
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("x = 1"), nbformat.v4.new_markdown_cell("# Notes")]
+    nbformat.write(nb, root / NOTEBOOK)
+    return root
+
+
+def test_code_in_the_kernel_changes_its_notebook_and_the_server_saves_it(
+    folder: Path, tmp_path: Path
+) -> None:
+    state = tmp_path / "state"
+    with lab_server(folder, state, {}, collaboration=True) as server:
+        client = kernel_for(server, state, NOTEBOOK)
+        try:
+            said = run(
+                client,
+                """
+                from silo_nb.server import NotebookChannel
+                channel = NotebookChannel.from_environment()
+                cells = (await channel.request("read"))["cells"]
+                first = cells[0]["id"]
+                added = await channel.request("insert", source="print('from the agent')", after=first)
+                await channel.request("edit", cell_id=first, old="x = 1", new="x = 2")
+                print(added["cellId"], len(cells), channel.notebook)
+                """,
+            )
+        finally:
+            client.stop_channels()
+        cell_id, count, notebook = said.split()
+        assert count == "2" and notebook.endswith(NOTEBOOK)
+        sources = saved_sources(folder / NOTEBOOK, 3)
+        assert sources == ["x = 2", "print('from the agent')", "# Notes"]
+        ids = [cell.id for cell in nbformat.read(folder / NOTEBOOK, as_version=4).cells]
+        assert ids[1] == cell_id
+
+
+def test_a_bad_request_is_one_line_and_a_wrong_token_is_refused(folder: Path, tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    with lab_server(folder, state, {}, collaboration=True) as server:
+        client = kernel_for(server, state, NOTEBOOK)
+        try:
+            said = run(
+                client,
+                """
+                from silo_nb.server import NotebookChannel, NotebookUnavailable
+                channel = NotebookChannel.from_environment()
+                for op, fields in [("edit", {"cell_id": "nope", "old": "a", "new": "b"}), ("explode", {})]:
+                    try:
+                        await channel.request(op, **fields)
+                    except NotebookUnavailable as exc:
+                        print("said:", exc)
+                stranger = NotebookChannel(channel.socket_path, "not-the-token", channel.notebook)
+                try:
+                    await stranger.request("read")
+                except NotebookUnavailable as exc:
+                    print("said:", exc)
+                """,
+            )
+        finally:
+            client.stop_channels()
+    lines = said.strip().splitlines()
+    assert lines[0].startswith("said: No cell has the id 'nope'")
+    assert lines[1].startswith("said: Unknown operation 'explode'")
+    assert lines[2].startswith("said: refused")
+    assert nbformat.read(folder / NOTEBOOK, as_version=4).cells[0].source == "x = 1"
+
+
+def test_without_collaboration_every_request_says_why(folder: Path, tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    # The YDoc extension itself off: the server has no shared models at all.
+    config = state / "config"
+    config.mkdir(parents=True)
+    (config / "jupyter_server_config.json").write_text(
+        json.dumps({"ServerApp": {"jpserver_extensions": {"jupyter_server_ydoc": False}}})
+    )
+    with lab_server(folder, state, {}, collaboration=True) as server:
+        client = kernel_for(server, state, NOTEBOOK)
+        try:
+            said = run(
+                client,
+                """
+                from silo_nb.server import NotebookChannel, NotebookUnavailable
+                try:
+                    await NotebookChannel.from_environment().request("insert", source="x")
+                except NotebookUnavailable as exc:
+                    print(exc)
+                """,
+            )
+        finally:
+            client.stop_channels()
+    assert "no real-time collaboration" in said and said.count("\n") == 1
+    assert len(nbformat.read(folder / NOTEBOOK, as_version=4).cells) == 2
