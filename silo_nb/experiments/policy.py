@@ -15,6 +15,9 @@
   client (``rawInput.runsCode``, ``sessions/session/client_files.py``), and an agent's ``edit`` or ``move``
   of a file on ``sessions/code_targets.py``'s list (``.git/config``, an executable hook,
   ``ipython_config.py``…). ``allow edit`` and ``allow *`` do not allow it; ``allow code`` does.
+- Cells are guarded the same way: a change to the open notebook (the cell tools' ``insert_cell``,
+  ``edit_cell``…: ``rawInput.notebookCell``) is allowed only by a rule naming ``cells`` (``"allow
+  cells"``); ``run_cell`` is ``code``.
 - Attach it with ``handle.on_permission(policy)`` or ``run_grid(policy=...)``: the session journals
   the decision like a human's, with ``decidedBy`` naming the rule (``sessions/session/permission_desk.py``).
 - Rules can be written as text: ``"allow read"``, ``"reject edit outside"``, ``"cancel *"``.
@@ -47,7 +50,8 @@ _ANSWERS = {
 }
 _PATH_KEYS = ("path", "file_path", "filePath", "abs_path", "notebook_path")
 # Kinds only a rule naming them may allow (never ``*`` nor ``otherwise``).
-GUARDED_KINDS = frozenset({"code"})
+# ``cells``: a change to the open notebook's cells (the cell tools: "allow cells" by name).
+GUARDED_KINDS = frozenset({"code", "cells"})
 
 
 @dataclass(frozen=True)
@@ -163,6 +167,8 @@ def request_kinds(request: AgentPermissionRequest, cwd: str) -> frozenset[str | 
     raw_input = call.raw_input if isinstance(call.raw_input, Mapping) else {}
     if raw_input.get("runsCode") or (call.kind in ("edit", "move") and _names_code(request, cwd)):
         return frozenset({call.kind, "code"})
+    if raw_input.get("notebookCell") is True:
+        return frozenset({call.kind, "cells"})
     return frozenset({call.kind})
 
 

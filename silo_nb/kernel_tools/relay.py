@@ -44,6 +44,26 @@ _DESCRIPTIONS = {
     ),
     "read_cells": f"The kernel's last `last` cells (at most {MAX_CELLS}): inputs and their outputs' text.",
     "show_figure": "The current matplotlib figure as a PNG image, if there is one.",
+    "read_notebook": (
+        "The notebook the user has open: every cell's id, type, source, outputs as text and execution "
+        "count, and which cell holds the running %%prompt. Use the ids with the cell tools."
+    ),
+    "insert_cell": (
+        "Add a cell (cell_type code, markdown or raw) to the open notebook, after the cell `after` (an id), "
+        "by default below the cells you added this turn, else below the prompt's cell. The user reviews "
+        "it first (Apply / Skip). Never write .ipynb files: use these tools."
+    ),
+    "edit_cell": (
+        "Replace the text `old` by `new` inside one cell (`old` must occur exactly once in it). The user "
+        "reviews the change first."
+    ),
+    "replace_cell": "Replace a cell's whole source. The user reviews the change first.",
+    "delete_cell": "Delete a cell. The user reviews it first.",
+    "move_cell": "Move a cell after the cell `after` (an id; none: to the top). The user reviews it first.",
+    "run_cell": (
+        "Run a code cell of the open notebook in the user's kernel, as the user would; its outputs (text, "
+        "traceback, figures) are written into that cell and returned. The user is asked first."
+    ),
 }
 
 
@@ -97,7 +117,12 @@ def build_server(link: KernelLink) -> Any:
                 blocks.append(ImageContent(type="image", data=str(block["data"]), mime_type="image/png"))
             elif isinstance(block, dict):
                 blocks.append(TextContent(type="text", text=str(block.get("text", ""))))
-        return CallToolResult(content=list(blocks), is_error=bool(answer.get("isError")))
+        structured = answer.get("structuredContent")
+        return CallToolResult(
+            content=list(blocks),
+            is_error=bool(answer.get("isError")),
+            structured_content=structured if isinstance(structured, dict) else None,
+        )
 
     async def list_variables() -> CallToolResult:
         return result(await link.call("list_variables", {}))
@@ -114,10 +139,35 @@ def build_server(link: KernelLink) -> Any:
     async def show_figure() -> CallToolResult:
         return result(await link.call("show_figure", {}))
 
+    async def read_notebook() -> CallToolResult:
+        return result(await link.call("read_notebook", {}))
+
+    async def insert_cell(source: str, cell_type: str = "code", after: str | None = None) -> CallToolResult:
+        return result(
+            await link.call("insert_cell", {"source": source, "cell_type": cell_type, "after": after})
+        )
+
+    async def edit_cell(cell_id: str, old: str, new: str) -> CallToolResult:
+        return result(await link.call("edit_cell", {"cell_id": cell_id, "old": old, "new": new}))
+
+    async def replace_cell(cell_id: str, source: str) -> CallToolResult:
+        return result(await link.call("replace_cell", {"cell_id": cell_id, "source": source}))
+
+    async def delete_cell(cell_id: str) -> CallToolResult:
+        return result(await link.call("delete_cell", {"cell_id": cell_id}))
+
+    async def move_cell(cell_id: str, after: str | None = None) -> CallToolResult:
+        return result(await link.call("move_cell", {"cell_id": cell_id, "after": after}))
+
+    async def run_cell(cell_id: str) -> CallToolResult:
+        return result(await link.call("run_cell", {"cell_id": cell_id}))
+
     server = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS, log_level="WARNING")
     reading = ToolAnnotations(read_only_hint=True, open_world_hint=False)
-    for tool in (list_variables, inspect_variable, run_code, read_cells, show_figure):
-        annotations = ToolAnnotations(destructive_hint=True) if tool is run_code else reading
+    writing = ToolAnnotations(destructive_hint=True, open_world_hint=False)
+    tools = (list_variables, inspect_variable, run_code, read_cells, show_figure, read_notebook)
+    for tool in (*tools, insert_cell, edit_cell, replace_cell, delete_cell, move_cell, run_cell):
+        annotations = reading if tool in (*tools[:2], *tools[3:]) else writing
         server.add_tool(tool, description=_DESCRIPTIONS[tool.__name__], annotations=annotations)
     return server
 

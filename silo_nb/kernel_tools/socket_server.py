@@ -31,10 +31,13 @@ import weakref
 from pathlib import Path
 from typing import Any, Protocol
 
+from silo_nb.kernel_tools.code_runner import run_code
 from silo_nb.kernel_tools.limits import MAX_CODE_CHARS, TOOL_SECONDS
 from silo_nb.kernel_tools.namespace import KernelNamespace
+from silo_nb.kernel_tools.notebook_tools import NotebookTools
 from silo_nb.kernel_tools.tools import KernelTools, ToolOutcome
 from silo_nb.kernel_tools.wire import (
+    CELL_TOOL_NAMES,
     MAX_REQUEST_BYTES,
     SERVER_NAME,
     SOCKET_ENV,
@@ -92,6 +95,11 @@ class KernelToolServer:
         tool_seconds: float = TOOL_SECONDS,
     ) -> None:
         self.tools = KernelTools(namespace, run_code_timeout=run_code_timeout, tool_seconds=tool_seconds)
+        self.cells = NotebookTools(
+            run_code=lambda code: run_code(namespace, code, timeout=run_code_timeout),
+            current_cell=namespace.current_cell or (lambda: None),
+            execution_count=namespace.execution_count or (lambda: None),
+        )
         self.token = secrets.token_urlsafe(32)
         self.folder: str | None = None
         self.socket_path: str | None = None
@@ -194,12 +202,29 @@ class KernelToolServer:
         except AgentSessionError as exc:
             return text_answer(request_id, str(exc), error=True)
         self.served += 1
+        if tool in CELL_TOOL_NAMES:
+            return await self._cell_tool(request_id, str(tool), arguments, call)
         if tool == "run_code":
             outcome = await self._run_code(call, arguments)
         else:
             outcome = self.tools.read(str(tool), arguments)
         call.finish(outcome.status, output=outcome.text, images=outcome.previews)
         return {"id": request_id, "isError": outcome.is_error, "content": outcome.content()}
+
+    async def _cell_tool(
+        self, request_id: Any, tool: str, arguments: Any, call: ClientToolCall
+    ) -> dict[str, Any]:
+        answer = await self.cells.call(tool, arguments if isinstance(arguments, dict) else {}, call)
+        run = answer.run
+        cell = {"cellId": answer.cell_id} if answer.cell_id else {}
+        if answer.diff is not None:
+            cell |= {"oldSource": answer.diff[0], "newSource": answer.diff[1]}
+        call.finish(answer.status, output=answer.text, images=run.previews if run else (), cell=cell)
+        outcome = ToolOutcome(answer.status, answer.text, run.images if run else [])
+        reply = {"id": request_id, "isError": outcome.is_error, "content": outcome.content()}
+        if answer.cell_id:
+            reply["structuredContent"] = {"cell_id": answer.cell_id}
+        return reply
 
     async def _run_code(self, call: ClientToolCall, arguments: Any) -> ToolOutcome:
         code = arguments.get("code") if isinstance(arguments, dict) else None

@@ -5,7 +5,8 @@
   environment) is checked on every request; a request without the right one is answered
   ``{"id", "refused": <why>}`` and the connection is closed.
 - Answer: ``{"id", "isError", "content": [{"type": "text", "text"} | {"type": "image", "mimeType", "data"}]}``
-  (MCP's content blocks, which the relay hands on as they are).
+  (MCP's content blocks, which the relay hands on as they are), and for the cell tools
+  ``"structuredContent": {"cell_id"}``.
 - Lines are bounded: :data:`MAX_REQUEST_BYTES` one way, :data:`MAX_ANSWER_BYTES` the other.
 """
 
@@ -15,6 +16,7 @@ import json
 from typing import Any
 
 __all__ = [
+    "CELL_TOOL_NAMES",
     "MAX_ANSWER_BYTES",
     "MAX_REQUEST_BYTES",
     "SERVER_NAME",
@@ -29,7 +31,18 @@ __all__ = [
 SOCKET_ENV = "SILO_NB_KERNEL_TOOLS_SOCKET"
 TOKEN_ENV = "SILO_NB_KERNEL_TOOLS_TOKEN"
 SERVER_NAME = "notebook"
-TOOL_NAMES = ("list_variables", "inspect_variable", "run_code", "read_cells", "show_figure")
+KERNEL_TOOL_NAMES = ("list_variables", "inspect_variable", "run_code", "read_cells", "show_figure")
+# The tools on the open notebook (notebook_tools.py), through the Jupyter server's channel.
+CELL_TOOL_NAMES = (
+    "read_notebook",
+    "insert_cell",
+    "edit_cell",
+    "replace_cell",
+    "delete_cell",
+    "move_cell",
+    "run_cell",
+)
+TOOL_NAMES = KERNEL_TOOL_NAMES + CELL_TOOL_NAMES
 MAX_REQUEST_BYTES = 1 << 20  # run_code's code is at most 100,000 characters
 MAX_ANSWER_BYTES = 1 << 26  # eight figures of at most 1 MB each, base64, and 20,000 characters of text
 

@@ -197,3 +197,7 @@ class KernelToolLine(SiloLine):
     output: str | None = None
     images: list[str] | None = None
     images_left_out: int | None = None
+    # A change to a notebook cell (the cell tools): the cell and its source before and after.
+    cell_id: str | None = None
+    old_source: str | None = None
+    new_source: str | None = None

@@ -3,7 +3,7 @@ open through the shared model of Jupyter's real-time collaboration, never the ``
 
 - ``extension.py``: the server extension (the three functions below are what Jupyter looks up on this
   module), a Unix-socket channel advertised to the server's kernels through their environment.
-- ``channel.py``: the kernel's client of it; ``wire.py``: the names both ends share.
+- ``channel.py``: the kernel's client of it; ``channel_names.py``: the names both ends share.
 - ``cell_ops.py``: the changes on a ``YNotebook`` (insert, edit, replace, delete, move, outputs, read).
 
 A layer of its own below ``kernel_tools`` (whose tools use the channel); it imports nothing of silo_nb's
@@ -16,7 +16,7 @@ from typing import Any
 
 from silo_nb.server.cell_ops import CELL_TYPES, MAX_CELLS, MAX_SOURCE_CHARS, CellOpError
 from silo_nb.server.channel import NO_CHANNEL, NO_NOTEBOOK, NotebookChannel, NotebookUnavailable
-from silo_nb.server.wire import PATH_ENV, SOCKET_ENV, TOKEN_ENV
+from silo_nb.server.channel_names import PATH_ENV, SOCKET_ENV, TOKEN_ENV
 
 __all__ = [
     "CELL_TYPES",

@@ -16,7 +16,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from silo_nb.server.wire import MAX_LINE_BYTES, PATH_ENV, SOCKET_ENV, TOKEN_ENV
+from silo_nb.server.channel_names import MAX_LINE_BYTES, PATH_ENV, SOCKET_ENV, TOKEN_ENV
 
 __all__ = ["NO_CHANNEL", "NO_NOTEBOOK", "NotebookChannel", "NotebookUnavailable"]
 

@@ -29,7 +29,7 @@ from typing import Any
 
 from silo_nb.private_sockets import same_user, socket_folder
 from silo_nb.server.cell_ops import apply
-from silo_nb.server.wire import MAX_LINE_BYTES, SOCKET_ENV, TOKEN_ENV, notebook_path_of
+from silo_nb.server.channel_names import MAX_LINE_BYTES, SOCKET_ENV, TOKEN_ENV, notebook_path_of
 
 __all__ = ["NO_COLLABORATION", "NotebookChannelServer"]
 

@@ -213,6 +213,8 @@ class KernelToolEntry:
     output: str = ""
     images: tuple[str, ...] = ()
     images_left_out: int = 0
+    cell_id: str | None = None  # the notebook cell a cell tool touched
+    cell_diff: tuple[str, str] | None = None  # its source before and after (the change asked, or made)
 
     @property
     def code(self) -> str | None:

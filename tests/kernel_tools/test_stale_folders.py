@@ -9,7 +9,8 @@ import time
 from pathlib import Path
 
 from silo_nb.kernel_tools.namespace import KernelNamespace
-from silo_nb.kernel_tools.socket_server import STALE_AFTER, KernelToolServer
+from silo_nb.kernel_tools.socket_server import KernelToolServer
+from silo_nb.private_sockets import STALE_AFTER
 
 
 def dead_socket_folder(runtime: Path) -> Path:

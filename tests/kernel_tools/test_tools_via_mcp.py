@@ -43,11 +43,29 @@ def frames() -> dict[str, object]:
     }
 
 
-async def test_the_server_lists_its_five_tools_with_their_arguments(workspace: Workspace) -> None:
+async def test_the_server_lists_its_tools_with_their_arguments(workspace: Workspace) -> None:
     async with tool_session(workspace, {}) as session:
         listed = await session.client.list_tools()
     tools = {tool.name: tool for tool in listed.tools}
-    assert sorted(tools) == ["inspect_variable", "list_variables", "read_cells", "run_code", "show_figure"]
+    kernel = ["inspect_variable", "list_variables", "read_cells", "run_code", "show_figure"]
+    cells = [
+        "delete_cell",
+        "edit_cell",
+        "insert_cell",
+        "move_cell",
+        "read_notebook",
+        "replace_cell",
+        "run_cell",
+    ]
+    assert sorted(tools) == sorted(kernel + cells)
+    assert tools["edit_cell"].input_schema["required"] == ["cell_id", "old", "new"]
+    assert tools["insert_cell"].input_schema["required"] == ["source"]
+    for name in ("insert_cell", "edit_cell", "replace_cell", "delete_cell", "move_cell", "run_cell"):
+        annotations = tools[name].annotations
+        assert annotations is not None and annotations.destructive_hint and not annotations.read_only_hint
+    assert (
+        tools["read_notebook"].annotations is not None and tools["read_notebook"].annotations.read_only_hint
+    )
     assert tools["inspect_variable"].input_schema["required"] == ["name"]
     assert set(tools["inspect_variable"].input_schema["properties"]) == {"name", "rows"}
     assert tools["run_code"].input_schema["required"] == ["code"]

@@ -37,11 +37,20 @@ def kernel_namespace(shell: InteractiveShell) -> KernelNamespace:
         data, _metadata = formatter.format(value, include=_FORMATS)  # type: ignore[no-untyped-call]
         return dict(data)
 
+    def current_cell() -> str | None:
+        """The running cell's id, as Jupyter sent it with the execution (``metadata.cellId``)."""
+        kernel = getattr(shell, "kernel", None)
+        parent = kernel.get_parent() if kernel is not None and hasattr(kernel, "get_parent") else None
+        cell_id = (parent or {}).get("metadata", {}).get("cellId")
+        return cell_id if isinstance(cell_id, str) else None
+
     return KernelNamespace(
         shell.user_ns,
         hidden=shell.user_ns_hidden,
         transform=shell.transform_cell,
         format_value=format_value if formatter is not None else None,
+        current_cell=current_cell,
+        execution_count=lambda: int(shell.execution_count),
     )
 
 

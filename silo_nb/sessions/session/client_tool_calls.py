@@ -42,6 +42,7 @@ ARGUMENT_CHARS = 100_000
 OUTPUT_CHARS = 20_000
 IMAGE_CHARS = 400_000
 MAX_IMAGES = 4
+CELL_SOURCE_CHARS = 200_000  # a notebook cell's source before and after a cell tool changed it
 FINAL_STATUSES = frozenset({"completed", "error", "failed", "refused", "interrupted", "timed_out"})
 OUTSIDE_A_TURN = (
     "The notebook's tools answer only while a turn of this session runs (a %%prompt cell, or prompt()); "
@@ -84,29 +85,49 @@ class ClientToolCall:
         self._owner.record_line(self, "running", title=title)
 
     async def ask(
-        self, *, title: str, kind: str, raw_input: Mapping[str, Any], options: Sequence[Mapping[str, Any]]
+        self,
+        *,
+        title: str,
+        kind: str,
+        raw_input: Mapping[str, Any],
+        options: Sequence[Mapping[str, Any]],
+        content: Sequence[Mapping[str, Any]] = (),
     ) -> str | None:
         """Ask the user through the session's permission flow: the chosen option id, None when nobody
         allowed it (rejected, cancelled, no listener). The tool call's ``kind`` is what policies match
-        (``code`` for ``run_code``)."""
-        tool_call = {
+        (``code`` for ``run_code``); ``content``: the tool call's content (a cell's diff)."""
+        tool_call: dict[str, Any] = {
             "toolCallId": self.call_id,
             "title": title,
             "kind": kind,
             "status": "pending",
             "rawInput": dict(raw_input),
         }
+        if content:
+            tool_call["content"] = [dict(block) for block in content]
         return await self._owner.ask(tool_call, options)
 
     def finish(
-        self, status: str, *, output: str = "", images: Sequence[str] = (), title: str | None = None
+        self,
+        status: str,
+        *,
+        output: str = "",
+        images: Sequence[str] = (),
+        title: str | None = None,
+        cell: Mapping[str, Any] | None = None,
     ) -> None:
-        """Record how the call ended (``images``: base64 PNGs for the transcript). Once only."""
+        """Record how the call ended (``images``: base64 PNGs for the transcript; ``cell``: the notebook
+        cell a cell tool touched, ``cellId`` and its ``oldSource``/``newSource``). Once only."""
         if self.finished:
             return
         self.finished = True
         self._owner.record_line(
-            self, status if status in FINAL_STATUSES else "failed", title=title, output=output, images=images
+            self,
+            status if status in FINAL_STATUSES else "failed",
+            title=title,
+            output=output,
+            images=images,
+            cell=cell,
         )
 
 
@@ -150,6 +171,7 @@ class ClientToolCalls:
         title: str | None = None,
         output: str = "",
         images: Sequence[str] = (),
+        cell: Mapping[str, Any] | None = None,
     ) -> None:
         raw: dict[str, Any] = {
             "callId": call.call_id,
@@ -166,4 +188,8 @@ class ClientToolCalls:
             raw["images"] = kept[:MAX_IMAGES]
         if len(images) > len(raw.get("images", ())):
             raw["imagesLeftOut"] = len(images) - len(raw.get("images", ()))
+        for key in ("cellId", "oldSource", "newSource"):
+            value = (cell or {}).get(key)
+            if isinstance(value, str):
+                raw[key] = _cut(value, CELL_SOURCE_CHARS)
         self._record(KernelToolLine.written(raw))

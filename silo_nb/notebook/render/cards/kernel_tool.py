@@ -14,6 +14,7 @@ from __future__ import annotations
 from silo_nb.notebook.render import labels, styles
 from silo_nb.notebook.render.card import Card
 from silo_nb.notebook.render.code import code_block_html, lexer_for_language
+from silo_nb.notebook.render.diff_view import diff_html, diff_markdown, diff_text
 from silo_nb.notebook.render.html_parts import muted_html, pill_html
 from silo_nb.notebook.render.labels import esc
 from silo_nb.notebook.render.md_html import markdown_to_html, too_costly
@@ -43,7 +44,8 @@ def _status(entry: KernelToolEntry) -> tuple[str, str]:
 
 def _asked(entry: KernelToolEntry) -> str:
     """What the call was asked, besides ``run_code``'s code (shown whole): ``name='df', rows=5``."""
-    shown = [f"{key}={value!r}" for key, value in entry.arguments if key != "code"]
+    hidden = ("code", "source", "old", "new") if entry.cell_diff is not None else ("code",)
+    shown = [f"{key}={value!r}" for key, value in entry.arguments if key not in hidden and value is not None]
     return labels.cut(", ".join(shown), 200)
 
 
@@ -53,6 +55,15 @@ def _figures_line(entry: KernelToolEntry) -> str:
         return ""
     kept = f" ({entry.images_left_out} not kept)" if entry.images_left_out else ""
     return f"{count} figure{'s' if count != 1 else ''}{kept}"
+
+
+def _cell_diff(entry: KernelToolEntry) -> tuple[str, str | None, str, bool] | None:
+    """A cell tool's change as (label, old — None for a new cell —, new, made)."""
+    if entry.cell_diff is None:
+        return None
+    old, new = entry.cell_diff
+    label = f"cell {entry.cell_id}" if entry.cell_id else "new cell"
+    return label, None if entry.tool == "insert_cell" else old, new, entry.status == "completed"
 
 
 def _output_html(entry: KernelToolEntry) -> str:
@@ -81,6 +92,8 @@ def kernel_tool_html(entry: KernelToolEntry) -> str:
         f"{pill_html(label, rgb)}</div>"
     )
     code = code_block_html(entry.code, lexer_for_language("python")) if entry.code is not None else ""
+    if change := _cell_diff(entry):
+        code += diff_html(change[0], change[1], change[2], written=change[3])
     images = "".join(
         f'<div><img class="silo-kernel-figure" src="data:image/png;base64,{image}" alt="figure" '
         'style="max-width:100%;height:auto"></div>'
@@ -100,6 +113,8 @@ def kernel_tool_markdown(entry: KernelToolEntry) -> str:
     lines = [f"* {labels.TOOL_ICON} notebook · {md_code(entry.tool)}{asked} — _{md_escape(label)}_"]
     if entry.code is not None:
         lines += md_indent(md_fence(entry.code, "python"))
+    if change := _cell_diff(entry):
+        lines += md_indent(diff_markdown(change[0], change[1], change[2], written=change[3]))
     if entry.output:
         lines += md_indent(md_fence(labels.cut(entry.output, labels.TOOL_TEXT_LIMIT)))
     if figures := _figures_line(entry):
@@ -113,6 +128,10 @@ def kernel_tool_text(entry: KernelToolEntry) -> list[str]:
     lines = [f"kernel> {entry.tool}{asked} · {label}"]
     if entry.code is not None:
         lines += [f"    >>> {line}".rstrip() for line in entry.code.splitlines()]
+    if change := _cell_diff(entry):
+        lines += [
+            f"    {line}".rstrip() for line in diff_text(change[0], change[1], change[2], written=change[3])
+        ]
     lines += [
         f"    {line}".rstrip() for line in labels.cut(entry.output, labels.TEXT_TOOL_LIMIT).splitlines()
     ]

@@ -1,0 +1,302 @@
+"""The tools on the open notebook: the agent reads it and writes, runs and revises its cells, each change
+reviewed by the user first.
+
+- ``read_notebook`` reads (no question asked): every cell's id, type, source, outputs as text, and which
+  cell holds the running ``%%prompt``.
+- ``insert_cell``, ``edit_cell``, ``replace_cell``, ``delete_cell``, ``move_cell``: each is asked first, as a
+  permission of kind ``edit`` whose tool call carries the cell's diff (``rawInput.notebookCell``: policies
+  need ``allow cells`` by name; ``allow *`` never allows it), answered **Apply** / **Skip**; only then
+  made, through the Jupyter server's channel (``silo_nb.server``) on the shared notebook the page shows.
+- ``run_cell`` asks like ``run_code`` (kind ``code``), runs the cell's source in this kernel like a cell,
+  and writes its outputs (text, the traceback, figures) into that cell with an execution count.
+- ``insert_cell`` with no ``after`` goes below the last cell this turn inserted, else below the prompt's
+  cell, else at the end.
+- Every answer names the cell it touched (``cell_id`` in the structured content); every failure is one
+  line the agent can read, and the turn goes on (no server with collaboration, an unknown id, a bound).
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
+
+from silo_nb.kernel_tools.code_runner import CodeResult
+from silo_nb.kernel_tools.limits import OUTPUT_CHARS
+from silo_nb.kernel_tools.report_text import cut
+from silo_nb.kernel_tools.wire import CELL_TOOL_NAMES
+from silo_nb.server import MAX_SOURCE_CHARS, NotebookChannel, NotebookUnavailable
+
+__all__ = [
+    "APPLY_OPTIONS",
+    "CellCall",
+    "NotebookTools",
+    "ToolAnswer",
+    "outputs_of",
+]
+
+APPLY_OPTIONS = (
+    {"optionId": "apply", "name": "Apply", "kind": "allow_once"},
+    {"optionId": "skip", "name": "Skip", "kind": "reject_once"},
+)
+RUN_OPTIONS = (
+    {"optionId": "run", "name": "Run it", "kind": "allow_once"},
+    {"optionId": "skip", "name": "Don't run", "kind": "reject_once"},
+)
+MAX_CHANGES_PER_TURN = 200
+
+
+def _no_cell(cell_id: Any) -> str:
+    return f"No cell has the id {cell_id!r} in this notebook (read_notebook lists them)."
+
+
+class CellCall(Protocol):
+    """What a tool needs of the journaled call (``sessions``' ``ClientToolCall``)."""
+
+    def waiting(self, title: str) -> None: ...
+
+    def running(self, title: str) -> None: ...
+
+    async def ask(
+        self,
+        *,
+        title: str,
+        kind: str,
+        raw_input: Mapping[str, Any],
+        options: Any,
+        content: Any = (),
+    ) -> str | None: ...
+
+
+class ToolAnswer:
+    """A tool's result: status, the agent's text, the cell it touched, the diff the card shows, and for
+    ``run_cell`` the run (its images)."""
+
+    def __init__(
+        self,
+        status: str,
+        text: str,
+        *,
+        cell_id: str | None = None,
+        diff: tuple[str, str] | None = None,
+        run: CodeResult | None = None,
+    ) -> None:
+        self.status, self.text, self.cell_id, self.diff, self.run = status, text, cell_id, diff, run
+
+
+def _str(arguments: Mapping[str, Any], name: str, *, required: bool = True) -> str | None:
+    value = arguments.get(name)
+    if value is None and not required:
+        return None
+    if not isinstance(value, str):
+        raise ValueError(f"{name} must be a string.")
+    return value
+
+
+def outputs_of(result: CodeResult, execution_count: int | None) -> list[dict[str, Any]]:
+    """nbformat outputs for what a run printed, raised, showed and returned."""
+    outputs: list[dict[str, Any]] = []
+    for name, text in (("stdout", result.stdout), ("stderr", result.stderr)):
+        if text:
+            outputs.append({"output_type": "stream", "name": name, "text": cut(text, OUTPUT_CHARS)})
+    for png in result.images:
+        outputs.append(
+            {
+                "output_type": "display_data",
+                "data": {"image/png": base64.b64encode(png).decode()},
+                "metadata": {},
+            }
+        )
+    if result.traceback:
+        lines = result.traceback.splitlines()
+        last = lines[-1] if lines else "Error"
+        ename, _, evalue = last.partition(": ")
+        outputs.append({"output_type": "error", "ename": ename, "evalue": evalue, "traceback": lines})
+    elif result.value is not None:
+        outputs.append(
+            {
+                "output_type": "execute_result",
+                "execution_count": execution_count,
+                "data": {"text/plain": result.value},
+                "metadata": {},
+            }
+        )
+    return outputs
+
+
+class NotebookTools:
+    """The cell tools of one connection (see the module docstring)."""
+
+    def __init__(
+        self,
+        *,
+        run_code: Callable[[str], CodeResult],
+        channel: Callable[[], NotebookChannel | str] = NotebookChannel.from_environment,
+        current_cell: Callable[[], str | None] = lambda: None,
+        execution_count: Callable[[], int | None] = lambda: None,
+    ) -> None:
+        self._run_code = run_code
+        self._channel = channel
+        self._current_cell = current_cell
+        self._execution_count = execution_count
+        self._prompt_cell: str | None = None  # the cell whose turn the calls belong to
+        self._inserted: str | None = None  # the last cell this turn inserted
+        self._turn_changes = 0
+
+    async def call(self, tool: str, arguments: Mapping[str, Any], call: CellCall) -> ToolAnswer:
+        """One tool call; never raises."""
+        prompt_cell = self._current_cell()
+        if prompt_cell != self._prompt_cell:  # a new %%prompt cell: inserts go below it, the bound restarts
+            self._prompt_cell, self._inserted, self._turn_changes = prompt_cell, None, 0
+        channel = self._channel()
+        if isinstance(channel, str):
+            return ToolAnswer("failed", channel)
+        try:
+            if tool == "read_notebook":
+                return await self._read(channel)
+            if tool == "run_cell":
+                return await self._run_cell(channel, arguments, call)
+            if self._turn_changes >= MAX_CHANGES_PER_TURN:
+                return ToolAnswer(
+                    "failed", f"This turn made {MAX_CHANGES_PER_TURN} changes already: ask the user to go on."
+                )
+            return await self._change(channel, tool, arguments, call)
+        except ValueError as exc:
+            return ToolAnswer("failed", str(exc))
+        except NotebookUnavailable as exc:
+            return ToolAnswer("failed", str(exc))
+
+    async def _cells(self, channel: NotebookChannel) -> list[dict[str, Any]]:
+        return list((await channel.request("read"))["cells"])
+
+    async def _read(self, channel: NotebookChannel) -> ToolAnswer:
+        cells = await self._cells(channel)
+        prompt_cell = self._current_cell()
+        lines = [f"{channel.notebook}: {len(cells)} cells."]
+        for cell in cells:
+            count = cell.get("execution_count")
+            mark = " ← the running %%prompt" if cell["id"] == prompt_cell else ""
+            head = f"## cell {cell['id']} ({cell['cell_type']}{f', In [{count}]' if count else ''}){mark}"
+            lines += [head, cell["source"]]
+            if cell.get("outputs"):
+                lines += ["--- outputs:", cell["outputs"]]
+        return ToolAnswer("completed", cut("\n".join(lines), OUTPUT_CHARS))
+
+    async def _change(
+        self, channel: NotebookChannel, tool: str, arguments: Mapping[str, Any], call: CellCall
+    ) -> ToolAnswer:
+        cells = await self._cells(channel)
+        sources = {cell["id"]: cell["source"] for cell in cells}
+
+        def known(name: str) -> str:
+            cell_id = _str(arguments, name)
+            assert cell_id is not None
+            if cell_id not in sources:
+                raise ValueError(_no_cell(cell_id))
+            return cell_id
+
+        request: dict[str, Any]
+        if tool == "insert_cell":
+            source = _str(arguments, "source") or ""
+            cell_type = arguments.get("cell_type") or "code"
+            after = _str(arguments, "after", required=False)
+            if after is None:
+                after = next((c for c in (self._inserted, self._current_cell()) if c in sources), None)
+            elif after not in sources:
+                raise ValueError(_no_cell(after))
+            title, diff = f"Insert a {cell_type} cell" + (f" after {after}" if after else ""), ("", source)
+            request = {"op": "insert", "source": source, "cell_type": cell_type, "after": after}
+        elif tool == "edit_cell":
+            cell_id = known("cell_id")
+            old, new = _str(arguments, "old") or "", _str(arguments, "new") or ""
+            found = sources[cell_id].count(old) if old else 0
+            if found != 1:
+                where = "is not in" if not found else f"is {found} times in"
+                raise ValueError(
+                    f"The text to replace {where} cell {cell_id}: give old text found exactly once."
+                )
+            title, diff = f"Edit cell {cell_id}", (sources[cell_id], sources[cell_id].replace(old, new, 1))
+            request = {"op": "edit", "cell_id": cell_id, "old": old, "new": new}
+        elif tool == "replace_cell":
+            cell_id = known("cell_id")
+            source = _str(arguments, "source") or ""
+            title, diff = f"Replace cell {cell_id}", (sources[cell_id], source)
+            request = {"op": "replace", "cell_id": cell_id, "source": source}
+        elif tool == "delete_cell":
+            cell_id = known("cell_id")
+            title, diff = f"Delete cell {cell_id}", (sources[cell_id], "")
+            request = {"op": "delete", "cell_id": cell_id}
+        elif tool == "move_cell":
+            cell_id = known("cell_id")
+            after = _str(arguments, "after", required=False)
+            if after is not None and after not in sources:
+                raise ValueError(_no_cell(after))
+            where = f"after {after}" if after else "to the top"
+            title, diff = f"Move cell {cell_id} {where}", (sources[cell_id], sources[cell_id])
+            request = {"op": "move", "cell_id": cell_id, "after": after}
+        else:
+            raise ValueError(f"Unknown tool {tool!r}: the notebook tools are {', '.join(CELL_TOOL_NAMES)}.")
+        if max(len(diff[0]), len(diff[1])) > MAX_SOURCE_CHARS:
+            raise ValueError(f"A cell takes at most {MAX_SOURCE_CHARS:,} characters: nothing was changed.")
+        target = request.get("cell_id")
+        call.waiting(title)
+        choice = await call.ask(
+            title=title,
+            kind="edit",
+            raw_input={"notebookCell": True, "notebook": channel.notebook, **request},
+            options=APPLY_OPTIONS,
+            content=[
+                {
+                    "type": "diff",
+                    "path": f"{channel.notebook}#{target or 'new cell'}",
+                    "oldText": diff[0],
+                    "newText": diff[1],
+                }
+            ],
+        )
+        if choice != "apply":
+            said = "skipped it" if choice is not None else "did not apply it (no answer, or the turn stopped)"
+            return ToolAnswer(
+                "refused", f"The user {said}: the notebook did not change.", cell_id=target, diff=diff
+            )
+        call.running(title)
+        change = await channel.request(**request)
+        self._turn_changes += 1
+        cell_id = str(change.get("cellId") or target or "")
+        if tool == "insert_cell":
+            self._inserted = cell_id
+        elif tool == "delete_cell" and self._inserted == cell_id:
+            self._inserted = None
+        return ToolAnswer("completed", f"{title}: done (cell {cell_id}).", cell_id=cell_id, diff=diff)
+
+    async def _run_cell(
+        self, channel: NotebookChannel, arguments: Mapping[str, Any], call: CellCall
+    ) -> ToolAnswer:
+        cell_id = _str(arguments, "cell_id")
+        cell = next((c for c in await self._cells(channel) if c["id"] == cell_id), None)
+        if cell is None:
+            raise ValueError(_no_cell(cell_id))
+        if cell["cell_type"] != "code":
+            raise ValueError(f"Cell {cell_id} is a {cell['cell_type']} cell: only code cells run.")
+        if not cell["source"].strip():
+            raise ValueError(f"Cell {cell_id} is empty: nothing to run.")
+        title = f"Run cell {cell_id}"
+        call.waiting(title)
+        choice = await call.ask(
+            title=title,
+            kind="code",
+            raw_input={"code": cell["source"], "cellId": cell_id, "notebook": channel.notebook},
+            options=RUN_OPTIONS,
+        )
+        if choice != "run":
+            said = (
+                "rejected it" if choice is not None else "did not allow it (no answer, or the turn stopped)"
+            )
+            return ToolAnswer("refused", f"The user {said}: the cell did not run.", cell_id=cell_id)
+        call.running(title)
+        result = self._run_code(cell["source"])
+        count = self._execution_count()
+        await channel.request(
+            "set_outputs", cell_id=cell_id, outputs=outputs_of(result, count), execution_count=count
+        )
+        return ToolAnswer(result.status, cut(result.text(), OUTPUT_CHARS), cell_id=cell_id, run=result)
