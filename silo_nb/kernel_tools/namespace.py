@@ -49,8 +49,6 @@ class KernelNamespace:
     hidden: Container[str] = field(default_factory=frozenset)
     transform: Callable[[str], str] | None = None
     format_value: FormatValue | None = None
-    # The id of the notebook cell running now (the %%prompt's; Jupyter sends it with each execution).
-    current_cell: Callable[[], str | None] | None = None
     # The running cell's execution count (In [n]): what a cell the agent runs during it shows.
     execution_count: Callable[[], int | None] | None = None
 

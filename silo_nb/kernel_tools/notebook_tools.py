@@ -132,22 +132,21 @@ class NotebookTools:
         *,
         run_code: Callable[[str], CodeResult],
         channel: Callable[[], NotebookChannel | str] = NotebookChannel.from_environment,
-        current_cell: Callable[[], str | None] = lambda: None,
         execution_count: Callable[[], int | None] = lambda: None,
     ) -> None:
         self._run_code = run_code
         self._channel = channel
-        self._current_cell = current_cell
         self._execution_count = execution_count
         self._prompt_cell: str | None = None  # the cell whose turn the calls belong to
         self._inserted: str | None = None  # the last cell this turn inserted
         self._turn_changes = 0
 
+    def prompt_at(self, cell_id: str | None) -> None:
+        """A turn starts from ``cell_id``: inserts go below it again, and the per-turn bound restarts."""
+        self._prompt_cell, self._inserted, self._turn_changes = cell_id, None, 0
+
     async def call(self, tool: str, arguments: Mapping[str, Any], call: CellCall) -> ToolAnswer:
         """One tool call; never raises."""
-        prompt_cell = self._current_cell()
-        if prompt_cell != self._prompt_cell:  # a new %%prompt cell: inserts go below it, the bound restarts
-            self._prompt_cell, self._inserted, self._turn_changes = prompt_cell, None, 0
         channel = self._channel()
         if isinstance(channel, str):
             return ToolAnswer("failed", channel)
@@ -171,7 +170,7 @@ class NotebookTools:
 
     async def _read(self, channel: NotebookChannel) -> ToolAnswer:
         cells = await self._cells(channel)
-        prompt_cell = self._current_cell()
+        prompt_cell = self._prompt_cell
         lines = [f"{channel.notebook}: {len(cells)} cells."]
         for cell in cells:
             count = cell.get("execution_count")
@@ -201,7 +200,7 @@ class NotebookTools:
             cell_type = arguments.get("cell_type") or "code"
             after = _str(arguments, "after", required=False)
             if after is None:
-                after = next((c for c in (self._inserted, self._current_cell()) if c in sources), None)
+                after = next((c for c in (self._inserted, self._prompt_cell) if c in sources), None)
             elif after not in sources:
                 raise ValueError(_no_cell(after))
             title, diff = f"Insert a {cell_type} cell" + (f" after {after}" if after else ""), ("", source)

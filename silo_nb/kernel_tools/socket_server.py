@@ -97,7 +97,6 @@ class KernelToolServer:
         self.tools = KernelTools(namespace, run_code_timeout=run_code_timeout, tool_seconds=tool_seconds)
         self.cells = NotebookTools(
             run_code=lambda code: run_code(namespace, code, timeout=run_code_timeout),
-            current_cell=namespace.current_cell or (lambda: None),
             execution_count=namespace.execution_count or (lambda: None),
         )
         self.token = secrets.token_urlsafe(32)
@@ -128,6 +127,10 @@ class KernelToolServer:
             raise RuntimeError("start() the kernel tool server first")
         env = {SOCKET_ENV: self.socket_path, TOKEN_ENV: self.token}
         return McpServerConfig(name=SERVER_NAME, command=sys.executable, args=("-I", str(RELAY)), env=env)
+
+    def prompt_at(self, cell_id: str | None) -> None:
+        """A turn starts from this notebook cell (None: not known): cells the agent inserts go below it."""
+        self.cells.prompt_at(cell_id)
 
     def bind(self, session: ToolSession | None) -> None:
         """Serve requests for ``session`` from now on (None: for no session)."""

@@ -1,6 +1,8 @@
 """The demo agent uses the notebook's MCP server: asked to ``look into NAME``, it lists the kernel's
 variables, inspects NAME and asks to run code on it (a groupby and a bar plot), as a data scientist's
-agent would — no model, no keys.
+agent would — no model, no keys. Asked to ``add a cell that plots NAME``, it reads the open notebook,
+inserts that code as a new cell below the prompt (the user reviews it: Apply / Skip) and, once applied,
+runs it there (asked again), so the plot shows under the new cell.
 
 - The server is the stdio one named ``notebook`` among the session's ``mcpServers`` (what silo_nb offers a
   session connected from a kernel). The demo agent is its MCP client, written with the official ``mcp``
@@ -20,9 +22,10 @@ from typing import Any, Protocol
 from silo_nb_agents.demo.rpc_endpoint import JsonObject
 from silo_nb_agents.demo.session_store import Session
 
-__all__ = ["look_into", "looked_into", "proposed_code"]
+__all__ = ["add_cell", "cell_asked", "look_into", "looked_into", "proposed_code"]
 
 _LOOK_INTO = re.compile(r"\blook into\s+`?([A-Za-z_][A-Za-z0-9_]*)`?")
+_ADD_CELL = re.compile(r"\badd a cell\b(?:.*?\bplots?\s+`?([A-Za-z_][A-Za-z0-9_]*)`?)?", re.IGNORECASE)
 _DTYPE = re.compile(r"^- (.+): (\S+)$", re.MULTILINE)
 _NUMBER = re.compile(r"^(u?int|float|Int|UInt|Float|Decimal)")
 _GROUP = re.compile(r"^(object|str|string|category|bool|String|Categorical|Enum|Boolean|Utf8)")
@@ -42,6 +45,12 @@ def looked_into(text: str) -> str | None:
     """The variable a prompt asks to ``look into``, if it does."""
     match = _LOOK_INTO.search(text)
     return match.group(1) if match else None
+
+
+def cell_asked(text: str) -> str | None:
+    """For a prompt that asks to ``add a cell`` (that plots NAME): NAME, or ``""`` when it names none."""
+    match = _ADD_CELL.search(text)
+    return (match.group(1) or "") if match else None
 
 
 def notebook_server(servers: list[JsonObject]) -> JsonObject | None:
@@ -96,27 +105,38 @@ def _summary(name: str, inspected: str) -> str:
     return described + (f"; what stands out: missing values ({', '.join(missing)})" if missing else "")
 
 
-async def look_into(self: Script, name: str, servers: list[JsonObject]) -> None:
-    """The step (see the module docstring)."""
-    server = notebook_server(servers)
-    if server is None:
-        await self.say(
-            f"I would look into `{name}`, but this client gave me no notebook tools to see it with."
-        )
-        return
-    try:
-        from mcp.client import Client
-        from mcp.client.stdio import StdioServerParameters, stdio_client
-    except ImportError:
-        await self.say("I would look into it, but the `mcp` package is not installed where I run.")
-        return
+def _client(server: JsonObject) -> Any:
+    """The official SDK's client of the ``notebook`` server (its stderr to this process's own)."""
+    from mcp.client import Client
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
     env = {str(v.get("name")): str(v.get("value")) for v in server.get("env") or () if isinstance(v, dict)}
     params = StdioServerParameters(
         command=str(server["command"]), args=[str(a) for a in server.get("args") or ()], env=env
     )
+    return Client(stdio_client(params, errlog=sys.__stderr__ or sys.stderr))
+
+
+async def _server_or_say(self: Script, servers: list[JsonObject], wanted: str) -> JsonObject | None:
+    server = notebook_server(servers)
+    if server is None:
+        await self.say(f"I would {wanted}, but this client gave me no notebook tools to do it with.")
+        return None
+    try:
+        import mcp.client  # noqa: F401  (the SDK, or one line)
+    except ImportError:
+        await self.say(f"I would {wanted}, but the `mcp` package is not installed where I run.")
+        return None
+    return server
+
+
+async def look_into(self: Script, name: str, servers: list[JsonObject]) -> None:
+    """The step (see the module docstring)."""
+    server = await _server_or_say(self, servers, f"look into `{name}`")
+    if server is None:
+        return
     await self.say(f"Let me look into `{name}` in your kernel: the variables there first, then `{name}`.")
-    # The server's stderr goes to this process's own (the SDK's default is sys.stderr as it was at import).
-    async with Client(stdio_client(params, errlog=sys.__stderr__ or sys.stderr)) as client:
+    async with _client(server) as client:
         await client.call_tool("list_variables", {})
         await self.pause(0)
         inspected = await client.call_tool("inspect_variable", {"name": name, "rows": 5})
@@ -135,3 +155,37 @@ async def look_into(self: Script, name: str, servers: list[JsonObject]) -> None:
     figures = _figures(ran)
     plot = f" and {figures} figure{'s' if figures != 1 else ''} came back" if figures else ""
     await self.say(f"It ran: the result is in the card above{plot}.")
+
+
+async def add_cell(self: Script, name: str, servers: list[JsonObject]) -> None:
+    """Add a cell that plots ``name`` (or a first look at the kernel, with no name) below the prompt, then
+    run it there (see the module docstring)."""
+    server = await _server_or_say(self, servers, "add a cell to your notebook")
+    if server is None:
+        return
+    async with _client(server) as client:
+        notebook = await client.call_tool("read_notebook", {})
+        if notebook.is_error:
+            await self.say(f"I cannot edit this notebook: {_text(notebook)}")
+            return
+        cells = _text(notebook).splitlines()[0]
+        if name:
+            inspected = await client.call_tool("inspect_variable", {"name": name, "rows": 5})
+            source = proposed_code(name, _text(inspected)) if not inspected.is_error else f"{name}"
+        else:
+            source = "%whos"
+        await self.say(f"Your notebook has {cells.split(': ', 1)[-1]} I'll add a cell below your prompt.")
+        added = await client.call_tool("insert_cell", {"source": source})
+        cell_id = (added.structured_content or {}).get("cell_id")
+        if added.is_error or not cell_id:
+            await self.say(f"The cell was not added: {_text(added)}")
+            return
+        await self.say(f"Added cell `{cell_id}`. Now I'll run it there, so you see what it does.")
+        ran = await client.call_tool("run_cell", {"cell_id": cell_id})
+    await self.pause(0)
+    if ran.is_error:
+        await self.say(f"The cell did not run: {_text(ran).splitlines()[-1]}")
+        return
+    figures = _figures(ran)
+    plot = f"; {figures} figure{'s' if figures != 1 else ''} under it" if figures else ""
+    await self.say(f"It ran in cell `{cell_id}`: its output is in the notebook{plot}.")

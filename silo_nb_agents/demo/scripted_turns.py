@@ -28,7 +28,7 @@ from typing import Any, Final
 from silo_nb_agents.demo.client_scripts import apply_notes_edit, plan_notes_edit, risky_step, run_command
 from silo_nb_agents.demo.client_tools import ClientTools, Peer
 from silo_nb_agents.demo.fixes import SMART_MODEL, apply_fix, fix_tokens, plan_fix
-from silo_nb_agents.demo.notebook_steps import look_into, looked_into
+from silo_nb_agents.demo.notebook_steps import add_cell, cell_asked, look_into, looked_into
 from silo_nb_agents.demo.prompt_blocks_text import read_prompt
 from silo_nb_agents.demo.replies import reply_markdown
 from silo_nb_agents.demo.rpc_endpoint import INTERNAL_ERROR, JsonObject, RpcError
@@ -218,6 +218,8 @@ class TurnScript:
             await self.edit_notes()
         if (name := looked_into(self.text)) is not None:
             await look_into(self, name, self.session.mcp_servers)
+        elif (plotted := cell_asked(self.text)) is not None:
+            await add_cell(self, plotted, self.session.mcp_servers)
         return await self.finish()
 
     def reply_markdown(self) -> str:

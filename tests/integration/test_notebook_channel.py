@@ -9,7 +9,6 @@ import json
 import textwrap
 import time
 from pathlib import Path
-from typing import Any
 
 import nbformat
 import pytest
@@ -35,20 +34,28 @@ def kernel_for(server: LabServer, state: Path, path: str) -> BlockingKernelClien
     return client
 
 
-def run(client: BlockingKernelClient, code: str) -> str:
-    """Run ``code`` in the kernel; what it printed (an error fails the test with its traceback)."""
+def run(client: BlockingKernelClient, code: str, cell_id: str | None = None, timeout: float = 120) -> str:
+    """Run ``code`` in the kernel as the cell ``cell_id`` of the notebook (JupyterLab sends the id with the
+    execution, ``metadata.cellId``); what it printed (an error fails the test with its traceback)."""
+    content = {"code": textwrap.dedent(code), "silent": False, "store_history": True, "user_expressions": {},
+               "allow_stdin": False, "stop_on_error": True}  # fmt: skip
+    message = client.session.msg("execute_request", content, metadata={"cellId": cell_id} if cell_id else {})
+    client.shell_channel.send(message)
     printed: list[str] = []
-
-    def keep(message: dict[str, Any]) -> None:
-        content = message["content"]
-        if message["msg_type"] == "stream":
-            printed.append(content["text"])
-        elif message["msg_type"] == "error":
-            printed.append("\n".join(content["traceback"]))
-
-    reply = client.execute_interactive(textwrap.dedent(code), timeout=60, output_hook=keep)
-    assert reply["content"]["status"] == "ok", "".join(printed)
-    return "".join(printed)
+    deadline = time.monotonic() + timeout
+    while True:
+        assert time.monotonic() < deadline, f"the cell did not end in {timeout:.0f} s: {''.join(printed)}"
+        out = client.get_iopub_msg(timeout=timeout)
+        if out["parent_header"].get("msg_id") != message["header"]["msg_id"]:
+            continue
+        kind, body = out["msg_type"], out["content"]
+        if kind == "stream":
+            printed.append(body["text"])
+        elif kind == "error":
+            printed.append("\n".join(body["traceback"]))
+            raise AssertionError("".join(printed))
+        elif kind == "status" and body["execution_state"] == "idle":
+            return "".join(printed)
 
 
 def saved_sources(path: Path, want: int, timeout: float = 20) -> list[str]:
@@ -156,3 +163,56 @@ def test_without_collaboration_every_request_says_why(folder: Path, tmp_path: Pa
             client.stop_channels()
     assert "no real-time collaboration" in said and said.count("\n") == 1
     assert len(nbformat.read(folder / NOTEBOOK, as_version=4).cells) == 2
+
+
+def test_the_demo_agent_adds_a_cell_below_its_prompt_and_runs_it_there(folder: Path, tmp_path: Path) -> None:
+    """The whole chain: %%prompt in a kernel the server started → the demo agent → the kernel's notebook
+    MCP server → Apply (a policy naming cells) → the server's shared notebook → Run it (naming code) → the
+    outputs written into the new cell → the server saves it all."""
+    state = tmp_path / "state"
+    env = {"SILO_NB_DATA_DIR": str(tmp_path / "data"), "SILO_NB_DEMO_DELAY": "0"}
+    with lab_server(folder, state, env, collaboration=True) as server:
+        client = kernel_for(server, state, NOTEBOOK)
+        first = nbformat.read(folder / NOTEBOOK, as_version=4).cells[0].id
+        try:
+            run(client, "%load_ext silo_nb")
+            run(client, "%silo connect demo")
+            run(
+                client,
+                """
+                import pandas as pd, silo_nb
+                penguins = pd.DataFrame({"species": ["Adelie", "Gentoo", "Adelie"], "mass": [3750, 4500, 38]})
+                allow = demo.on_permission(silo_nb.PermissionPolicy("allow cells", "allow code"))
+                """,
+            )
+            run(client, "%%prompt demo\nadd a cell that plots penguins", cell_id=first)
+            said = run(client, "print(demo.journal_lines()[-1][:20])")
+        finally:
+            client.stop_channels()
+        saved = nbformat.read(folder / NOTEBOOK, as_version=4)
+        deadline = time.monotonic() + 20
+        while not (len(saved.cells) == 3 and saved.cells[1].get("outputs")) and time.monotonic() < deadline:
+            time.sleep(0.2)
+            saved = nbformat.read(folder / NOTEBOOK, as_version=4)
+    added = saved.cells[1]
+    assert [c.cell_type for c in saved.cells] == ["code", "code", "markdown"], said
+    assert "groupby('species')['mass']" in added.source
+    kinds = [o.output_type for o in added.outputs]
+    assert "display_data" in kinds and any("image/png" in o.get("data", {}) for o in added.outputs), kinds
+    assert added.execution_count is not None
+
+
+def test_skip_leaves_the_notebook_as_it_was(folder: Path, tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    env = {"SILO_NB_DATA_DIR": str(tmp_path / "data"), "SILO_NB_DEMO_DELAY": "0"}
+    with lab_server(folder, state, env, collaboration=True) as server:
+        client = kernel_for(server, state, NOTEBOOK)
+        try:
+            run(client, "%load_ext silo_nb")
+            run(client, "%silo connect demo")
+            run(client, "import silo_nb\nskip = demo.on_permission(silo_nb.PermissionPolicy('reject cells'))")
+            run(client, "%%prompt demo\nadd a cell")
+        finally:
+            client.stop_channels()
+        time.sleep(2)  # past the server's save delay: a change would be on disk by now
+    assert [c.source for c in nbformat.read(folder / NOTEBOOK, as_version=4).cells] == ["x = 1", "# Notes"]

@@ -21,11 +21,23 @@ if TYPE_CHECKING:
 
     from silo_nb.notebook.magics.connections import NotebookSession
 
-__all__ = ["kernel_namespace", "start_kernel_tools"]
+__all__ = ["kernel_namespace", "notebook_cell_id", "start_kernel_tools"]
 
 log = logging.getLogger("silo_nb.notebook")
 
 _FORMATS = ("text/plain", "image/png")
+
+
+def notebook_cell_id(shell: InteractiveShell) -> str | None:
+    """The running cell's id in its notebook, as Jupyter sent it with the execution (``metadata.cellId``;
+    JupyterLab and Notebook 7 send it, nbclient does not). Asked in the cell itself: the kernel keeps the
+    request in a context variable the kernel tools' own task does not see."""
+    kernel = getattr(shell, "kernel", None)
+    get_parent = getattr(kernel, "get_parent", None)
+    parent = get_parent() if callable(get_parent) else None
+    metadata = parent.get("metadata") if isinstance(parent, dict) else None
+    cell_id = metadata.get("cellId") if isinstance(metadata, dict) else None
+    return cell_id if isinstance(cell_id, str) else None
 
 
 def kernel_namespace(shell: InteractiveShell) -> KernelNamespace:
@@ -37,19 +49,11 @@ def kernel_namespace(shell: InteractiveShell) -> KernelNamespace:
         data, _metadata = formatter.format(value, include=_FORMATS)  # type: ignore[no-untyped-call]
         return dict(data)
 
-    def current_cell() -> str | None:
-        """The running cell's id, as Jupyter sent it with the execution (``metadata.cellId``)."""
-        kernel = getattr(shell, "kernel", None)
-        parent = kernel.get_parent() if kernel is not None and hasattr(kernel, "get_parent") else None
-        cell_id = (parent or {}).get("metadata", {}).get("cellId")
-        return cell_id if isinstance(cell_id, str) else None
-
     return KernelNamespace(
         shell.user_ns,
         hidden=shell.user_ns_hidden,
         transform=shell.transform_cell,
         format_value=format_value if formatter is not None else None,
-        current_cell=current_cell,
         execution_count=lambda: int(shell.execution_count),
     )
 

@@ -28,6 +28,7 @@ from silo_nb.notebook.attachments import attachment_blocks, file_blocks, interpo
 from silo_nb.notebook.cell_records import prompt_cell_key
 from silo_nb.notebook.last_error import last_traceback
 from silo_nb.notebook.magics.args import argument, magic_arguments, one_line, parse, split
+from silo_nb.notebook.magics.kernel_tool_setup import notebook_cell_id
 from silo_nb.notebook.magics.waker import waker
 from silo_nb.sessions import sampling_asked
 
@@ -68,6 +69,8 @@ async def run_prompt(
     args = parse(run_prompt, split(argline, "%%prompt"))
     connection, handle = await session.handle(args.name)
     shell, workspace = session.shell, session.service.workspace_folder
+    if connection.kernel_tools is not None:
+        connection.kernel_tools.prompt_at(notebook_cell_id(shell))
     text = interpolate(body.rstrip("\n"), shell.user_ns)
     embedded, images = handle.prompt_capabilities.embedded_context, handle.prompt_capabilities.image
     namespace: Any = shell.user_ns
