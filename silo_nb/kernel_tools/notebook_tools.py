@@ -53,7 +53,7 @@ def _no_cell(cell_id: Any) -> str:
 class CellCall(Protocol):
     """What a tool needs of the journaled call (``sessions``' ``ClientToolCall``)."""
 
-    def waiting(self, title: str) -> None: ...
+    def waiting(self, title: str, *, cell: Mapping[str, Any] | None = None) -> None: ...
 
     def running(self, title: str) -> None: ...
 
@@ -238,7 +238,8 @@ class NotebookTools:
         if max(len(diff[0]), len(diff[1])) > MAX_SOURCE_CHARS:
             raise ValueError(f"A cell takes at most {MAX_SOURCE_CHARS:,} characters: nothing was changed.")
         target = request.get("cell_id")
-        call.waiting(title)
+        proposed = {"cellId": target, "oldSource": diff[0], "newSource": diff[1]} if target else {}
+        call.waiting(title, cell=proposed or {"oldSource": diff[0], "newSource": diff[1]})
         choice = await call.ask(
             title=title,
             kind="edit",

@@ -24,6 +24,10 @@ KEYWORDS: Final[tuple[tuple[str, str], ...]] = (
     ("risky", "ask you a question before a risky step"),
     ("edit", "propose an edit to `notes.md`, written only once you allow it"),
     ("look into NAME", "look into a variable of your kernel with the notebook's tools, then offer code"),
+    (
+        "add a cell",
+        "add a cell below your prompt (one that plots NAME: *add a cell that plots NAME*), then run it",
+    ),
     ("fix", "fix a function in a Python file of this folder (the smart model does it better)"),
     ("mode", "say which mode and model this session uses"),
     ("fail", "fail on purpose, to show an agent error"),

@@ -38,7 +38,7 @@ class Call:
     def __init__(self, answer: str | None) -> None:
         self.answer, self.asked, self.states = answer, [], []
 
-    def waiting(self, title: str) -> None:
+    def waiting(self, title: str, *, cell: Mapping[str, Any] | None = None) -> None:
         self.states.append(("waiting", title))
 
     def running(self, title: str) -> None:

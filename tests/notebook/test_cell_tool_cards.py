@@ -40,7 +40,7 @@ def test_the_card_shows_the_cell_diff_and_marks_it_written_once_applied() -> Non
 def test_a_skipped_change_shows_what_was_proposed_not_written() -> None:
     state = fold_all([cell_call("refused").update()])
     html = transcript_html(state)
-    assert "cell c1" in html and "silo-written" not in html and "not run" in html
+    assert "cell c1" in html and "silo-written" not in html and "skipped" in html
 
 
 def test_an_insert_is_a_new_cell_and_restores_as_it_was_live() -> None:
@@ -51,4 +51,4 @@ def test_an_insert_is_a_new_cell_and_restores_as_it_was_live() -> None:
     live = fold_all([line.update()])
     restored = fold_all(parse_lines([encode_line(line.update())]))
     assert transcript_html(restored) == transcript_html(live)
-    assert "new file" in transcript_html(live)  # the diff view's "nothing before" mark
+    assert "cell c9" in transcript_html(live) and "new file" not in transcript_html(live)

@@ -149,6 +149,7 @@ def lab_in_chromium(
     kernel_python: Path | None = None,
     app: str = "lab",
     scrollbars: bool = False,
+    collaboration: bool = False,
 ) -> Iterator[tuple[LabServer, Any]]:
     """JupyterLab on ``root`` (the demo agent paced by ``delay``; its kernels run ``kernel_python`` if
     given) and a headless chromium page on it; a screenshot named ``failure`` if the body raises; the
@@ -162,7 +163,9 @@ def lab_in_chromium(
         "PYDEVD_DISABLE_FILE_VALIDATION": "1",
     }
     with (
-        lab_server(root, tmp_path / "lab", env, kernel_python=kernel_python, app=app) as server,
+        lab_server(
+            root, tmp_path / "lab", env, kernel_python=kernel_python, app=app, collaboration=collaboration
+        ) as server,
         sync_playwright() as pw,
     ):
         context = pw.chromium.launch_persistent_context(

@@ -76,9 +76,10 @@ class ClientToolCall:
         self.arguments = arguments
         self.finished = False
 
-    def waiting(self, title: str) -> None:
-        """Record that the call waits for the user's answer (its card shows before the permission row)."""
-        self._owner.record_line(self, "waiting", title=title)
+    def waiting(self, title: str, *, cell: Mapping[str, Any] | None = None) -> None:
+        """Record that the call waits for the user's answer (its card shows before the permission row;
+        ``cell``: the notebook cell change it proposes, shown as its diff)."""
+        self._owner.record_line(self, "waiting", title=title, cell=cell)
 
     def running(self, title: str) -> None:
         """Record that the call started (allowed, or one that asks nothing)."""

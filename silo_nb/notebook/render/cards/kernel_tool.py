@@ -39,6 +39,8 @@ _COLLAPSE_LINES = 16
 
 
 def _status(entry: KernelToolEntry) -> tuple[str, str]:
+    if entry.status == "refused" and entry.cell_diff is not None:
+        return "skipped", styles.GREY  # a cell change the user did not apply
     return _STATUS.get(entry.status, (entry.status, styles.GREY))
 
 
@@ -57,13 +59,13 @@ def _figures_line(entry: KernelToolEntry) -> str:
     return f"{count} figure{'s' if count != 1 else ''}{kept}"
 
 
-def _cell_diff(entry: KernelToolEntry) -> tuple[str, str | None, str, bool] | None:
-    """A cell tool's change as (label, old — None for a new cell —, new, made)."""
+def _cell_diff(entry: KernelToolEntry) -> tuple[str, str, str, bool] | None:
+    """A cell tool's change as (label, old — empty for a new cell —, new, made)."""
     if entry.cell_diff is None:
         return None
     old, new = entry.cell_diff
     label = f"cell {entry.cell_id}" if entry.cell_id else "new cell"
-    return label, None if entry.tool == "insert_cell" else old, new, entry.status == "completed"
+    return label, old, new, entry.status == "completed"
 
 
 def _output_html(entry: KernelToolEntry) -> str:
