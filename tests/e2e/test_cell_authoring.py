@@ -20,7 +20,9 @@ from tests.support.browser import (
     WAIT_MS,
     Screens,
     lab_in_chromium,
+    open_in_notebook7,
     run_all,
+    run_all_cells_notebook7,
     shoot_cell,
     wait_done,
     wait_kernel_idle,
@@ -74,7 +76,8 @@ def open_shared(page: Any, server: LabServer) -> None:
     page.locator(".jp-Notebook .jp-Cell").first.wait_for(timeout=WAIT_MS)
 
 
-def test_the_agent_inserts_a_cell_the_user_applies_runs_and_skips(tmp_path: Path) -> None:
+@pytest.mark.parametrize("app", ["lab", "notebook"])
+def test_the_agent_inserts_a_cell_the_user_applies_runs_and_skips(tmp_path: Path, app: str) -> None:
     require_browser_stack()
     from playwright.sync_api import expect
 
@@ -83,13 +86,17 @@ def test_the_agent_inserts_a_cell_the_user_applies_runs_and_skips(tmp_path: Path
     path = write(root)
     screens = Screens(tmp_path / "artifacts")
     with lab_in_chromium(
-        root, tmp_path, screens, delay="0.02", viewport=(1280, 1300), failure="authoring-failure.png",
-        collaboration=True,
+        root, tmp_path, screens, delay="0.02", viewport=(1280, 1300), failure=f"authoring-{app}-failure.png",
+        collaboration=True, app=app,
     ) as (server, page):  # fmt: skip
         cells = page.locator(".jp-Notebook .jp-Cell")
-        open_shared(page, server)
-        wait_kernel_idle(page)
-        run_all(page)
+        if app == "lab":
+            open_shared(page, server)
+            wait_kernel_idle(page)
+            run_all(page)
+        else:  # Notebook 7: its own page and menus, the same server and shared document
+            open_in_notebook7(page, server, NOTEBOOK)
+            run_all_cells_notebook7(page)
 
         prompt = cells.nth(2)
         apply = prompt.get_by_role("button", name="Apply", exact=True)
@@ -97,7 +104,7 @@ def test_the_agent_inserts_a_cell_the_user_applies_runs_and_skips(tmp_path: Path
         expect(prompt.get_by_role("button", name="Skip", exact=True)).to_be_visible()
         expect(prompt.locator(".silo-diff")).to_contain_text("groupby")  # the proposed cell, as a diff
         expect(cells).to_have_count(len(CELLS))  # nothing inserted before Apply
-        shoot_cell(page, screens, prompt, "authoring-1-apply-or-skip.png")
+        shoot_cell(page, screens, prompt, f"authoring-{app}-1-apply-or-skip.png")
         apply.click()
 
         # The new cell is in the page at once, below the prompt, without a reload.
@@ -110,7 +117,7 @@ def test_the_agent_inserts_a_cell_the_user_applies_runs_and_skips(tmp_path: Path
         expect(added.locator(".jp-OutputArea-output img")).to_have_count(1, timeout=WAIT_MS)
         wait_done(prompt)
         expect(prompt.locator(".jp-Cell-outputArea")).to_contain_text("It ran in cell")
-        shoot_cell(page, screens, added, "authoring-2-the-new-cell-ran.png")
+        shoot_cell(page, screens, added, f"authoring-{app}-2-the-new-cell-ran.png")
 
         # The second request is skipped: the notebook keeps its cells.
         second = cells.nth(4)
@@ -120,7 +127,7 @@ def test_the_agent_inserts_a_cell_the_user_applies_runs_and_skips(tmp_path: Path
         wait_done(second)
         expect(second.locator(".jp-Cell-outputArea")).to_contain_text("The cell was not added")
         expect(cells).to_have_count(len(CELLS) + 1)
-        screens.shoot(page, "authoring-3-after-skip.png")
+        screens.shoot(page, f"authoring-{app}-3-after-skip.png")
 
         # What the server saves is what the page shows.
         page.keyboard.press("Control+s")

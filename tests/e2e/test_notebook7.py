@@ -13,10 +13,7 @@ runs nothing: the saved outputs are what shows). Helpers are the JupyterLab test
 from __future__ import annotations
 
 import re
-import time
-import urllib.error
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -28,54 +25,16 @@ from tests.support.browser import (
     QuickstartCells,
     Screens,
     lab_in_chromium,
+    open_in_notebook7,
+    run_all_cells_notebook7,
     shoot_cell,
     wait_done,
     wait_for_saved,
     write_notebook,
 )
-from tests.support.lab import LabServer, require_browser_stack
+from tests.support.lab import require_browser_stack
 
 pytestmark = pytest.mark.e2e
-
-
-def kernels_now(server: LabServer) -> list[dict[str, Any]]:
-    """The server's kernels; none while it answers 500 (seen once under load: the list asked for while
-    the page's kernel was still starting)."""
-    try:
-        kernels: list[dict[str, Any]] = server.api("GET", "kernels")
-    except urllib.error.HTTPError as exc:
-        if exc.code < 500:
-            raise
-        return []
-    return kernels
-
-
-def open_in_notebook7(page: Any, server: LabServer) -> None:
-    page.goto(server.url(f"notebooks/{NOTEBOOK}"), timeout=WAIT_MS)
-    page.locator(".jp-Notebook .jp-Cell").first.wait_for(timeout=WAIT_MS)
-    # No status bar here, and the toolbar's indicator says idle before a kernel exists: ask the server.
-    deadline = time.monotonic() + WAIT_MS / 1000
-    while not any(k.get("execution_state") == "idle" for k in kernels_now(server)):
-        assert time.monotonic() < deadline, "Notebook 7 started no kernel"
-        time.sleep(0.2)
-    page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").wait_for(timeout=WAIT_MS)
-
-
-def run_all_cells(page: Any) -> None:
-    """Run > Run All Cells, again while the page has not yet taken its kernel (on a loaded machine the
-    first one can come before it: then nothing runs and the last cell is selected)."""
-    from playwright.sync_api import expect
-
-    first_code = page.locator(".jp-Notebook .jp-CodeCell .jp-InputPrompt").first
-    for _ in range(5):
-        page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
-        page.locator(".lm-Menu-item[data-command='runmenu:run-all']").click()
-        try:
-            expect(first_code).not_to_have_text("[ ]:", timeout=10_000)
-            return
-        except AssertionError:
-            continue
-    raise AssertionError("Run All Cells ran nothing in Notebook 7")
 
 
 def test_quickstart_in_notebook_7(tmp_path: Path) -> None:
@@ -98,8 +57,8 @@ def test_quickstart_in_notebook_7(tmp_path: Path) -> None:
         app="notebook",
     ) as (server, page):
         cells = page.locator(".jp-Notebook .jp-Cell")
-        open_in_notebook7(page, server)
-        run_all_cells(page)
+        open_in_notebook7(page, server, NOTEBOOK)
+        run_all_cells_notebook7(page)
 
         edit = cells.nth(edit_at)
         allow = edit.get_by_role("button", name="Allow once", exact=True)

@@ -6,63 +6,35 @@ and code in that kernel changing the notebook through the channel — the server
 from __future__ import annotations
 
 import json
-import textwrap
 import time
 from pathlib import Path
 
 import nbformat
 import pytest
-from jupyter_client import BlockingKernelClient
 
-from tests.support.lab import LabServer, lab_server
+from tests.support.lab import lab_server
+from tests.support.server_kernel import kernel_for, run
 
 NOTEBOOK = "analysis.ipynb"
 
 
-def kernel_for(server: LabServer, state: Path, path: str) -> BlockingKernelClient:
-    body = {"path": path, "type": "notebook", "kernel": {"name": "python3"}}
-    session = server.api("POST", "sessions", timeout=60, body=body)
-    connection = state / "runtime" / f"kernel-{session['kernel']['id']}.json"
-    deadline = time.monotonic() + 30
-    while not connection.is_file():
-        assert time.monotonic() < deadline, "the kernel's connection file never appeared"
-        time.sleep(0.1)
-    client = BlockingKernelClient(connection_file=str(connection))
-    client.load_connection_file()
-    client.start_channels()
-    client.wait_for_ready(timeout=60)
-    return client
-
-
-def run(client: BlockingKernelClient, code: str, cell_id: str | None = None, timeout: float = 120) -> str:
-    """Run ``code`` in the kernel as the cell ``cell_id`` of the notebook (JupyterLab sends the id with the
-    execution, ``metadata.cellId``); what it printed (an error fails the test with its traceback)."""
-    content = {"code": textwrap.dedent(code), "silent": False, "store_history": True, "user_expressions": {},
-               "allow_stdin": False, "stop_on_error": True}  # fmt: skip
-    message = client.session.msg("execute_request", content, metadata={"cellId": cell_id} if cell_id else {})
-    client.shell_channel.send(message)
-    printed: list[str] = []
+def read_saved(path: Path, timeout: float = 10) -> nbformat.NotebookNode:
+    """The notebook file, read whole: the server writes it in place, so a read can meet it half-written."""
     deadline = time.monotonic() + timeout
     while True:
-        assert time.monotonic() < deadline, f"the cell did not end in {timeout:.0f} s: {''.join(printed)}"
-        out = client.get_iopub_msg(timeout=timeout)
-        if out["parent_header"].get("msg_id") != message["header"]["msg_id"]:
-            continue
-        kind, body = out["msg_type"], out["content"]
-        if kind == "stream":
-            printed.append(body["text"])
-        elif kind == "error":
-            printed.append("\n".join(body["traceback"]))
-            raise AssertionError("".join(printed))
-        elif kind == "status" and body["execution_state"] == "idle":
-            return "".join(printed)
+        try:
+            return nbformat.read(path, as_version=4)
+        except (ValueError, nbformat.reader.NotJSONError):  # a save in progress
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
 
 
 def saved_sources(path: Path, want: int, timeout: float = 20) -> list[str]:
     """The file's cell sources once it has ``want`` cells (the server saves a second or so after a change)."""
     deadline = time.monotonic() + timeout
     while True:
-        nb = nbformat.read(path, as_version=4)
+        nb = read_saved(path)
         if len(nb.cells) == want or time.monotonic() > deadline:
             return [cell.source for cell in nb.cells]
         time.sleep(0.2)
@@ -103,7 +75,7 @@ def test_code_in_the_kernel_changes_its_notebook_and_the_server_saves_it(
         assert count == "2" and notebook.endswith(NOTEBOOK)
         sources = saved_sources(folder / NOTEBOOK, 3)
         assert sources == ["x = 2", "print('from the agent')", "# Notes"]
-        ids = [cell.id for cell in nbformat.read(folder / NOTEBOOK, as_version=4).cells]
+        ids = [cell.id for cell in read_saved(folder / NOTEBOOK).cells]
         assert ids[1] == cell_id
 
 
@@ -135,7 +107,7 @@ def test_a_bad_request_is_one_line_and_a_wrong_token_is_refused(folder: Path, tm
     assert lines[0].startswith("said: No cell has the id 'nope'")
     assert lines[1].startswith("said: Unknown operation 'explode'")
     assert lines[2].startswith("said: refused")
-    assert nbformat.read(folder / NOTEBOOK, as_version=4).cells[0].source == "x = 1"
+    assert read_saved(folder / NOTEBOOK).cells[0].source == "x = 1"
 
 
 def test_without_collaboration_every_request_says_why(folder: Path, tmp_path: Path) -> None:
@@ -162,7 +134,7 @@ def test_without_collaboration_every_request_says_why(folder: Path, tmp_path: Pa
         finally:
             client.stop_channels()
     assert "no real-time collaboration" in said and said.count("\n") == 1
-    assert len(nbformat.read(folder / NOTEBOOK, as_version=4).cells) == 2
+    assert len(read_saved(folder / NOTEBOOK).cells) == 2
 
 
 def test_the_demo_agent_adds_a_cell_below_its_prompt_and_runs_it_there(folder: Path, tmp_path: Path) -> None:
@@ -173,7 +145,7 @@ def test_the_demo_agent_adds_a_cell_below_its_prompt_and_runs_it_there(folder: P
     env = {"SILO_NB_DATA_DIR": str(tmp_path / "data"), "SILO_NB_DEMO_DELAY": "0"}
     with lab_server(folder, state, env, collaboration=True) as server:
         client = kernel_for(server, state, NOTEBOOK)
-        first = nbformat.read(folder / NOTEBOOK, as_version=4).cells[0].id
+        first = read_saved(folder / NOTEBOOK).cells[0].id
         try:
             run(client, "%load_ext silo_nb")
             run(client, "%silo connect demo")
@@ -189,11 +161,11 @@ def test_the_demo_agent_adds_a_cell_below_its_prompt_and_runs_it_there(folder: P
             said = run(client, "print(demo.journal_lines()[-1][:20])")
         finally:
             client.stop_channels()
-        saved = nbformat.read(folder / NOTEBOOK, as_version=4)
+        saved = read_saved(folder / NOTEBOOK)
         deadline = time.monotonic() + 20
         while not (len(saved.cells) == 3 and saved.cells[1].get("outputs")) and time.monotonic() < deadline:
             time.sleep(0.2)
-            saved = nbformat.read(folder / NOTEBOOK, as_version=4)
+            saved = read_saved(folder / NOTEBOOK)
     added = saved.cells[1]
     assert [c.cell_type for c in saved.cells] == ["code", "code", "markdown"], said
     assert "groupby('species')['mass']" in added.source
@@ -215,4 +187,4 @@ def test_skip_leaves_the_notebook_as_it_was(folder: Path, tmp_path: Path) -> Non
         finally:
             client.stop_channels()
         time.sleep(2)  # past the server's save delay: a change would be on disk by now
-    assert [c.source for c in nbformat.read(folder / NOTEBOOK, as_version=4).cells] == ["x = 1", "# Notes"]
+    assert [c.source for c in read_saved(folder / NOTEBOOK).cells] == ["x = 1", "# Notes"]
