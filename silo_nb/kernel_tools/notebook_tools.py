@@ -43,7 +43,7 @@ RUN_OPTIONS = (
     {"optionId": "run", "name": "Run it", "kind": "allow_once"},
     {"optionId": "skip", "name": "Don't run", "kind": "reject_once"},
 )
-MAX_CHANGES_PER_TURN = 200
+MAX_CHANGES_PER_TURN = 200  # the profile's cell_changes_per_turn, by default
 
 
 def _no_cell(cell_id: Any) -> str:
@@ -133,10 +133,12 @@ class NotebookTools:
         run_code: Callable[[str], CodeResult],
         channel: Callable[[], NotebookChannel | str] = NotebookChannel.from_environment,
         execution_count: Callable[[], int | None] = lambda: None,
+        max_changes: int = MAX_CHANGES_PER_TURN,
     ) -> None:
         self._run_code = run_code
         self._channel = channel
         self._execution_count = execution_count
+        self._max_changes = max_changes
         self._prompt_cell: str | None = None  # the cell whose turn the calls belong to
         self._inserted: str | None = None  # the last cell this turn inserted
         self._turn_changes = 0
@@ -155,10 +157,9 @@ class NotebookTools:
                 return await self._read(channel)
             if tool == "run_cell":
                 return await self._run_cell(channel, arguments, call)
-            if self._turn_changes >= MAX_CHANGES_PER_TURN:
-                return ToolAnswer(
-                    "failed", f"This turn made {MAX_CHANGES_PER_TURN} changes already: ask the user to go on."
-                )
+            if self._turn_changes >= self._max_changes:
+                limit = f"{self._max_changes} cell changes (the profile's cell_changes_per_turn)"
+                return ToolAnswer("failed", f"This turn made {limit} already: ask the user to go on.")
             return await self._change(channel, tool, arguments, call)
         except ValueError as exc:
             return ToolAnswer("failed", str(exc))
@@ -215,16 +216,16 @@ class NotebookTools:
                     f"The text to replace {where} cell {cell_id}: give old text found exactly once."
                 )
             title, diff = f"Edit cell {cell_id}", (sources[cell_id], sources[cell_id].replace(old, new, 1))
-            request = {"op": "edit", "cell_id": cell_id, "old": old, "new": new}
+            request = {"op": "edit", "cell_id": cell_id, "old": old, "new": new, "expect": sources[cell_id]}
         elif tool == "replace_cell":
             cell_id = known("cell_id")
             source = _str(arguments, "source") or ""
             title, diff = f"Replace cell {cell_id}", (sources[cell_id], source)
-            request = {"op": "replace", "cell_id": cell_id, "source": source}
+            request = {"op": "replace", "cell_id": cell_id, "source": source, "expect": sources[cell_id]}
         elif tool == "delete_cell":
             cell_id = known("cell_id")
             title, diff = f"Delete cell {cell_id}", (sources[cell_id], "")
-            request = {"op": "delete", "cell_id": cell_id}
+            request = {"op": "delete", "cell_id": cell_id, "expect": sources[cell_id]}
         elif tool == "move_cell":
             cell_id = known("cell_id")
             after = _str(arguments, "after", required=False)
@@ -243,7 +244,8 @@ class NotebookTools:
         choice = await call.ask(
             title=title,
             kind="edit",
-            raw_input={"notebookCell": True, "notebook": channel.notebook, **request},
+            raw_input={"notebookCell": True, "notebook": channel.notebook}
+            | {key: value for key, value in request.items() if key != "expect"},
             options=APPLY_OPTIONS,
             content=[
                 {

@@ -93,11 +93,13 @@ class KernelToolServer:
         *,
         run_code_timeout: float = 60.0,
         tool_seconds: float = TOOL_SECONDS,
+        cell_changes_per_turn: int = 200,
     ) -> None:
         self.tools = KernelTools(namespace, run_code_timeout=run_code_timeout, tool_seconds=tool_seconds)
         self.cells = NotebookTools(
             run_code=lambda code: run_code(namespace, code, timeout=run_code_timeout),
             execution_count=namespace.execution_count or (lambda: None),
+            max_changes=cell_changes_per_turn,
         )
         self.token = secrets.token_urlsafe(32)
         self.folder: str | None = None

@@ -6,6 +6,8 @@ document every browser tab of it shows, saved by the server).
 - ``edit`` replaces ``old`` by ``new`` inside one cell: ``old`` must be found exactly once (none, or
   several, is an error that says which). The source is changed in place (``YNotebook.set_cell(index,
   source=...)``: granular text changes), so a collaborator's cursor in another cell stays where it is.
+- A change proposed on a cell's source (``expect``: what the user was shown) is refused if the cell
+  changed meanwhile — the person typing in it wins, and the agent reads it again.
 - Every change is one transaction of the document and answers what the cell was and is (``before`` /
   ``after``), which the kernel journals and shows as the change's diff.
 - Bounds: a source over :data:`MAX_SOURCE_CHARS`, outputs over :data:`MAX_OUTPUTS_BYTES`, or a notebook
@@ -73,6 +75,19 @@ def _index_of(nb: SharedNotebook, cell_id: Any) -> int:
         if nb.ycells[index].get("id") == cell_id:
             return index
     raise CellOpError(f"No cell has the id {cell_id!r} in this notebook (read_notebook lists the ids).")
+
+
+def _unchanged(nb: SharedNotebook, index: int, request: Mapping[str, Any]) -> str:
+    """The cell's source, if it is still what the change was proposed on (``expect``): a person typing in
+    it meanwhile wins, and the agent is told to read it again."""
+    source = _source(nb.get_cell(index))
+    expect = request.get("expect")
+    if isinstance(expect, str) and source != expect:
+        raise CellOpError(
+            f"Cell {request.get('cell_id')} changed while the change waited (someone is editing it): "
+            "read it again; nothing was changed."
+        )
+    return source
 
 
 def _text(value: Any, name: str, *, empty: bool = True) -> str:
@@ -149,7 +164,7 @@ def _edit(nb: SharedNotebook, request: Mapping[str, Any]) -> Change:
     index = _index_of(nb, request.get("cell_id"))
     old = _text(request.get("old"), "old", empty=False)
     new = _text(request.get("new"), "new")
-    before = _source(nb.get_cell(index))
+    before = _unchanged(nb, index, request)
     found = before.count(old)
     if found != 1:
         where = "is not in" if not found else f"is {found} times in"
@@ -167,7 +182,7 @@ def _edit(nb: SharedNotebook, request: Mapping[str, Any]) -> Change:
 def _replace(nb: SharedNotebook, request: Mapping[str, Any]) -> Change:
     index = _index_of(nb, request.get("cell_id"))
     after = _text(request.get("source"), "source")
-    before = _source(nb.get_cell(index))
+    before = _unchanged(nb, index, request)
     with nb.ydoc.transaction():
         nb.set_cell(index, source=after)
     return {"cellId": request.get("cell_id"), "index": index, "before": before, "after": after}
@@ -175,6 +190,7 @@ def _replace(nb: SharedNotebook, request: Mapping[str, Any]) -> Change:
 
 def _delete(nb: SharedNotebook, request: Mapping[str, Any]) -> Change:
     index = _index_of(nb, request.get("cell_id"))
+    _unchanged(nb, index, request)
     cell = nb.get_cell(index)
     with nb.ydoc.transaction():
         del nb.ycells[index]

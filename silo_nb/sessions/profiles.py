@@ -108,9 +108,10 @@ class AgentProfile(BaseModel):
     max_terminals: int = Field(default=16, gt=0)  # terminals alive at once per session
     mcp_servers: tuple[McpServerConfig, ...] = ()
     # The kernel tools (silo_nb/kernel_tools): a "notebook" MCP server offered to sessions connected from
-    # a kernel, and how long one run_code may run.
+    # a kernel, how long one run_code may run, and how many cell changes (insert, edit…) one turn may make.
     kernel_tools: bool = True
     run_code_timeout: float = Field(default=60.0, gt=0)
+    cell_changes_per_turn: int = Field(default=200, gt=0)
     # A journal played back by the replay agent (``silo_nb.replay_agent``): the command and args are
     # then the replay agent's, at ``replay_speed`` times the recorded pace (0: no pauses).
     replay: str | None = None
@@ -155,6 +156,7 @@ class AgentProfile(BaseModel):
             agent_id=self.agent_id,
             kernel_tools=self.kernel_tools,
             run_code_timeout=self.run_code_timeout,
+            cell_changes_per_turn=self.cell_changes_per_turn,
         )
 
 

@@ -223,3 +223,23 @@ def test_cell_changes_are_allowed_only_by_a_rule_naming_cells(
     request = _cell_request("edit", {"notebookCell": True, "op": "insert"})
     option_id, _why = PermissionPolicy(*rules).decide(request, cwd="/tmp")
     assert option_id == chosen
+
+
+async def test_a_cell_the_user_edits_while_the_change_waits_stays_the_users() -> None:
+    nb = notebook()
+    made, _ = tools(nb)
+
+    class TypingMeanwhile(Call):
+        async def ask(self, **question: Any) -> str | None:
+            nb.set_cell(
+                0, source=sources(nb)[0] + "  # mine"
+            )  # the user types in the cell, then clicks Apply
+            return await super().ask(**question)
+
+    answer = await made.call(
+        "edit_cell", {"cell_id": "a", "old": "load()", "new": "load(2)"}, TypingMeanwhile("apply")
+    )
+    assert answer.status == "failed" and "changed while the change waited" in answer.text
+    assert sources(nb)[0] == "df = load()  # mine"
+    deleted = await made.call("delete_cell", {"cell_id": "a"}, TypingMeanwhile("apply"))
+    assert deleted.status == "failed" and sources(nb)[0] == "df = load()  # mine  # mine"

@@ -65,7 +65,11 @@ async def start_kernel_tools(
     profile = next((p for p in session.service.profiles.list() if p.id == profile_id), None)
     if profile is None or wanted is False or (wanted is None and not profile.kernel_tools):
         return None
-    server = KernelToolServer(kernel_namespace(session.shell), run_code_timeout=profile.run_code_timeout)
+    server = KernelToolServer(
+        kernel_namespace(session.shell),
+        run_code_timeout=profile.run_code_timeout,
+        cell_changes_per_turn=profile.cell_changes_per_turn,
+    )
     try:
         return await server.start()
     except OSError as exc:  # no socket here (a read-only temp folder…): connect without the tools
