@@ -17,5 +17,6 @@
 
 from silo_nb.kernel_tools.namespace import KernelNamespace
 from silo_nb.kernel_tools.socket_server import KernelToolServer
+from silo_nb.kernel_tools.tools import KernelTools, ToolOutcome
 
-__all__ = ["KernelNamespace", "KernelToolServer"]
+__all__ = ["KernelNamespace", "KernelToolServer", "KernelTools", "ToolOutcome"]

@@ -28,6 +28,7 @@ from silo_nb.model.models import AgentPromptBlock, AudioBlock, ImageBlock, Resou
 __all__ = ["PREVIEW_CHARS", "PromptAttachment", "describe_attachments", "is_preview", "parse_attachments"]
 
 _VARIABLE_PREFIX = "silo:variable/"
+_REFERENCE_PREFIX = "silo:reference/"  # a %%prompt's @ reference (@In[3], @df…), named as written
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,8 @@ class PromptAttachment:
 def _name_of(uri: str, given: str | None) -> str:
     if uri.startswith(_VARIABLE_PREFIX):
         return uri[len(_VARIABLE_PREFIX) :] or uri
+    if uri.startswith(_REFERENCE_PREFIX):
+        return "@" + uri[len(_REFERENCE_PREFIX) :]
     if given:
         return given
     path = unquote(urlparse(uri).path)

@@ -30,6 +30,7 @@ from silo_nb.notebook.last_error import last_traceback
 from silo_nb.notebook.magics.args import argument, magic_arguments, one_line, parse, split
 from silo_nb.notebook.magics.kernel_tool_setup import notebook_cell_id
 from silo_nb.notebook.magics.waker import waker
+from silo_nb.notebook.references import cell_above, error_cell, reference_blocks
 from silo_nb.sessions import sampling_asked
 
 if TYPE_CHECKING:
@@ -69,17 +70,20 @@ async def run_prompt(
     args = parse(run_prompt, split(argline, "%%prompt"))
     connection, handle = await session.handle(args.name)
     shell, workspace = session.shell, session.service.workspace_folder
+    prompt_cell = notebook_cell_id(shell)
     if connection.kernel_tools is not None:
-        connection.kernel_tools.prompt_at(notebook_cell_id(shell))
+        connection.kernel_tools.prompt_at(prompt_cell)
     text = interpolate(body.rstrip("\n"), shell.user_ns)
     embedded, images = handle.prompt_capabilities.embedded_context, handle.prompt_capabilities.image
     namespace: Any = shell.user_ns
     attach = list(args.attach)
+    also: tuple[str, ...] = ()  # references the prompt does not write: the cell that raised, for --error
     if args.error:
         error = last_traceback()
         if error is None:
             raise UsageError("%%prompt --error: there is no error in this kernel yet to attach.")
         namespace, attach = {**shell.user_ns, LAST_ERROR: error}, [*attach, LAST_ERROR]
+        also = tuple(cell for cell in [error_cell(error)] if cell)
     try:
         extra = attachment_blocks(
             attach,
@@ -90,6 +94,10 @@ async def run_prompt(
             images=images,
         )
         extra += file_blocks(args.file, embedded=embedded, workspace=workspace, images=images)
+        this = await cell_above(prompt_cell) if "@this" in text else None
+        extra += reference_blocks(
+            text, shell.user_ns, embedded=embedded, images=images, this_source=this, also=also
+        )
     except ValueError as exc:
         raise UsageError(one_line(exc)) from None
     if not text.strip() and not extra:
