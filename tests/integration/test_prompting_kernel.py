@@ -54,4 +54,6 @@ async def test_error_and_history_reach_the_prompt(kernel: KernelHarness) -> None
         "print([a['name'] for a in prompts[-2].raw.get('attachments', [])]); print(prompts[-1].text)"
     )
     await kernel.reply(msg_id)
-    assert stdout(kernel, msg_id).splitlines() == ["['last_error']", "explain 21 * 2 = 42"]
+    # --error sent the traceback and the cell that raised (its In[n], named @In[n] in the bubble).
+    raised = f"@In[{failed['content']['execution_count']}]"
+    assert stdout(kernel, msg_id).splitlines() == [f"['last_error', '{raised}']", "explain 21 * 2 = 42"]
