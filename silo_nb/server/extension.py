@@ -12,7 +12,8 @@
 - The document is collaboration's shared model of the notebook (``jupyter_server_ydoc``'s
   ``get_document(copy=False, create=True)``): the one every open tab shows and the server saves; a
   notebook no tab has open gets its room, and is saved the same way. Without ``jupyter-collaboration``
-  every request answers why (:data:`NO_COLLABORATION`).
+  every request answers why (:data:`NO_COLLABORATION`); a notebook whose file is gone (deleted or renamed
+  under the open tab) is one line too, never a change made in a room nobody will save.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hmac
+import inspect
 import json
 import logging
 import os
@@ -110,6 +112,10 @@ class NotebookChannelServer:
             return {"error": NO_COLLABORATION}
         try:
             path = notebook_path_of(str(request.get("path") or ""), str(self.serverapp.root_dir))
+            exists = self.serverapp.contents_manager.file_exists(path)
+            if not (await exists if inspect.isawaitable(exists) else exists):
+                # A room outlives its file: a change there would be answered and then lost.
+                return {"error": f"{path} is gone (deleted or renamed): nothing was changed."}
             notebook = await ydoc_app.get_document(
                 path=path, content_type="notebook", file_format="json", copy=False, create=True
             )

@@ -188,3 +188,42 @@ def test_skip_leaves_the_notebook_as_it_was(folder: Path, tmp_path: Path) -> Non
             client.stop_channels()
         time.sleep(2)  # past the server's save delay: a change would be on disk by now
     assert [c.source for c in read_saved(folder / NOTEBOOK).cells] == ["x = 1", "# Notes"]
+
+
+def test_two_kernels_on_one_notebook_both_land_and_a_deleted_notebook_is_one_line(
+    folder: Path, tmp_path: Path
+) -> None:
+    """Two kernels editing one notebook (the shared model merges them); a notebook deleted under the
+    kernel (closed and gone mid-turn) is one line, and the kernel goes on."""
+    state = tmp_path / "state"
+    with lab_server(folder, state, {}, collaboration=True) as server:
+        first = kernel_for(server, state, NOTEBOOK)
+        second = kernel_for(server, state, None)  # a second kernel (a console's), pointed at it by hand
+        insert = """
+            import os
+            os.environ.setdefault("JPY_SESSION_NAME", {path!r})
+            from silo_nb.server import NotebookChannel
+            print((await NotebookChannel.from_environment().request("insert", source={source!r}))["cellId"])
+        """
+        try:
+            run(first, insert.format(path=NOTEBOOK, source="from_first = 1"))
+            run(second, insert.format(path=NOTEBOOK, source="from_second = 2"))
+            sources = saved_sources(folder / NOTEBOOK, 4)
+            (folder / NOTEBOOK).unlink()
+            gone = run(
+                first,
+                """
+                from silo_nb.server import NotebookUnavailable
+                try:
+                    await NotebookChannel.from_environment().request("insert", source="after_delete = 1")
+                except NotebookUnavailable as exc:
+                    print("said:", exc)
+                print(1 + 1)
+                """,
+            )
+        finally:
+            first.stop_channels()
+            second.stop_channels()
+    assert sources == ["x = 1", "# Notes", "from_first = 1", "from_second = 2"]
+    said, still = gone.strip().splitlines()
+    assert said == f"said: {NOTEBOOK} is gone (deleted or renamed): nothing was changed." and still == "2"

@@ -14,10 +14,15 @@ from tests.support.lab import LabServer
 __all__ = ["kernel_for", "run"]
 
 
-def kernel_for(server: LabServer, state: Path, path: str) -> BlockingKernelClient:
-    body = {"path": path, "type": "notebook", "kernel": {"name": "python3"}}
-    session = server.api("POST", "sessions", timeout=60, body=body)
-    connection = state / "runtime" / f"kernel-{session['kernel']['id']}.json"
+def kernel_for(server: LabServer, state: Path, path: str | None) -> BlockingKernelClient:
+    """A client of a new kernel of ``server``, started for the notebook ``path`` (a session, as the page
+    makes one), or for none (``None``: a bare kernel, as a console's)."""
+    if path is None:
+        kernel_id = server.api("POST", "kernels", timeout=60, body={"name": "python3"})["id"]
+    else:
+        body = {"path": path, "type": "notebook", "kernel": {"name": "python3"}}
+        kernel_id = server.api("POST", "sessions", timeout=60, body=body)["kernel"]["id"]
+    connection = state / "runtime" / f"kernel-{kernel_id}.json"
     deadline = time.monotonic() + 30
     while not connection.is_file():
         assert time.monotonic() < deadline, "the kernel's connection file never appeared"
