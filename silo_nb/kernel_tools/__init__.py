@@ -16,7 +16,8 @@
 """
 
 from silo_nb.kernel_tools.namespace import KernelNamespace
+from silo_nb.kernel_tools.notebook_tools import undo_changes
 from silo_nb.kernel_tools.socket_server import KernelToolServer
 from silo_nb.kernel_tools.tools import KernelTools, ToolOutcome
 
-__all__ = ["KernelNamespace", "KernelToolServer", "KernelTools", "ToolOutcome"]
+__all__ = ["KernelNamespace", "KernelToolServer", "KernelTools", "ToolOutcome", "undo_changes"]

@@ -18,7 +18,7 @@ reviewed by the user first.
 from __future__ import annotations
 
 import base64
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from silo_nb.kernel_tools.code_runner import CodeResult
@@ -33,6 +33,8 @@ __all__ = [
     "NotebookTools",
     "ToolAnswer",
     "outputs_of",
+    "undo_changes",
+    "undo_request",
 ]
 
 APPLY_OPTIONS = (
@@ -80,8 +82,10 @@ class ToolAnswer:
         cell_id: str | None = None,
         diff: tuple[str, str] | None = None,
         run: CodeResult | None = None,
+        undo: dict[str, Any] | None = None,
     ) -> None:
         self.status, self.text, self.cell_id, self.diff, self.run = status, text, cell_id, diff, run
+        self.undo = undo  # the request that takes an applied change back
 
 
 def _str(arguments: Mapping[str, Any], name: str, *, required: bool = True) -> str | None:
@@ -91,6 +95,47 @@ def _str(arguments: Mapping[str, Any], name: str, *, required: bool = True) -> s
     if not isinstance(value, str):
         raise ValueError(f"{name} must be a string.")
     return value
+
+
+def undo_request(
+    tool: str, cell_id: str, change: Mapping[str, Any], request: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The channel request that takes an applied change back; it names what the cell must still hold
+    (``expect``), so a cell changed since is left as it is."""
+    before, after = change.get("before"), change.get("after")
+    if tool == "insert_cell":
+        return {"op": "delete", "cell_id": cell_id, "expect": after}
+    if tool in ("edit_cell", "replace_cell"):
+        return {"op": "replace", "cell_id": cell_id, "source": before, "expect": after}
+    if tool == "delete_cell":
+        cell = change.get("cell") or {}
+        return {"op": "insert", "cell_id": cell_id, "source": before, "index": change.get("index"),
+                "cell_type": cell.get("cell_type", "code")}  # fmt: skip
+    return {"op": "move", "cell_id": cell_id, "index": change.get("from")}  # move_cell
+
+
+async def undo_changes(
+    undos: Sequence[Mapping[str, Any]],
+    channel: Callable[[], NotebookChannel | str] = NotebookChannel.from_environment,
+) -> list[str]:
+    """Take applied cell changes back, the last first: one line per change, saying what was restored or
+    why not (a cell changed since is left as it is: the person who changed it wins)."""
+    found = channel()
+    if isinstance(found, str):
+        return [found]
+    lines = []
+    for undo in reversed(undos):
+        cell_id = undo.get("cell_id")
+        try:
+            await found.request(**dict(undo))
+            lines.append(f"cell {cell_id}: restored ({_UNDONE.get(str(undo.get('op')), 'undone')})")
+        except NotebookUnavailable as exc:
+            lines.append(f"cell {cell_id}: not restored — {exc}")
+    return lines
+
+
+_UNDONE = {"delete": "the inserted cell removed", "replace": "its source put back", "insert": "put back",
+           "move": "moved back"}  # fmt: skip
 
 
 def outputs_of(result: CodeResult, execution_count: int | None) -> list[dict[str, Any]]:
@@ -269,7 +314,9 @@ class NotebookTools:
             self._inserted = cell_id
         elif tool == "delete_cell" and self._inserted == cell_id:
             self._inserted = None
-        return ToolAnswer("completed", f"{title}: done (cell {cell_id}).", cell_id=cell_id, diff=diff)
+        undo = undo_request(tool, cell_id, change, request)
+        text = f"{title}: done (cell {cell_id})."
+        return ToolAnswer("completed", text, cell_id=cell_id, diff=diff, undo=undo)
 
     async def _run_cell(
         self, channel: NotebookChannel, arguments: Mapping[str, Any], call: CellCall

@@ -221,9 +221,11 @@ class KernelToolServer:
     ) -> dict[str, Any]:
         answer = await self.cells.call(tool, arguments if isinstance(arguments, dict) else {}, call)
         run = answer.run
-        cell = {"cellId": answer.cell_id} if answer.cell_id else {}
+        cell: dict[str, Any] = {"cellId": answer.cell_id} if answer.cell_id else {}
         if answer.diff is not None:
             cell |= {"oldSource": answer.diff[0], "newSource": answer.diff[1]}
+        if answer.undo is not None:
+            cell["undo"] = answer.undo
         call.finish(answer.status, output=answer.text, images=run.previews if run else (), cell=cell)
         outcome = ToolOutcome(answer.status, answer.text, run.images if run else [])
         reply = {"id": request_id, "isError": outcome.is_error, "content": outcome.content()}

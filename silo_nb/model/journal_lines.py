@@ -201,3 +201,5 @@ class KernelToolLine(SiloLine):
     cell_id: str | None = None
     old_source: str | None = None
     new_source: str | None = None
+    # The notebook-channel request that takes an applied cell change back (``%silo undo-cells``).
+    undo: dict[str, Any] | None = None

@@ -145,10 +145,15 @@ def _insert(nb: SharedNotebook, request: Mapping[str, Any]) -> Change:
         raise CellOpError(f"cell_type must be one of {', '.join(CELL_TYPES)}, not {cell_type!r}.")
     if len(nb.ycells) >= MAX_CELLS:
         raise CellOpError(f"The notebook has {MAX_CELLS:,} cells already: no cell was added.")
-    after = request.get("after")
-    index = len(nb.ycells) if after is None else _index_of(nb, after) + 1
+    after, at = request.get("after"), request.get("index")
+    if type(at) is int:  # an undone delete: back where it was
+        index = max(0, min(at, len(nb.ycells)))
+    else:
+        index = len(nb.ycells) if after is None else _index_of(nb, after) + 1
+    given = request.get("cell_id")  # an undone delete keeps its id, unless another cell took it
+    taken = {nb.ycells[i].get("id") for i in range(len(nb.ycells))}
     cell: dict[str, Any] = {
-        "id": uuid.uuid4().hex[:8],
+        "id": given if isinstance(given, str) and given and given not in taken else uuid.uuid4().hex[:8],
         "cell_type": cell_type,
         "source": source,
         "metadata": {},
@@ -205,13 +210,16 @@ def _delete(nb: SharedNotebook, request: Mapping[str, Any]) -> Change:
 
 def _move(nb: SharedNotebook, request: Mapping[str, Any]) -> Change:
     index = _index_of(nb, request.get("cell_id"))
-    after = request.get("after")
+    after, at = request.get("after"), request.get("index")
     if after == request.get("cell_id"):
         raise CellOpError("A cell cannot be moved after itself.")
     cell = nb.get_cell(index)
     with nb.ydoc.transaction():
         del nb.ycells[index]
-        target = 0 if after is None else _index_of(nb, after) + 1
+        if type(at) is int:  # an undone move: back where it was
+            target = max(0, min(at, len(nb.ycells)))
+        else:
+            target = 0 if after is None else _index_of(nb, after) + 1
         nb.ycells.insert(target, nb.create_ycell(cell))
     source = _source(cell)
     return {

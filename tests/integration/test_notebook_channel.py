@@ -159,13 +159,20 @@ def test_the_demo_agent_adds_a_cell_below_its_prompt_and_runs_it_there(folder: P
             )
             run(client, "%%prompt demo\nadd a cell that plots penguins", cell_id=first)
             said = run(client, "print(demo.journal_lines()[-1][:20])")
+            saved = read_saved(folder / NOTEBOOK)
+            deadline = time.monotonic() + 20
+            while (
+                not (len(saved.cells) == 3 and saved.cells[1].get("outputs")) and time.monotonic() < deadline
+            ):
+                time.sleep(0.2)
+                saved = read_saved(folder / NOTEBOOK)
+            # ... and the turn's cell changes taken back: the notebook as it was, saved.
+            undone = run(client, "%silo undo-cells demo")
+            back = saved_sources(folder / NOTEBOOK, 2)
         finally:
             client.stop_channels()
-        saved = read_saved(folder / NOTEBOOK)
-        deadline = time.monotonic() + 20
-        while not (len(saved.cells) == 3 and saved.cells[1].get("outputs")) and time.monotonic() < deadline:
-            time.sleep(0.2)
-            saved = read_saved(folder / NOTEBOOK)
+    assert undone.strip() == f"cell {saved.cells[1].id}: restored (the inserted cell removed)"
+    assert back == ["x = 1", "# Notes"]
     added = saved.cells[1]
     assert [c.cell_type for c in saved.cells] == ["code", "code", "markdown"], said
     assert "groupby('species')['mass']" in added.source

@@ -243,3 +243,42 @@ async def test_a_cell_the_user_edits_while_the_change_waits_stays_the_users() ->
     assert sources(nb)[0] == "df = load()  # mine"
     deleted = await made.call("delete_cell", {"cell_id": "a"}, TypingMeanwhile("apply"))
     assert deleted.status == "failed" and sources(nb)[0] == "df = load()  # mine  # mine"
+
+
+async def test_every_applied_change_can_be_taken_back_newest_first() -> None:
+    from silo_nb.kernel_tools.notebook_tools import undo_changes
+
+    nb = notebook()
+    before = nb.get()["cells"]
+    made, channel = tools(nb)
+    answers = [
+        await made.call("insert_cell", {"source": "df.plot()"}, Call("apply")),
+        await made.call("edit_cell", {"cell_id": "a", "old": "load()", "new": "load(2)"}, Call("apply")),
+        await made.call("move_cell", {"cell_id": "m", "after": "a"}, Call("apply")),
+        await made.call("delete_cell", {"cell_id": "p"}, Call("apply")),
+    ]
+    assert sources(nb) == ["df = load(2)", "# Notes", "df.plot()"]
+    said = await undo_changes([answer.undo for answer in answers if answer.undo], lambda: channel)
+    assert [line.split(": ", 1)[1] for line in said] == [
+        "restored (put back)",
+        "restored (moved back)",
+        "restored (its source put back)",
+        "restored (the inserted cell removed)",
+    ]
+    after = nb.get()["cells"]
+    assert [(c["id"], c["source"], c["cell_type"]) for c in after] == [
+        (c["id"], c["source"], c["cell_type"]) for c in before
+    ]
+
+
+async def test_a_cell_changed_since_is_left_as_it_is_and_said_so() -> None:
+    from silo_nb.kernel_tools.notebook_tools import undo_changes
+
+    nb = notebook()
+    made, channel = tools(nb)
+    edited = await made.call("edit_cell", {"cell_id": "a", "old": "load()", "new": "load(2)"}, Call("apply"))
+    nb.set_cell(0, source="df = load(3)")  # the user changed it after the turn
+    assert edited.undo is not None
+    (said,) = await undo_changes([edited.undo], lambda: channel)
+    assert said.startswith("cell a: not restored — Cell a changed") and sources(nb)[0] == "df = load(3)"
+    assert await undo_changes([edited.undo], lambda: NO_CHANNEL) == [NO_CHANNEL]

@@ -193,4 +193,7 @@ class ClientToolCalls:
             value = (cell or {}).get(key)
             if isinstance(value, str):
                 raw[key] = _cut(value, CELL_SOURCE_CHARS)
+        undo = (cell or {}).get("undo")
+        if isinstance(undo, Mapping):
+            raw["undo"] = dict(undo)
         self._record(KernelToolLine.written(raw))
