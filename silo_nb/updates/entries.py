@@ -215,6 +215,7 @@ class KernelToolEntry:
     images_left_out: int = 0
     cell_id: str | None = None  # the notebook cell a cell tool touched
     cell_diff: tuple[str, str] | None = None  # its source before and after (the change asked, or made)
+    undo: tuple[tuple[str, Any], ...] | None = None  # an applied change: the request that takes it back
 
     @property
     def code(self) -> str | None:

@@ -119,6 +119,7 @@ def kernel_tool_entry(raw: dict[str, Any]) -> KernelToolEntry:
         images=tuple(image for image in images if is_png_base64(image)) if isinstance(images, list) else (),
         images_left_out=left_out if type(left_out) is int else 0,
         cell_id=cell_id if isinstance(cell_id := raw.get("cellId"), str) else None,
+        undo=tuple(undo.items()) if isinstance(undo := raw.get("undo"), dict) else None,
         cell_diff=(old, new)
         if isinstance(old := raw.get("oldSource"), str) and isinstance(new := raw.get("newSource"), str)
         else None,

@@ -136,6 +136,15 @@ def test_the_agent_inserts_a_cell_the_user_applies_runs_and_skips(tmp_path: Path
             cells.nth(i).locator(".jp-Editor .cm-content").text_content() or "" for i in range(len(CELLS) + 1)
         ]
         nb = saved_when(path, lambda nb: len(nb["cells"]) == len(CELLS) + 1 and nb["cells"][3].get("outputs"))
+
+        # The first turn's Undo takes its cell back: gone from the page at once, and from the saved file.
+        undo = prompt.locator("button.widget-button", has_text="Undo this turn's cell edits (1)")
+        undo.click()
+        expect(prompt.locator(".jp-Cell-outputArea")).to_contain_text("the inserted cell removed")
+        expect(cells).to_have_count(len(CELLS))
+        shoot_cell(page, screens, prompt, f"authoring-{app}-4-undone.png")
+        undone = saved_when(path, lambda nb: len(nb["cells"]) == len(CELLS))
+    assert len(undone["cells"]) == len(CELLS)
     sources = [
         "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
         for cell in nb["cells"]

@@ -29,6 +29,7 @@ from silo_nb.notebook.cell_records import prompt_cell_key
 from silo_nb.notebook.last_error import last_traceback
 from silo_nb.notebook.magics.args import argument, magic_arguments, one_line, parse, split
 from silo_nb.notebook.magics.kernel_tool_setup import notebook_cell_id
+from silo_nb.notebook.magics.undo_cells import offer_undo_row
 from silo_nb.notebook.magics.waker import waker
 from silo_nb.notebook.references import cell_above, error_cell, reference_blocks
 from silo_nb.sessions import sampling_asked
@@ -142,6 +143,7 @@ async def run_prompt(
         handle,
         text,
         extra,
+        on_end=None if background else lambda turn: offer_undo_row(session, connection.name, turn.view.state),
         metadata=metadata,
         background=background,
         display_id=display_id,
