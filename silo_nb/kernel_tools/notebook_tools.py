@@ -206,10 +206,10 @@ class NotebookTools:
                 limit = f"{self._max_changes} cell changes (the profile's cell_changes_per_turn)"
                 return ToolAnswer("failed", f"This turn made {limit} already: ask the user to go on.")
             return await self._change(channel, tool, arguments, call)
-        except ValueError as exc:
+        except (ValueError, NotebookUnavailable) as exc:
             return ToolAnswer("failed", str(exc))
-        except NotebookUnavailable as exc:
-            return ToolAnswer("failed", str(exc))
+        except Exception as exc:  # a bug here must not leave the call unanswered (its card "running")
+            return ToolAnswer("failed", f"{tool} failed: {type(exc).__name__}: {cut(str(exc), 500)}")
 
     async def _cells(self, channel: NotebookChannel) -> list[dict[str, Any]]:
         return list((await channel.request("read"))["cells"])

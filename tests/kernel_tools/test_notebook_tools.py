@@ -282,3 +282,13 @@ async def test_a_cell_changed_since_is_left_as_it_is_and_said_so() -> None:
     (said,) = await undo_changes([edited.undo], lambda: channel)
     assert said.startswith("cell a: not restored — Cell a changed") and sources(nb)[0] == "df = load(3)"
     assert await undo_changes([edited.undo], lambda: NO_CHANNEL) == [NO_CHANNEL]
+
+
+async def test_a_channel_that_answers_nonsense_is_a_failed_call_not_an_exception() -> None:
+    class Broken(LocalChannel):
+        async def request(self, op: str, **fields: Any) -> dict[str, Any]:
+            return {"ok": True}  # no "cells"
+
+    made = NotebookTools(run_code=lambda code: CodeResult("completed"), channel=lambda: Broken(notebook()))
+    answer = await made.call("read_notebook", {}, Call(None))
+    assert answer.status == "failed" and answer.text.startswith("read_notebook failed: KeyError")
