@@ -105,6 +105,16 @@ def _summary(name: str, inspected: str) -> str:
     return described + (f"; what stands out: missing values ({', '.join(missing)})" if missing else "")
 
 
+async def _say_how_it_ran(self: Script, ran: Any, what: str, done: str, figures_where: str) -> None:
+    await self.pause(0)
+    if ran.is_error:
+        await self.say(f"{what} did not run: {_text(ran).splitlines()[-1]}")
+        return
+    figures = _figures(ran)
+    plot = f" and {figures} figure{'s' if figures != 1 else ''} {figures_where}" if figures else ""
+    await self.say(f"{done}{plot}.")
+
+
 def _client(server: JsonObject) -> Any:
     """The official SDK's client of the ``notebook`` server (its stderr to this process's own)."""
     from mcp.client import Client
@@ -148,13 +158,7 @@ async def look_into(self: Script, name: str, servers: list[JsonObject]) -> None:
             f"{_summary(name, about)}. I would like to run this in your kernel; it asks you first."
         )
         ran = await client.call_tool("run_code", {"code": proposed_code(name, about)})
-    await self.pause(0)
-    if ran.is_error:
-        await self.say(f"The code did not run: {_text(ran).splitlines()[-1]}")
-        return
-    figures = _figures(ran)
-    plot = f" and {figures} figure{'s' if figures != 1 else ''} came back" if figures else ""
-    await self.say(f"It ran: the result is in the card above{plot}.")
+    await _say_how_it_ran(self, ran, "The code", "It ran: the result is in the card above", "came back")
 
 
 async def add_cell(self: Script, name: str, servers: list[JsonObject]) -> None:
@@ -182,10 +186,5 @@ async def add_cell(self: Script, name: str, servers: list[JsonObject]) -> None:
             return
         await self.say(f"Added cell `{cell_id}`. Now I'll run it there, so you see what it does.")
         ran = await client.call_tool("run_cell", {"cell_id": cell_id})
-    await self.pause(0)
-    if ran.is_error:
-        await self.say(f"The cell did not run: {_text(ran).splitlines()[-1]}")
-        return
-    figures = _figures(ran)
-    plot = f"; {figures} figure{'s' if figures != 1 else ''} under it" if figures else ""
-    await self.say(f"It ran in cell `{cell_id}`: its output is in the notebook{plot}.")
+    done = f"It ran in cell `{cell_id}`: its output is in the notebook"
+    await _say_how_it_ran(self, ran, "The cell", done, "under it")

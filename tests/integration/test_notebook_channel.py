@@ -5,12 +5,15 @@ and code in that kernel changing the notebook through the channel — the server
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import nbformat
 import pytest
+from jupyter_client import BlockingKernelClient
 
 from tests.support.lab import lab_server
 from tests.support.server_kernel import kernel_for, run
@@ -40,6 +43,18 @@ def saved_sources(path: Path, want: int, timeout: float = 20) -> list[str]:
         time.sleep(0.2)
 
 
+@contextlib.contextmanager
+def notebook_kernel(folder: Path, tmp_path: Path) -> Iterator[BlockingKernelClient]:
+    """A kernel that a server with collaboration started for the notebook (the server up meanwhile)."""
+    state = tmp_path / "state"
+    with lab_server(folder, state, {}, collaboration=True) as server:
+        client = kernel_for(server, state, NOTEBOOK)
+        try:
+            yield client
+        finally:
+            client.stop_channels()
+
+
 @pytest.fixture
 def folder(tmp_path: Path) -> Path:
     root = tmp_path / "root"
@@ -53,56 +68,45 @@ def folder(tmp_path: Path) -> Path:
 def test_code_in_the_kernel_changes_its_notebook_and_the_server_saves_it(
     folder: Path, tmp_path: Path
 ) -> None:
-    state = tmp_path / "state"
-    with lab_server(folder, state, {}, collaboration=True) as server:
-        client = kernel_for(server, state, NOTEBOOK)
-        try:
-            said = run(
-                client,
-                """
-                from silo_nb.server import NotebookChannel
-                channel = NotebookChannel.from_environment()
-                cells = (await channel.request("read"))["cells"]
-                first = cells[0]["id"]
-                added = await channel.request("insert", source="print('from the agent')", after=first)
-                await channel.request("edit", cell_id=first, old="x = 1", new="x = 2")
-                print(added["cellId"], len(cells), channel.notebook)
-                """,
-            )
-        finally:
-            client.stop_channels()
-        cell_id, count, notebook = said.split()
-        assert count == "2" and notebook.endswith(NOTEBOOK)
-        sources = saved_sources(folder / NOTEBOOK, 3)
-        assert sources == ["x = 2", "print('from the agent')", "# Notes"]
-        ids = [cell.id for cell in read_saved(folder / NOTEBOOK).cells]
-        assert ids[1] == cell_id
+    with notebook_kernel(folder, tmp_path) as client:
+        said = run(
+            client,
+            """
+        from silo_nb.server import NotebookChannel
+        channel = NotebookChannel.from_environment()
+        cells = (await channel.request("read"))["cells"]
+        first = cells[0]["id"]
+        added = await channel.request("insert", source="print('from the agent')", after=first)
+        await channel.request("edit", cell_id=first, old="x = 1", new="x = 2")
+        print(added["cellId"], len(cells), channel.notebook)
+        """,
+        )
+        sources = saved_sources(folder / NOTEBOOK, 3)  # the server saves a second or so after the change
+    cell_id, count, notebook = said.split()
+    assert count == "2" and notebook.endswith(NOTEBOOK)
+    assert sources == ["x = 2", "print('from the agent')", "# Notes"]
+    assert [cell.id for cell in read_saved(folder / NOTEBOOK).cells][1] == cell_id
 
 
 def test_a_bad_request_is_one_line_and_a_wrong_token_is_refused(folder: Path, tmp_path: Path) -> None:
-    state = tmp_path / "state"
-    with lab_server(folder, state, {}, collaboration=True) as server:
-        client = kernel_for(server, state, NOTEBOOK)
+    with notebook_kernel(folder, tmp_path) as client:
+        said = run(
+            client,
+            """
+        from silo_nb.server import NotebookChannel, NotebookUnavailable
+        channel = NotebookChannel.from_environment()
+        for op, fields in [("edit", {"cell_id": "nope", "old": "a", "new": "b"}), ("explode", {})]:
+            try:
+                await channel.request(op, **fields)
+            except NotebookUnavailable as exc:
+                print("said:", exc)
+        stranger = NotebookChannel(channel.socket_path, "not-the-token", channel.notebook)
         try:
-            said = run(
-                client,
-                """
-                from silo_nb.server import NotebookChannel, NotebookUnavailable
-                channel = NotebookChannel.from_environment()
-                for op, fields in [("edit", {"cell_id": "nope", "old": "a", "new": "b"}), ("explode", {})]:
-                    try:
-                        await channel.request(op, **fields)
-                    except NotebookUnavailable as exc:
-                        print("said:", exc)
-                stranger = NotebookChannel(channel.socket_path, "not-the-token", channel.notebook)
-                try:
-                    await stranger.request("read")
-                except NotebookUnavailable as exc:
-                    print("said:", exc)
-                """,
-            )
-        finally:
-            client.stop_channels()
+            await stranger.request("read")
+        except NotebookUnavailable as exc:
+            print("said:", exc)
+        """,
+        )
     lines = said.strip().splitlines()
     assert lines[0].startswith("said: No cell has the id 'nope'")
     assert lines[1].startswith("said: Unknown operation 'explode'")
