@@ -19,6 +19,7 @@
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import hmac
 import inspect
@@ -54,7 +55,6 @@ class NotebookChannelServer:
         self.socket_path = os.path.join(self.folder, "s")
         self.refused = 0
         self._server: asyncio.AbstractServer | None = None
-        self._tasks: set[asyncio.Task[None]] = set()
 
     def advertise(self) -> None:
         """Put the socket and token in the environment every kernel of this server inherits."""
@@ -140,6 +140,7 @@ def load(serverapp: Any) -> None:
         serverapp.log.warning("silo_nb: no notebook channel (%s); agents cannot edit notebooks here", exc)
         return
     channel.advertise()
+    atexit.register(channel.close)  # the socket's folder goes with the server (a killed one's: next start)
     _CHANNEL.append(channel)
 
 
