@@ -128,6 +128,10 @@ _TABLE = (
     ),
     UpdateKind("usage_update", "metadata", payload="usage", row="usage", doc="Context used, window, cost."),
     UpdateKind(
+        "notice", "work", breaks_run=True, shown=True,
+        doc="ACP v1.25: information for the user (severity, title, description), a banner in the turn.",
+    ),
+    UpdateKind(
         PERMISSION_REQUEST_KIND, "work", origin="silo_nb", opens_turn=True, shown=True, row="asked",
         doc="The agent asked before a tool call (session/permission_desk).",
     ),

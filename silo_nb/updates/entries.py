@@ -23,6 +23,7 @@ __all__ = [
     "FileEditEntry",
     "KernelToolEntry",
     "MessageEntry",
+    "NoticeEntry",
     "PermissionEntry",
     "PlanView",
     "QuestionEntry",
@@ -189,6 +190,16 @@ class PlanView:
 
 
 @dataclass(frozen=True)
+class NoticeEntry:
+    """A notice the agent sent for the user (ACP v1.25): ``severity`` info, warning, error (or another
+    word, kept), a one-line ``title`` and an optional ``description``."""
+
+    severity: str
+    title: str
+    description: str | None = None
+
+
+@dataclass(frozen=True)
 class FileEditEntry:
     """A file the agent wrote through the client: its path and the text before (None: a new file) and
     after; ``too_large`` when the journal could not keep them (``sizes``: old and new, in characters)."""
@@ -246,7 +257,14 @@ class QuestionEntry:
 
 
 Entry = (
-    MessageEntry | ToolEntry | PlanView | PermissionEntry | FileEditEntry | QuestionEntry | KernelToolEntry
+    MessageEntry
+    | ToolEntry
+    | PlanView
+    | PermissionEntry
+    | FileEditEntry
+    | QuestionEntry
+    | KernelToolEntry
+    | NoticeEntry
 )
 
 

@@ -34,6 +34,7 @@ from silo_nb.updates.entries import (
     Entry,
     KernelToolEntry,
     MessageEntry,
+    NoticeEntry,
     PermissionEntry,
     PlanView,
     QuestionEntry,
@@ -74,6 +75,7 @@ __all__ = [
 MESSAGE_CHAR_LIMIT = 4_000_000  # characters one message keeps in memory; the rest is counted, not kept
 OTHER_KIND_LIMIT = 32  # distinct unknown kinds named; more are counted under one "…" name
 _KIND_NAME_LIMIT = 80  # characters of an unknown kind's name kept
+_NOTICE_CHARS = 2_000  # of a notice's title and of its description
 _OTHER_OVERFLOW = "…"
 
 _ROLES: dict[str, Role] = {
@@ -314,6 +316,20 @@ class TranscriptBuilder:
             self._set(self._plan, view)
         return True
 
+    def _notice(self, update: AgentSessionUpdate) -> bool:
+        title, description = update.raw.get("title"), update.raw.get("description")
+        if not isinstance(title, str) or not title.strip():
+            return False  # the schema's one required field: no title, nothing to show
+        severity = update.raw.get("severity")
+        self._add(
+            NoticeEntry(
+                severity=severity if isinstance(severity, str) else "info",
+                title=title[:_NOTICE_CHARS],
+                description=description[:_NOTICE_CHARS] if isinstance(description, str) else None,
+            )
+        )
+        return True
+
     def _usage_update(self, update: AgentSessionUpdate) -> bool:
         if update.usage in (None, self._usage):
             return False
@@ -439,6 +455,7 @@ _HANDLERS: dict[str, _Handler] = {
     "tool_call_update": TranscriptBuilder._tool,
     "plan": TranscriptBuilder._plan_update,
     "usage_update": TranscriptBuilder._usage_update,
+    "notice": TranscriptBuilder._notice,
     "session_info_update": TranscriptBuilder._info,
     "permission_request": TranscriptBuilder._permission,
     "permission_decision": TranscriptBuilder._permission,

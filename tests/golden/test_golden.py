@@ -88,9 +88,23 @@ def without_custom_categories(value: Any) -> Any:
     return copied
 
 
+# Client capabilities of ACP schema v1.25 (issue 31) that acp 0.12.1's models predate: dropped before the
+# check (``test_the_sdk_still_lacks_the_v125_capabilities`` notices when the SDK models them).
+V125_SESSION_CAPABILITIES = ("notices",)
+
+
+def without_v125_capabilities(value: Any) -> Any:
+    """``initialize`` params without the v1.25 session capabilities the pinned SDK does not know."""
+    session = value.get("clientCapabilities", {}).get("session") if isinstance(value, dict) else None
+    if not isinstance(session, dict) or not set(session) & set(V125_SESSION_CAPABILITIES):
+        return value
+    kept = {key: item for key, item in session.items() if key not in V125_SESSION_CAPABILITIES}
+    return {**value, "clientCapabilities": {**value["clientCapabilities"], "session": kept}}
+
+
 def strictly(model: Any, data: Any, where: str) -> None:
     """Validate ``data`` as ``model`` and require the model to give back exactly ``data``."""
-    data = without_custom_categories(data)
+    data = without_v125_capabilities(without_custom_categories(data))
     adapter: TypeAdapter[Any] = TypeAdapter(model)
     try:
         value = adapter.validate_python(data)
@@ -183,6 +197,14 @@ def test_the_sdk_still_drops_custom_categories() -> None:
     """The gap ``without_custom_categories`` excuses; when acp models it, drop that allowance."""
     option = {"id": "v", "name": "V", "category": "_demo", "type": "boolean", "currentValue": False}
     assert schema.SessionConfigOptionBoolean.model_validate(option).category is None
+
+
+def test_the_sdk_still_lacks_the_v125_capabilities() -> None:
+    """The gap ``without_v125_capabilities`` excuses; when acp models them, drop that allowance."""
+    fields = (
+        schema.ClientSessionCapabilities.model_fields if hasattr(schema, "ClientSessionCapabilities") else {}
+    )
+    assert not set(V125_SESSION_CAPABILITIES) & set(fields)
 
 
 def _edit_turn() -> list[Line]:

@@ -25,6 +25,8 @@ from silo_nb.updates.transcript import HANDLED_KINDS, TranscriptBuilder
 
 # Kinds the SDK knows that ACP v1 has not made stable (the v1 schema has none of them): kept as unknown.
 UNSTABLE_SDK_KINDS = {"plan_update", "plan_removed"}
+# Kinds of ACP schema v1.25 (the official SDK 2.4.0, issue 31) that the pinned Python SDK 0.12.1 predates.
+V125_KINDS = {"notice"}
 
 
 def sdk_session_update_kinds() -> set[str]:
@@ -38,7 +40,7 @@ def sdk_session_update_kinds() -> set[str]:
 
 def test_every_acp_kind_of_the_official_sdk_is_in_the_table() -> None:
     acp_kinds = {name for name, kind in KINDS.items() if kind.origin == "acp"}
-    assert sdk_session_update_kinds() - UNSTABLE_SDK_KINDS == acp_kinds
+    assert (sdk_session_update_kinds() - UNSTABLE_SDK_KINDS) | V125_KINDS == acp_kinds
 
 
 def test_the_reducer_handles_every_kind_it_shows_and_only_kinds_of_the_table() -> None:
