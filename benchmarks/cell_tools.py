@@ -31,6 +31,7 @@ from _results import write_section
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 import nbformat  # noqa: E402
+from kernel_latency import p95  # noqa: E402
 from mcp.client import Client  # noqa: E402
 from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
 
@@ -54,10 +55,6 @@ _keep = demo.on_permission(_answer)
 _tools = session_of(get_ipython()).connections["demo"].kernel_tools.server_config
 print(json.dumps({"command": _tools.command, "args": list(_tools.args), "env": _tools.env}))
 """
-
-
-def p95(values: list[float]) -> float:
-    return sorted(values)[max(0, round(0.95 * len(values)) - 1)]
 
 
 async def calls(config: dict[str, object], n: int) -> tuple[list[float], list[float]]:

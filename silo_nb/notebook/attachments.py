@@ -53,6 +53,7 @@ __all__ = [
     "MAX_FILE_BYTES",
     "attachment_blocks",
     "attachments_folder",
+    "describe_value",
     "discard_attachments",
     "file_blocks",
     "interpolate",
@@ -96,8 +97,8 @@ def interpolate(text: str, namespace: Mapping[str, Any]) -> str:
     return _FIELD.sub(replace, text)
 
 
-def _describe(name: str, value: Any) -> tuple[str, str, str]:
-    """(text, mime type, file suffix) for one attached variable."""
+def describe_value(name: str, value: Any) -> tuple[str, str, str]:
+    """(text, mime type, file suffix) for one attached value (``--attach``, ``@Out[5]``)."""
     if isinstance(value, str):
         return value, "text/plain", ".txt"
     to_csv = getattr(value, "to_csv", None)
@@ -169,7 +170,7 @@ def attachment_blocks(
                 )
             blocks.append(image_block(png, "image/png", name))
             continue
-        text, mime, suffix = _describe(name, value)
+        text, mime, suffix = describe_value(name, value)
         if embedded and len(text.encode("utf-8")) <= MAX_EMBED_BYTES:
             blocks.append(
                 {"type": "resource", "uri": f"silo:variable/{name}", "mime_type": mime, "text": text}

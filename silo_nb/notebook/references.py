@@ -23,6 +23,7 @@ from typing import Any
 
 from silo_nb.kernel_tools import KernelNamespace, KernelTools
 from silo_nb.model import AgentSessionInputError
+from silo_nb.notebook.attachments import describe_value
 from silo_nb.notebook.image_attachments import image_block
 from silo_nb.server import NotebookChannel, NotebookUnavailable
 
@@ -42,18 +43,11 @@ def _indexed(namespace: Mapping[str, Any], kind: str, index: int) -> Any:
         return None
 
 
-def _text_of(value: Any) -> str:
-    to_csv = getattr(type(value), "to_csv", None)
-    shape = getattr(value, "shape", None)
-    if callable(to_csv) and hasattr(value, "head"):
-        return f"shape {shape}\n" + str(value.head(50).to_csv())
-    text = repr(value)
-    return text if len(text) <= _OUT_CHARS else text[:_OUT_CHARS] + " …(cut)"
-
-
-def _block(token: str, text: str, *, embedded: bool) -> dict[str, Any]:
+def _block(token: str, text: str, *, embedded: bool, mime: str = "text/plain") -> dict[str, Any]:
+    if len(text) > _OUT_CHARS:
+        text = text[:_OUT_CHARS] + " …(cut)"
     if embedded:
-        return {"type": "resource", "uri": f"silo:reference/{token}", "mime_type": "text/plain", "text": text}
+        return {"type": "resource", "uri": f"silo:reference/{token}", "mime_type": mime, "text": text}
     return {"type": "text", "text": f"@{token}:\n{text}"}
 
 
@@ -109,8 +103,8 @@ def reference_blocks(
             value = _indexed(namespace, kind, index)
             if value is None:
                 raise AgentSessionInputError(f"@{token}: there is no {kind}[{index}] in this kernel yet.")
-            body = value if kind == "In" and isinstance(value, str) else _text_of(value)
-            blocks.append(_block(token, body, embedded=embedded))
+            body, mime, _suffix = describe_value(f"{kind}[{index}]", value)  # as --attach sends it
+            blocks.append(_block(token, body, embedded=embedded, mime=mime))
         elif token == "this":
             source = this_source if this_source is not None else _indexed(namespace, "In", -2)
             if not isinstance(source, str):
