@@ -12,6 +12,8 @@
   counted once per ``toolCallId`` with their last kind and status; permissions by the chosen
   option's kind (``allow_*``, ``reject_*``, cancelled when no option was chosen); the agent's questions
   by how they were answered (accepted, declined, cancelled).
+- ``notices``: the agent's notices in the turn (ACP v1.25); ``compactions``: the context compactions it
+  reported (distinct ``compactionId``s), which explain a turn that "forgot".
 - Tokens and cost come from the turn's last ``usage_update`` (ACP: ``used`` tokens in context,
   ``size`` the window, ``cost`` the session's running total); ``cost`` is this turn's part of it.
 - A journal written by Silo itself has no ``turn_end``: stop reason, duration, profile and config are
@@ -64,6 +66,8 @@ COLUMNS = (
     "questions_accepted",
     "questions_declined",
     "questions_cancelled",
+    "notices",
+    "compactions",
     "tokens_used",
     "context_size",
     "cost",
@@ -86,6 +90,8 @@ class _Turn:
     rejected: int = 0
     cancelled: int = 0
     text: list[str] = field(default_factory=list)
+    notices: int = 0
+    compactions: set[str] = field(default_factory=set)  # compaction ids seen in the turn
     end: TurnEndLine | None = None
     usage: tuple[float, float, float | None, str | None] | None = None  # used, size, cost total, currency
 
@@ -151,6 +157,10 @@ def _fold(turn: _Turn, update: AgentSessionUpdate, state: _Session) -> None:
     elif part == "answered" and (answer := QuestionDecisionLine.read(update)) is not None:
         action = answer.action if answer.action in ("accept", "decline") else "cancel"
         turn.questions[action] = turn.questions.get(action, 0) + 1
+    elif part == "notice":
+        turn.notices += 1
+    elif part == "compaction" and isinstance(compaction_id := raw.get("compactionId"), str):
+        turn.compactions.add(compaction_id)
     elif part == "usage" and update.usage is not None:
         usage = update.usage
         cost = usage.cost
@@ -207,6 +217,8 @@ def _row(turn: _Turn, state: _Session, session: str, number: int) -> dict[str, A
         "questions_accepted": turn.questions.get("accept", 0),
         "questions_declined": turn.questions.get("decline", 0),
         "questions_cancelled": turn.questions.get("cancel", 0),
+        "notices": turn.notices,
+        "compactions": len(turn.compactions),
         "tokens_used": used,
         "context_size": size,
         "cost": cost,

@@ -52,7 +52,22 @@ Role = Literal["message", "work", "metadata", "side_effect"]
 # The model field a kind's journal line carries besides ``kind`` and ``raw`` (and the parser fills).
 Payload = Literal["text", "tool_call", "plan", "usage"] | None
 # What a kind adds to a turn's row in ``experiments/rows.py``.
-RowPart = Literal["prompt", "text", "tool", "asked", "decided", "question", "answered", "usage", "end"] | None
+RowPart = (
+    Literal[
+        "prompt",
+        "text",
+        "tool",
+        "asked",
+        "decided",
+        "question",
+        "answered",
+        "usage",
+        "notice",
+        "compaction",
+        "end",
+    ]
+    | None
+)
 Origin = Literal["acp", "silo_nb"]
 
 
@@ -128,8 +143,17 @@ _TABLE = (
     ),
     UpdateKind("usage_update", "metadata", payload="usage", row="usage", doc="Context used, window, cost."),
     UpdateKind(
-        "notice", "work", breaks_run=True, shown=True,
+        "notice", "work", breaks_run=True, shown=True, row="notice",
         doc="ACP v1.25: information for the user (severity, title, description), a banner in the turn.",
+    ),
+    UpdateKind(
+        "compaction_update", "work", breaks_run=True, shown=True, row="compaction",
+        doc="ACP v1.25: the agent compacts its context (compactionId, status, summary, error); upserted "
+        "by compactionId, a marker in the turn.",
+    ),
+    UpdateKind(
+        "compaction_summary_chunk", "work", breaks_run=True, shown=True,
+        doc="ACP v1.25: a chunk of a compaction's summary (compactionId, content), appended to its marker.",
     ),
     UpdateKind(
         PERMISSION_REQUEST_KIND, "work", origin="silo_nb", opens_turn=True, shown=True, row="asked",

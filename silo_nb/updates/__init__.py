@@ -3,6 +3,7 @@ reducer and the turn splitter, used alike by sessions, journals, experiments, th
 notebook."""
 
 from silo_nb.updates.entries import (
+    CompactionEntry,
     Entry,
     FileEditEntry,
     KernelToolEntry,
@@ -15,6 +16,7 @@ from silo_nb.updates.entries import (
     ToolEntry,
     TranscriptState,
     TurnStatus,
+    UnknownEntry,
     with_status,
 )
 from silo_nb.updates.journal_turns import (
@@ -53,12 +55,15 @@ from silo_nb.updates.session_facts import (
     SessionFacts,
 )
 from silo_nb.updates.transcript import (
+    OTHER_OVERFLOW,
     TranscriptBuilder,
     fold_all,
 )
 
 __all__ = [
     "MAX_RAW_DEPTH",
+    "OTHER_OVERFLOW",
+    "CompactionEntry",
     "Entry",
     "FileEditEntry",
     "KernelToolEntry",
@@ -74,6 +79,7 @@ __all__ = [
     "TranscriptBuilder",
     "TranscriptState",
     "TurnStatus",
+    "UnknownEntry",
     "block_json",
     "content_block",
     "cut_long_strings",

@@ -19,6 +19,7 @@ from silo_nb.model import (
 )
 
 __all__ = [
+    "CompactionEntry",
     "Entry",
     "FileEditEntry",
     "KernelToolEntry",
@@ -32,6 +33,7 @@ __all__ = [
     "ToolEntry",
     "TranscriptState",
     "TurnStatus",
+    "UnknownEntry",
     "made",
     "with_status",
 ]
@@ -200,6 +202,34 @@ class NoticeEntry:
 
 
 @dataclass(frozen=True)
+class CompactionEntry:
+    """The agent compacted its context (ACP v1.25 ``compaction_update``/``compaction_summary_chunk``): a
+    marker that explains why the agent "forgot". ``status`` in_progress, completed, failed, cancelled (or
+    another word, kept); ``summary`` what it kept, as far as sent (``dropped``: characters past the cap)."""
+
+    compaction_id: str
+    status: str
+    summary: str = ""
+    error: str | None = None
+    dropped: int = 0
+
+    @property
+    def ended(self) -> bool:
+        return self.status in ("completed", "failed", "cancelled")
+
+
+@dataclass(frozen=True)
+class UnknownEntry:
+    """Updates of a kind silo_nb does not know (Qwen's ``shell_output``…), shown as a small line rather
+    than lost: the kind, how many came in a row, and their text fields as far as kept."""
+
+    kind: str
+    text: str = ""
+    count: int = 1
+    dropped: int = 0
+
+
+@dataclass(frozen=True)
 class FileEditEntry:
     """A file the agent wrote through the client: its path and the text before (None: a new file) and
     after; ``too_large`` when the journal could not keep them (``sizes``: old and new, in characters)."""
@@ -265,6 +295,8 @@ Entry = (
     | QuestionEntry
     | KernelToolEntry
     | NoticeEntry
+    | CompactionEntry
+    | UnknownEntry
 )
 
 

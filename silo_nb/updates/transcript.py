@@ -9,7 +9,8 @@
   synthesizes (prompt, permissions, questions, file writes, kernel tools), live from ``on_transcript``
   and from the journal alike. Permission entries are upserted by ``requestId`` (shown once).
 - Metadata kinds (``kinds.METADATA_KINDS``) make no entries; the title follows ``parse.session_title`` and
-  usage is kept. Unknown kinds are counted in ``other`` (kind → count) so nothing is silently lost.
+  usage is kept. Unknown kinds are counted in ``other`` (kind → count) and shown as small lines with their
+  text (a run of one kind is one line); past :data:`OTHER_KIND_LIMIT` kinds they are only counted.
 - Cost: :class:`TranscriptBuilder` is O(1) amortised per update whatever the agent sends (entries indexed
   by their ids, the open message's chunks in a list, unknown kinds counted); its frozen
   :attr:`~TranscriptBuilder.state` is built only when asked for and shares every unchanged entry.
@@ -31,6 +32,7 @@ from silo_nb.updates import (
     session_title,
 )
 from silo_nb.updates.entries import (
+    CompactionEntry,
     Entry,
     KernelToolEntry,
     MessageEntry,
@@ -43,6 +45,7 @@ from silo_nb.updates.entries import (
     ToolEntry,
     TranscriptState,
     TurnStatus,
+    UnknownEntry,
     made,
     with_status,
 )
@@ -59,6 +62,7 @@ from silo_nb.util import gc_paused
 __all__ = [
     "HANDLED_KINDS",
     "MESSAGE_CHAR_LIMIT",
+    "OTHER_OVERFLOW",
     "Entry",
     "MessageEntry",
     "PermissionEntry",
@@ -76,7 +80,9 @@ MESSAGE_CHAR_LIMIT = 4_000_000  # characters one message keeps in memory; the re
 OTHER_KIND_LIMIT = 32  # distinct unknown kinds named; more are counted under one "…" name
 _KIND_NAME_LIMIT = 80  # characters of an unknown kind's name kept
 _NOTICE_CHARS = 2_000  # of a notice's title and of its description
-_OTHER_OVERFLOW = "…"
+SUMMARY_CHAR_LIMIT = 200_000  # characters of a compaction's summary kept; the rest is counted
+UNKNOWN_TEXT_LIMIT = 2_000  # characters of a run of unknown updates' text kept; the rest is counted
+OTHER_OVERFLOW = "…"
 
 _ROLES: dict[str, Role] = {
     "user_message_chunk": "user",
@@ -106,6 +112,7 @@ class TranscriptBuilder:
         self._by_terminal: dict[str, list[int]] = {}  # tool entries that embed each terminal
         self._questions: dict[str, int] = {}  # the latest entry of each question id
         self._kernel_calls: dict[str, int] = {}  # the entry of each kernel tool call, by its callId
+        self._compactions: dict[str, int] = {}  # the latest entry of each compaction id
         self._parts: list[str] = []  # the last message's text, in chunks not joined yet
         self._parts_len = 0
         self._parts_dirty = False
@@ -131,6 +138,8 @@ class TranscriptBuilder:
             self._questions[entry.request_id] = index
         elif isinstance(entry, KernelToolEntry):
             self._kernel_calls.setdefault(entry.call_id, index)
+        elif isinstance(entry, CompactionEntry):
+            self._compactions[entry.compaction_id] = index
         elif isinstance(entry, PermissionEntry) and not entry.answered:
             if entry.request_id is not None:
                 self._open_by_request.setdefault(entry.request_id, []).append(index)
@@ -330,6 +339,42 @@ class TranscriptBuilder:
         )
         return True
 
+    def _compaction(self, update: AgentSessionUpdate) -> bool:
+        """A compaction's status or a chunk of its summary, upserted by ``compactionId``. A chunk or an
+        update for an id not seen opens its marker; an ``in_progress`` for an id that has ended (an id the
+        agent reused) opens a new one rather than rewrite what the reader already saw."""
+        raw = update.raw
+        compaction_id = raw.get("compactionId")
+        if not isinstance(compaction_id, str) or not compaction_id:
+            return False
+        index = self._compactions.get(compaction_id)
+        existing = self._entries[index] if index is not None else None
+        status = raw.get("status")
+        if isinstance(existing, CompactionEntry) and existing.ended and status == "in_progress":
+            existing = None
+        entry = (
+            existing
+            if isinstance(existing, CompactionEntry)
+            else CompactionEntry(compaction_id, "in_progress")
+        )
+        if update.kind == "compaction_summary_chunk":
+            entry = _with_summary(entry, block_text(raw.get("content")), append=True)
+        else:
+            if isinstance(status, str) and status:
+                entry = replace(entry, status=status[:_KIND_NAME_LIMIT])
+            summary = raw.get("summary")
+            if isinstance(summary, list):
+                entry = _with_summary(entry, "".join(block_text(block) for block in summary), append=False)
+            error = raw.get("error")
+            if isinstance(error, str) and error:
+                entry = replace(entry, error=error[:_NOTICE_CHARS])
+        if existing is None:
+            self._add(entry)
+        else:
+            assert index is not None
+            self._set(index, entry)
+        return True
+
     def _usage_update(self, update: AgentSessionUpdate) -> bool:
         if update.usage in (None, self._usage):
             return False
@@ -437,10 +482,26 @@ class TranscriptBuilder:
         return False
 
     def _unknown(self, update: AgentSessionUpdate) -> bool:
+        """A kind silo_nb does not know: counted (the footer names it) and shown as a small line with its
+        text fields; a run of the same kind in a row is one line (an agent streaming ``shell_output``)."""
         kind = update.kind[:_KIND_NAME_LIMIT]
-        if kind not in self._other and len(self._other) >= OTHER_KIND_LIMIT:
-            kind = _OTHER_OVERFLOW
-        self._other[kind] = self._other.get(kind, 0) + 1
+        counted = kind if kind in self._other or len(self._other) < OTHER_KIND_LIMIT else OTHER_OVERFLOW
+        self._other[counted] = self._other.get(counted, 0) + 1
+        if counted == OTHER_OVERFLOW:
+            return True  # past the named kinds: counted only (the footer says how many are not shown)
+        text = unknown_text(update.raw)
+        last = self._entries[-1] if self._entries else None
+        if isinstance(last, UnknownEntry) and last.kind == kind:
+            room = UNKNOWN_TEXT_LIMIT - len(last.text)
+            joined = "\n".join(part for part in (last.text, text) if part)
+            kept = joined[: len(last.text) + max(room, 0)]
+            self._set(
+                len(self._entries) - 1,
+                UnknownEntry(kind, kept, last.count + 1, last.dropped + len(joined) - len(kept)),
+            )
+        else:
+            kept = text[:UNKNOWN_TEXT_LIMIT]
+            self._add(UnknownEntry(kind, kept, 1, len(text) - len(kept)))
         return True
 
 
@@ -456,6 +517,8 @@ _HANDLERS: dict[str, _Handler] = {
     "plan": TranscriptBuilder._plan_update,
     "usage_update": TranscriptBuilder._usage_update,
     "notice": TranscriptBuilder._notice,
+    "compaction_update": TranscriptBuilder._compaction,
+    "compaction_summary_chunk": TranscriptBuilder._compaction,
     "session_info_update": TranscriptBuilder._info,
     "permission_request": TranscriptBuilder._permission,
     "permission_decision": TranscriptBuilder._permission,
@@ -467,6 +530,45 @@ _HANDLERS: dict[str, _Handler] = {
     "question_decision": TranscriptBuilder._question,
 }
 HANDLED_KINDS = frozenset(_HANDLERS)  # a test checks them against the kinds table (model/kinds.py)
+
+
+def block_text(block: object) -> str:
+    """The text of one ACP content block; ``[image]`` and the like for the others, "" for no block."""
+    if not isinstance(block, dict):
+        return ""
+    kind = block.get("type")
+    if kind == "text":
+        text = block.get("text")
+        return text if isinstance(text, str) else ""
+    return f"[{kind[:_KIND_NAME_LIMIT]}]" if isinstance(kind, str) and kind else ""
+
+
+def _with_summary(entry: CompactionEntry, text: str, *, append: bool) -> CompactionEntry:
+    whole = entry.summary + text if append else text
+    dropped = (entry.dropped if append else 0) + max(len(whole) - SUMMARY_CHAR_LIMIT, 0)
+    return replace(entry, summary=whole[:SUMMARY_CHAR_LIMIT], dropped=dropped)
+
+
+_UNKNOWN_FIELDS = 16  # fields of an unknown update looked at for text
+
+
+def unknown_text(raw: object) -> str:
+    """The text fields of an update of an unknown kind: its string values (an id-looking field too: it
+    may be all there is) and the text of a ``content`` block, in order, bounded."""
+    if not isinstance(raw, dict):
+        return ""
+    parts: list[str] = []
+    for key, value in list(raw.items())[:_UNKNOWN_FIELDS]:
+        if key in ("sessionUpdate", "_meta"):
+            continue
+        if isinstance(value, str) and value:
+            parts.append(value[:UNKNOWN_TEXT_LIMIT])
+        elif key == "content":
+            blocks = value if isinstance(value, list) else [value]
+            parts.extend(
+                text[:UNKNOWN_TEXT_LIMIT] for text in map(block_text, blocks[:_UNKNOWN_FIELDS]) if text
+            )
+    return "\n".join(parts)
 
 
 def fold(state: TranscriptState, update: AgentSessionUpdate) -> TranscriptState:

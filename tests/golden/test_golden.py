@@ -90,7 +90,7 @@ def without_custom_categories(value: Any) -> Any:
 
 # Client capabilities of ACP schema v1.25 (issue 31) that acp 0.12.1's models predate: dropped before the
 # check (``test_the_sdk_still_lacks_the_v125_capabilities`` notices when the SDK models them).
-V125_SESSION_CAPABILITIES = ("notices",)
+V125_SESSION_CAPABILITIES = ("notices", "compaction")
 
 
 def without_v125_capabilities(value: Any) -> Any:

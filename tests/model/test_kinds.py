@@ -26,7 +26,7 @@ from silo_nb.updates.transcript import HANDLED_KINDS, TranscriptBuilder
 # Kinds the SDK knows that ACP v1 has not made stable (the v1 schema has none of them): kept as unknown.
 UNSTABLE_SDK_KINDS = {"plan_update", "plan_removed"}
 # Kinds of ACP schema v1.25 (the official SDK 2.4.0, issue 31) that the pinned Python SDK 0.12.1 predates.
-V125_KINDS = {"notice"}
+V125_KINDS = {"notice", "compaction_update", "compaction_summary_chunk"}
 
 
 def sdk_session_update_kinds() -> set[str]:
@@ -55,7 +55,13 @@ def test_every_entry_type_has_exactly_one_card() -> None:
 @pytest.mark.parametrize("name", sorted(KINDS))
 def test_each_shown_kind_makes_an_entry_and_each_other_kind_none(name: str) -> None:
     """What the table says a kind shows is what the reducer does with a minimal line of it."""
-    raw: dict[str, typing.Any] = {"toolCallId": "c1", "options": [], "title": "t", "synthesized": True}
+    raw: dict[str, typing.Any] = {
+        "toolCallId": "c1",
+        "options": [],
+        "title": "t",
+        "compactionId": "k1",
+        "synthesized": True,
+    }
     update = AgentSessionUpdate(
         kind=name,
         text="hi" if name in TEXT_KINDS else None,

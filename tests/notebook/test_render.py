@@ -536,7 +536,8 @@ def test_unknown_kinds_render() -> None:
         TranscriptState(),
     )
     html = transcript_html(state)
-    assert "3 updates not shown (brand_new_kind ×2, another_kind)" in html
+    assert "? unknown update brand_new_kind ×2" in html and "? unknown update another_kind" in html
+    assert "not shown" not in html  # every unknown update above is shown (issue 31 item 7)
     assert "+ image" in html
     assert "⚙ teleport" in html and ">warping</span>" in html
     assert "[hologram]" in html and "[resource_link a file:///a]" in html and "[empty content]" in html

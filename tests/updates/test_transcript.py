@@ -87,11 +87,14 @@ def test_chunks_join_only_when_same_role_and_same_message_id() -> None:
     assert isinstance(state.entries[0], MessageEntry) and state.entries[0].timestamp == "T1"  # the first one
 
 
-def test_metadata_does_not_break_a_message_but_a_tool_call_does() -> None:
-    joined = fold_all([say("a"), wire("usage_update", used=1, size=9), wire("mystery"), say("b")])
+def test_metadata_does_not_break_a_message_but_a_tool_call_or_an_unknown_kind_does() -> None:
+    joined = fold_all([say("a"), wire("usage_update", used=1, size=9), say("b")])
     assert [e.text for e in joined.entries if isinstance(e, MessageEntry)] == ["ab"]
     split = fold_all([say("a"), wire("tool_call", toolCallId="t1"), say("b")])
     assert [type(e).__name__ for e in split.entries] == ["MessageEntry", "ToolEntry", "MessageEntry"]
+    shown = fold_all([say("a"), wire("mystery"), say("b")])  # shown where it came (issue 31 item 7)
+    assert [type(e).__name__ for e in shown.entries] == ["MessageEntry", "UnknownEntry", "MessageEntry"]
+    assert shown.reply_text == "ab"
 
 
 def test_non_text_blocks_are_listed_and_add_no_text() -> None:
@@ -377,7 +380,8 @@ def test_unknown_kinds_are_counted_in_order() -> None:
     state = fold_all([wire("vendor_x"), say("a"), wire("vendor_y"), wire("vendor_x"), asked("r1")])
     assert state.other == (("vendor_x", 2), ("vendor_y", 1))  # first-arrival order, counted
     assert state.other_count == 3
-    assert [type(e).__name__ for e in state.entries] == ["MessageEntry", "PermissionEntry"]
+    names = [type(e).__name__ for e in state.entries]
+    assert names == ["UnknownEntry", "MessageEntry", "UnknownEntry", "UnknownEntry", "PermissionEntry"]
 
 
 # -- purity -----------------------------------------------------------------------------------------
@@ -583,8 +587,9 @@ def test_the_builder_is_linear_in_tool_calls_and_unknown_kinds() -> None:
     The work is counted in calls (issue 21: no wall-clock bound in a test): four times the updates, about
     four times the calls."""
     state = fold_all(workload(20_000))
-    assert len(state.entries) == 20_000
-    assert all(isinstance(e, ToolEntry) and e.status == "completed" for e in state.entries)
+    assert len(state.entries) == 20_000 + 32  # the first 32 unknown kinds shown, the rest counted
+    tools = state.entries[:20_000]
+    assert all(isinstance(e, ToolEntry) and e.status == "completed" for e in tools)
     # Unknown kinds: a bounded number of names, every update counted.
     assert len(state.other) <= 33 and state.other_count == 20_000
     assert state.other[-1][0] == "…"

@@ -27,6 +27,7 @@ from silo_nb.model import (
 )
 from silo_nb.notebook.render import styles
 from silo_nb.updates import (
+    OTHER_OVERFLOW,
     Entry,
     PermissionEntry,
     ToolEntry,
@@ -166,10 +167,9 @@ def footer_parts(state: TranscriptState, meta: str | None, *, with_status: bool 
     usage = usage_text(state.usage)
     if usage:
         parts.append(usage)
-    if state.other:
-        total = state.other_count
-        kinds = ", ".join(f"{kind} ×{n:,}" if n > 1 else kind for kind, n in state.other)
-        parts.append(f"{total:,} update{'s' if total != 1 else ''} not shown ({kinds})")
+    hidden = dict(state.other).get(OTHER_OVERFLOW, 0)  # unknown kinds past the named ones: counted only
+    if hidden:
+        parts.append(f"{hidden:,} update{'s' if hidden != 1 else ''} of more unknown kinds not shown")
     if meta:
         parts.append(meta)
     return parts
