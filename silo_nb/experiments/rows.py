@@ -16,6 +16,8 @@
   reported (distinct ``compactionId``s), which explain a turn that "forgot".
 - Tokens and cost come from the turn's last ``usage_update`` (ACP: ``used`` tokens in context,
   ``size`` the window, ``cost`` the session's running total); ``cost`` is this turn's part of it.
+  ``tokens_in``/``_out``/``_thought``/``_cached_read``/``_cached_write`` are the prompt answer's own
+  counts (ACP ``usage`` on the ``session/prompt`` answer, journaled on ``turn_end``), None when not sent.
 - A journal written by Silo itself has no ``turn_end``: stop reason, duration, profile and config are
   then empty (None), everything else is the same.
 """
@@ -33,6 +35,7 @@ from silo_nb.model import (
     PermissionDecisionLine,
     QuestionDecisionLine,
     TurnEndLine,
+    token_counts,
 )
 from silo_nb.updates import (
     SessionFacts,
@@ -40,6 +43,15 @@ from silo_nb.updates import (
 )
 
 __all__ = ["COLUMNS", "turn_rows"]
+
+# The prompt answer's token counts (ACP ``Usage``, journaled on ``turn_end``): column → field.
+_TOKEN_COLUMNS = (
+    ("tokens_in", "inputTokens"),
+    ("tokens_out", "outputTokens"),
+    ("tokens_thought", "thoughtTokens"),
+    ("tokens_cached_read", "cachedReadTokens"),
+    ("tokens_cached_write", "cachedWriteTokens"),
+)
 
 # The fixed columns, in order; a column per config key (``mode``, ``model``, …) and per tool kind and
 # status (``tool_kind_read``, ``tool_status_completed``) follow them in the frame.
@@ -68,6 +80,11 @@ COLUMNS = (
     "questions_cancelled",
     "notices",
     "compactions",
+    "tokens_in",
+    "tokens_out",
+    "tokens_thought",
+    "tokens_cached_read",
+    "tokens_cached_write",
     "tokens_used",
     "context_size",
     "cost",
@@ -194,6 +211,7 @@ def _row(turn: _Turn, state: _Session, session: str, number: int) -> dict[str, A
         by_kind[tool_kind or "other"] = by_kind.get(tool_kind or "other", 0) + 1
         by_status[status or "pending"] = by_status.get(status or "pending", 0) + 1
     duration = end.duration_ms
+    tokens = token_counts(end.usage)
     return {
         "session": session,
         "turn": number,
@@ -219,6 +237,7 @@ def _row(turn: _Turn, state: _Session, session: str, number: int) -> dict[str, A
         "questions_cancelled": turn.questions.get("cancel", 0),
         "notices": turn.notices,
         "compactions": len(turn.compactions),
+        **{column: tokens.get(field) for column, field in _TOKEN_COLUMNS},
         "tokens_used": used,
         "context_size": size,
         "cost": cost,

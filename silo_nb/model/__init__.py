@@ -35,6 +35,7 @@ from silo_nb.model.kinds import (
     WORK_KINDS,
 )
 from silo_nb.model.models import (
+    TOKEN_FIELDS,
     AgentActivity,
     AgentCommand,
     AgentCommandInput,
@@ -62,6 +63,7 @@ from silo_nb.model.models import (
     ResumeOutcome,
     TextBlock,
     builder,
+    token_counts,
 )
 from silo_nb.model.prompt_attachments import (
     PREVIEW_CHARS,
@@ -90,6 +92,7 @@ __all__ = [
     "TERMINAL_OUTPUT_KIND",
     "TEXT_KINDS",
     "TEXT_LIMIT",
+    "TOKEN_FIELDS",
     "TOOL_KINDS",
     "TURN_END_KIND",
     "USER_PROMPT_KIND",
@@ -136,5 +139,6 @@ __all__ = [
     "no_answer",
     "parse_attachments",
     "read_fields",
+    "token_counts",
 ]
 __all__ += _journal_lines.__all__

@@ -109,6 +109,7 @@ class TurnEndLine(SiloLine):
     started_at: str | None = None
     ended_at: str | None = None
     duration_ms: float | None = None
+    usage: dict[str, Any] | None = None  # the prompt answer's token usage (ACP ``usage``), when it sent one
     profile: str | None = None
     agent: str | None = None
     config: dict[str, Any] | None = None

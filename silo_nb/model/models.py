@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from pydantic.alias_generators import to_camel
 
 __all__ = [
+    "TOKEN_FIELDS",
     "AgentActivity",
     "AgentCommand",
     "AgentCommandInput",
@@ -50,6 +51,7 @@ __all__ = [
     "ResourceLinkBlock",
     "ResumeOutcome",
     "TextBlock",
+    "token_counts",
 ]
 
 AgentActivity = Literal["none", "working", "blocked", "idle", "error", "dead"]
@@ -261,6 +263,21 @@ class AgentSessionUsage(FrozenModel):
     used: int | float
     size: int | float
     cost: AgentSessionCost | None = None
+
+
+# ACP's ``Usage`` (a prompt answer's token counts): the fields a ``turn_end`` line keeps, in footer order.
+TOKEN_FIELDS = (
+    "inputTokens", "outputTokens", "thoughtTokens", "cachedReadTokens", "cachedWriteTokens", "totalTokens",
+)  # fmt: skip
+
+
+def token_counts(usage: object) -> dict[str, int]:
+    """The token counts of an ACP ``Usage`` object: its known fields that are counts (an int ≥ 0, not a
+    bool), in :data:`TOKEN_FIELDS` order; nothing else (an agent's odd value is not a count)."""
+    if not isinstance(usage, Mapping):
+        return {}
+    found = {key: usage.get(key) for key in TOKEN_FIELDS}
+    return {k: v for k, v in found.items() if isinstance(v, int) and not isinstance(v, bool) and v >= 0}
 
 
 class AgentSessionUpdate(FrozenModel):

@@ -313,6 +313,10 @@ class TranscriptState:
     # Repainted from the journal (a restore): the header says so whatever the turn's outcome.
     restored: bool = False
     cwd: str | None = None  # the session's folder (the prompt line's ``raw.cwd``): paths show relative to it
+    # From the turn's ``turn_end`` line: how long it took, and the prompt answer's token counts (ACP
+    # ``Usage`` field → count, ``model.TOKEN_FIELDS`` order).
+    duration_ms: float | None = None
+    tokens: tuple[tuple[str, int], ...] = ()
 
     def tool(self, tool_call_id: str) -> ToolEntry | None:
         return next(

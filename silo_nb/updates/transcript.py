@@ -20,6 +20,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Sized
 from dataclasses import replace
 
@@ -27,6 +28,7 @@ from silo_nb.model import (
     METADATA_KINDS,
     AgentSessionUpdate,
     parse_attachments,
+    token_counts,
 )
 from silo_nb.updates import (
     session_title,
@@ -103,6 +105,7 @@ class TranscriptBuilder:
         self._usage, self._title = start.usage, start.title
         self._status, self._stop_reason, self._error = start.status, start.stop_reason, start.error
         self._cwd = start.cwd
+        self._duration_ms, self._tokens = start.duration_ms, start.tokens
         self._other: dict[str, int] = dict(start.other)
         self._tools: dict[str, int] = {}
         self._plan: int | None = None
@@ -161,6 +164,8 @@ class TranscriptBuilder:
                 error=self._error,
                 other=tuple(self._other.items()),
                 cwd=self._cwd,
+                duration_ms=self._duration_ms,
+                tokens=self._tokens,
             )
         return self._snapshot
 
@@ -399,6 +404,11 @@ class TranscriptBuilder:
         self._status = outcome if outcome in ("finished", "cancelled", "failed") else status
         self._stop_reason = stop
         self._error = error if isinstance(error, str) else None
+        duration = raw.get("durationMs")
+        if isinstance(duration, bool) or not isinstance(duration, int | float):
+            duration = None
+        self._duration_ms = float(duration) if duration is not None and 0 <= duration < math.inf else None
+        self._tokens = tuple(token_counts(raw.get("usage")).items())
         self._snapshot = None
         return True
 

@@ -3,7 +3,8 @@
 ``scripted_agent(turn)`` answers ``initialize`` and ``session/new``; on each ``session/prompt`` it calls
 ``await turn(peer, prompt_text)``, where ``peer.update(dict)`` sends a ``session/update`` and
 ``await peer.ask_permission(params)`` sends ``session/request_permission`` and returns the client's
-answer; then it answers ``{"stopReason": "end_turn"}`` (or what ``turn`` returned).
+answer; then it answers ``{"stopReason": "end_turn"}`` (or the stop reason ``turn`` returned, or the
+whole answer when it returned a dict).
 
 ``methods`` adds or replaces request handlers: ``await handler(peer, params)`` returns the result, or
 ``NEVER`` to leave the request unanswered, or raises ``AcpRpcError`` to answer with that error.
@@ -61,7 +62,7 @@ class Peer:
             event.set()
 
 
-Turn = Callable[[Peer, str], Awaitable[str | None]]
+Turn = Callable[[Peer, str], Awaitable[str | dict[str, Any] | None]]
 Handler = Callable[[Peer, dict[str, Any]], Awaitable[Any]]
 NEVER = object()  # a handler's result that leaves the request unanswered
 
@@ -93,8 +94,9 @@ def scripted_agent(
             async def prompt(message: dict[str, Any]) -> None:
                 blocks = message["params"].get("prompt", [])
                 text = "".join(b.get("text", "") for b in blocks if b.get("type") == "text")
-                stop = await turn(peer, text)
-                await peer.write({"id": message["id"], "result": {"stopReason": stop or "end_turn"}})
+                stop = await turn(peer, text)  # a dict: the whole answer (a usage, say)
+                result = stop if isinstance(stop, dict) else {"stopReason": stop or "end_turn"}
+                await peer.write({"id": message["id"], "result": result})
 
             while True:
                 try:

@@ -394,7 +394,7 @@ def test_markdown_parts() -> None:
     assert "  - terminal `term-7`" in markdown
     assert '  - output: `{"status":200}`' in markdown
     assert markdown.rstrip().endswith(
-        "_✓ finished · 53,000 / 200,000 tokens (26%) · \\$0.045 · restored from journal_"
+        "_✓ finished · context 53,000 / 200,000 tokens (26%) · \\$0.045 · restored from journal_"
     )
     assert len(fence_lines(markdown)) % 2 == 0
     assert unclosed_fence(markdown) is None
@@ -473,7 +473,9 @@ def test_plain_text() -> None:
     assert "    FAILED test_x" in lines
     assert '    output: {"status":200}' in lines
     assert "agent> ## Done" in lines
-    assert lines[-1] == "-- ✓ finished · 53,000 / 200,000 tokens (26%) · $0.045 · restored from journal"
+    assert (
+        lines[-1] == "-- ✓ finished · context 53,000 / 200,000 tokens (26%) · $0.045 · restored from journal"
+    )
 
 
 # -- bundle -----------------------------------------------------------------------------------------
@@ -746,7 +748,7 @@ def test_static_bundle_has_the_live_header() -> None:
     assert 'class="silo-header"' in data["text/html"]
     assert data["text/markdown"].startswith("**demo** · _✓ finished_\n\n")
     assert data["text/plain"].splitlines()[0] == "demo · ✓ finished"
-    assert data["text/plain"].splitlines()[-1] == "-- 53,000 / 200,000 tokens (26%) · $0.045"
+    assert data["text/plain"].splitlines()[-1] == "-- context 53,000 / 200,000 tokens (26%) · $0.045"
     assert unclosed_fence(data["text/markdown"]) is None
 
 

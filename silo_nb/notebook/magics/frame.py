@@ -33,6 +33,8 @@ SHOWN = (
     "permissions_asked",
     "permissions_allowed",
     "permissions_rejected",
+    "tokens_in",
+    "tokens_out",
     "tokens_used",
     "cost",
     "error",

@@ -147,12 +147,40 @@ def money(amount: float, currency: str) -> str:
 def usage_text(usage: AgentSessionUsage | None) -> str | None:
     if usage is None:
         return None
-    text = f"{number(usage.used)} / {number(usage.size)} tokens"
+    text = f"context {number(usage.used)} / {number(usage.size)} tokens"
     if usage.size > 0 and math.isfinite(usage.used) and math.isfinite(usage.size):
         text += f" ({round(usage.used / usage.size * 100)}%)"
     if usage.cost is not None:
         text += f" · {money(usage.cost.amount, usage.cost.currency)}"
     return text
+
+
+def duration_text(seconds: float) -> str:
+    """``0.8 s``, ``12.3 s``, then :func:`elapsed_text`'s minutes and hours."""
+    return f"{seconds:.1f} s" if seconds < 60 else elapsed_text(seconds)
+
+
+def tokens_text(tokens: dict[str, int]) -> list[str]:
+    """A turn's token counts (ACP ``Usage``) as footer parts: ``1,234 in · 567 out tokens`` (thought
+    tokens beside them), ``cache 1,000 read · 20 write``; nothing for counts the agent did not send."""
+    parts = []
+    flow = [
+        f"{tokens[key]:,} {word}"
+        for key, word in (("inputTokens", "in"), ("outputTokens", "out"), ("thoughtTokens", "thought"))
+        if key in tokens
+    ]
+    if not flow and "totalTokens" in tokens:
+        flow = [f"{tokens['totalTokens']:,}"]
+    if flow:
+        parts.append(" · ".join(flow) + " tokens")
+    cache = [
+        f"{tokens[key]:,} {word}"
+        for key, word in (("cachedReadTokens", "read"), ("cachedWriteTokens", "write"))
+        if key in tokens
+    ]
+    if cache:
+        parts.append("cache " + " · ".join(cache))
+    return parts
 
 
 def footer_parts(state: TranscriptState, meta: str | None, *, with_status: bool = False) -> list[str]:
@@ -164,6 +192,9 @@ def footer_parts(state: TranscriptState, meta: str | None, *, with_status: bool 
         parts.append(f"stop: {state.stop_reason}")
     if state.error:
         parts.append(f"error: {state.error}")
+    if state.duration_ms is not None:
+        parts.append(duration_text(state.duration_ms / 1000))
+    parts.extend(tokens_text(dict(state.tokens)))
     usage = usage_text(state.usage)
     if usage:
         parts.append(usage)

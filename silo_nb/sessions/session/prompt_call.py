@@ -101,7 +101,7 @@ class TurnEnd:
 
     def answered(self, result: AgentPromptResult) -> AgentPromptResult:
         self.outcome = "cancelled" if result.stop_reason == "cancelled" else "finished"
-        self.details = {"stop_reason": result.stop_reason, "error": self._note()}
+        self.details = {"stop_reason": result.stop_reason, "error": self._note(), "usage": result.usage}
         agent_said = result.raw.get("stopReason")
         if isinstance(agent_said, str) and agent_said != result.stop_reason:
             self.details["agent_stop_reason"] = agent_said

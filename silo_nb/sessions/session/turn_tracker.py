@@ -32,6 +32,7 @@ from silo_nb.model import (
     WORK_KINDS,
     AgentSessionUpdate,
     TurnEndLine,
+    token_counts,
 )
 from silo_nb.sessions.host import SessionRegistry
 from silo_nb.sessions.status import TurnOutcome, now_iso
@@ -64,9 +65,13 @@ def turn_end_line(
     sign_in: tuple[str, ...] = (),
     context: Mapping[str, object] | None = None,
     agent_stop_reason: str | None = None,
+    usage: Mapping[str, object] | None = None,
 ) -> AgentSessionUpdate:
     """The synthesized journal line that ends a turn (see the module docstring)."""
     fields: dict[str, Any] = {"outcome": outcome, **(context or {})}
+    tokens = token_counts(usage)
+    if tokens:
+        fields["usage"] = tokens
     if stop_reason:
         fields["stopReason"] = stop_reason
     if agent_stop_reason:
@@ -124,6 +129,7 @@ class TurnTracker:
         error: str | None = None,
         sign_in: tuple[str, ...] = (),
         agent_stop_reason: str | None = None,
+        usage: Mapping[str, object] | None = None,
     ) -> None:
         self.prompts_in_flight -= 1
         self._journal_end(
@@ -132,6 +138,7 @@ class TurnTracker:
             error=error,
             sign_in=sign_in,
             agent_stop_reason=agent_stop_reason,
+            usage=usage,
         )
         self._flush()
         if not self.closed and self.prompts_in_flight == 0:
@@ -199,6 +206,7 @@ class TurnTracker:
         error: str | None = None,
         sign_in: tuple[str, ...] = (),
         agent_stop_reason: str | None = None,
+        usage: Mapping[str, object] | None = None,
     ) -> None:
         # Not refused once closed: a prompt cut short by dispose still ends (failed, as the user saw it),
         # journaled while the writer is still held (the handle drops lines after it lets it go).
@@ -216,6 +224,7 @@ class TurnTracker:
             sign_in=sign_in,
             context=context,
             agent_stop_reason=agent_stop_reason,
+            usage=usage,
         )
         self._record(line)
 
