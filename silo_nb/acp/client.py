@@ -69,6 +69,7 @@ def client_capabilities(
         "terminal": terminal,
         "auth": {"terminal": True},
         "session": {"configOptions": {"boolean": {}}, "notices": {}, "compaction": {}},
+        "plan": {},
     }
     if elicitation:
         caps["elicitation"] = {"form": {}, "url": {}}

@@ -129,6 +129,14 @@ _TABLE = (
         doc="The agent's plan, replaced whole.",
     ),
     UpdateKind(
+        "plan_update", "work", breaks_run=True, opens_turn=True, shown=True,
+        doc="ACP v1.25 (unstable): a plan named by planId, as steps, Markdown or a file, replaced whole.",
+    ),
+    UpdateKind(
+        "plan_removed", "work", breaks_run=True, shown=True,
+        doc="ACP v1.25 (unstable): the named plan is gone (marked removed in the turn, kept).",
+    ),
+    UpdateKind(
         "available_commands_update", "side_effect", keeps_journal=False, counted=False,
         doc="The slash commands the agent offers.",
     ),

@@ -188,7 +188,15 @@ ToolEntry.NONE = ToolEntry(tool_call_id="")
 
 @dataclass(frozen=True)
 class PlanView:
+    """The agent's plan. ACP v1's ``plan`` is one per session (``plan_id`` None); the unstable v1.25
+    ``plan_update`` names each plan (``plan_id``) as steps, Markdown (``markdown``) or a file (``uri``), and
+    ``plan_removed`` marks it ``removed`` (kept, struck through: the reader saw it)."""
+
     entries: tuple[AgentPlanEntry, ...]
+    plan_id: str | None = None
+    markdown: str | None = None
+    uri: str | None = None
+    removed: bool = False
 
 
 @dataclass(frozen=True)

@@ -59,6 +59,7 @@ from silo_nb.updates.entry_lines import (
     question_entry,
     recorded_call,
 )
+from silo_nb.updates.parse import parse_plan
 from silo_nb.util import gc_paused
 
 __all__ = [
@@ -116,6 +117,7 @@ class TranscriptBuilder:
         self._questions: dict[str, int] = {}  # the latest entry of each question id
         self._kernel_calls: dict[str, int] = {}  # the entry of each kernel tool call, by its callId
         self._compactions: dict[str, int] = {}  # the latest entry of each compaction id
+        self._plans: dict[str, int] = {}  # the entry of each named plan (plan_update), by its planId
         self._parts: list[str] = []  # the last message's text, in chunks not joined yet
         self._parts_len = 0
         self._parts_dirty = False
@@ -135,6 +137,8 @@ class TranscriptBuilder:
                 self._terminals.setdefault(view.terminal_id, view)
             for terminal_id in entry.terminal_ids:
                 self._by_terminal.setdefault(terminal_id, []).append(index)
+        elif isinstance(entry, PlanView) and entry.plan_id is not None:
+            self._plans.setdefault(entry.plan_id, index)
         elif isinstance(entry, PlanView):
             self._plan = index if self._plan is None else self._plan
         elif isinstance(entry, QuestionEntry):
@@ -328,6 +332,42 @@ class TranscriptBuilder:
             self._add(view)
         else:
             self._set(self._plan, view)
+        return True
+
+    def _named_plan(self, update: AgentSessionUpdate) -> bool:
+        """ACP v1.25 (unstable) ``plan_update`` / ``plan_removed``: plans named by ``planId``, each one
+        entry replaced whole by its updates (steps, Markdown or a file); a removed one is marked, kept."""
+        raw = update.raw
+        content = raw.get("plan") if update.kind == "plan_update" else None
+        plan_id = (content if isinstance(content, dict) else raw).get("planId")
+        if not isinstance(plan_id, str) or not plan_id:
+            return False
+        plan_id = plan_id[:_KIND_NAME_LIMIT]
+        index = self._plans.get(plan_id)
+        existing = self._entries[index] if index is not None else None
+        if update.kind == "plan_removed":  # one this turn did not show (an earlier cell's): a line says so
+            if not isinstance(existing, PlanView):
+                self._add(PlanView(entries=(), plan_id=plan_id, removed=True))
+            elif not existing.removed:
+                assert index is not None
+                self._set(index, replace(existing, removed=True))
+            return True
+        if not isinstance(content, dict):
+            return False
+        kind, markdown, uri = content.get("type"), content.get("content"), content.get("uri")
+        markdown = markdown if kind == "markdown" and isinstance(markdown, str) else None
+        view = PlanView(
+            entries=parse_plan(content.get("entries")) if kind == "items" else (),
+            plan_id=plan_id,
+            markdown=markdown[:MESSAGE_CHAR_LIMIT]
+            if kind == "markdown" and isinstance(markdown, str)
+            else None,
+            uri=uri[:_NOTICE_CHARS] if kind == "file" and isinstance(uri, str) else None,
+        )
+        if index is None:
+            self._add(view)
+        else:
+            self._set(index, view)
         return True
 
     def _notice(self, update: AgentSessionUpdate) -> bool:
@@ -525,6 +565,8 @@ _HANDLERS: dict[str, _Handler] = {
     "tool_call": TranscriptBuilder._tool,
     "tool_call_update": TranscriptBuilder._tool,
     "plan": TranscriptBuilder._plan_update,
+    "plan_update": TranscriptBuilder._named_plan,
+    "plan_removed": TranscriptBuilder._named_plan,
     "usage_update": TranscriptBuilder._usage_update,
     "notice": TranscriptBuilder._notice,
     "compaction_update": TranscriptBuilder._compaction,

@@ -23,8 +23,6 @@ from silo_nb.updates.entries import Entry
 from silo_nb.updates.parse import MessageIdSynthesizer, parse_update
 from silo_nb.updates.transcript import HANDLED_KINDS, TranscriptBuilder
 
-# Kinds the SDK knows that ACP v1 has not made stable (the v1 schema has none of them): kept as unknown.
-UNSTABLE_SDK_KINDS = {"plan_update", "plan_removed"}
 # Kinds of ACP schema v1.25 (the official SDK 2.4.0, issue 31) that the pinned Python SDK 0.12.1 predates.
 V125_KINDS = {"notice", "compaction_update", "compaction_summary_chunk"}
 
@@ -40,7 +38,7 @@ def sdk_session_update_kinds() -> set[str]:
 
 def test_every_acp_kind_of_the_official_sdk_is_in_the_table() -> None:
     acp_kinds = {name for name, kind in KINDS.items() if kind.origin == "acp"}
-    assert (sdk_session_update_kinds() - UNSTABLE_SDK_KINDS) | V125_KINDS == acp_kinds
+    assert sdk_session_update_kinds() | V125_KINDS == acp_kinds
 
 
 def test_the_reducer_handles_every_kind_it_shows_and_only_kinds_of_the_table() -> None:
@@ -60,6 +58,8 @@ def test_each_shown_kind_makes_an_entry_and_each_other_kind_none(name: str) -> N
         "options": [],
         "title": "t",
         "compactionId": "k1",
+        "planId": "p1",
+        "plan": {"type": "markdown", "planId": "p1", "content": "x"},
         "synthesized": True,
     }
     update = AgentSessionUpdate(
