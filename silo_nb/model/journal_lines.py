@@ -29,6 +29,7 @@ from silo_nb.model.kinds import (
     PERMISSION_REQUEST_KIND,
     QUESTION_DECISION_KIND,
     QUESTION_REQUEST_KIND,
+    STEER_KIND,
     TERMINAL_OUTPUT_KIND,
     TURN_END_KIND,
 )
@@ -42,6 +43,7 @@ __all__ = [
     "QuestionDecisionLine",
     "QuestionRequestLine",
     "SiloLine",
+    "SteerLine",
     "TerminalOutputLine",
     "TurnEndLine",
 ]
@@ -161,6 +163,17 @@ class QuestionDecisionLine(QuestionRequestLine):
     by: str | None = None
     content: dict[str, Any] | None = None
     completed: bool | None = None
+
+
+class SteerLine(SiloLine):
+    """Input the user gave a running turn (``handle.steer``): written when sent (``outcome`` None), again
+    with the agent's answer — ``injected``, ``startedNewTurn``, or ``refused`` with a ``note`` saying why."""
+
+    KIND = STEER_KIND
+    steer_id: str
+    text: str
+    outcome: str | None = None
+    note: str | None = None
 
 
 class FileWriteLine(SiloLine):

@@ -32,6 +32,7 @@ __all__ = [
     "SHOWN_KINDS",
     "SIDE_EFFECT_KINDS",
     "SILO_NB_KINDS",
+    "STEER_KIND",
     "TERMINAL_OUTPUT_KIND",
     "TEXT_KINDS",
     "TOOL_KINDS",
@@ -102,6 +103,7 @@ FILE_WRITE_KIND = "file_write"
 QUESTION_REQUEST_KIND = "question_request"
 QUESTION_DECISION_KIND = "question_decision"
 KERNEL_TOOL_KIND = "kernel_tool"
+STEER_KIND = "steer"
 
 _TABLE = (
     UpdateKind(
@@ -191,6 +193,11 @@ _TABLE = (
         TERMINAL_OUTPUT_KIND, "work", origin="silo_nb",
         doc="Output a client terminal printed (raw: terminalId, output appended, truncated, exitStatus); "
         "shown inside the tool call that embeds the terminal.",
+    ),
+    UpdateKind(
+        STEER_KIND, "work", origin="silo_nb", breaks_run=True, shown=True,
+        doc="The user's input to a running turn (the ``_session/steering`` extension; handle.steer): its "
+        "text, then how the agent took it (raw: steerId, text, outcome, note), upserted by steerId.",
     ),
     UpdateKind(
         KERNEL_TOOL_KIND, "work", origin="silo_nb", shown=True,

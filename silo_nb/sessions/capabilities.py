@@ -51,6 +51,7 @@ class AgentCapabilities:
     additional_directories: bool = False  # takes ``additionalDirectories`` in session setup
     mcp_http: bool = False  # takes MCP servers over http / sse (stdio: every agent)
     mcp_sse: bool = False
+    can_steer: bool = False  # takes ``_session/steering`` (initialize ``_meta.steering.supported``)
     init_result: Mapping[str, Any] = field(default_factory=dict)
 
     @property
@@ -81,5 +82,6 @@ class AgentCapabilities:
             additional_directories=capability_enabled(session_caps.get("additionalDirectories")),
             mcp_http=_mapping(agent_caps.get("mcpCapabilities")).get("http") is True,
             mcp_sse=_mapping(agent_caps.get("mcpCapabilities")).get("sse") is True,
+            can_steer=_mapping(_mapping(init.get("_meta")).get("steering")).get("supported") is True,
             init_result=init,
         )

@@ -29,6 +29,7 @@ __all__ = [
     "PlanView",
     "QuestionEntry",
     "Role",
+    "SteerEntry",
     "TerminalView",
     "ToolEntry",
     "TranscriptState",
@@ -227,6 +228,17 @@ class CompactionEntry:
 
 
 @dataclass(frozen=True)
+class SteerEntry:
+    """What the user typed into a running turn (``handle.steer``): ``outcome`` None while it is on its way,
+    then the agent's word (``injected``, ``startedNewTurn``) or ``refused`` with a ``note``."""
+
+    steer_id: str
+    text: str
+    outcome: str | None = None
+    note: str | None = None
+
+
+@dataclass(frozen=True)
 class UnknownEntry:
     """Updates of a kind silo_nb does not know (Qwen's ``shell_output``…), shown as a small line rather
     than lost: the kind, how many came in a row, and their text fields as far as kept."""
@@ -304,6 +316,7 @@ Entry = (
     | KernelToolEntry
     | NoticeEntry
     | CompactionEntry
+    | SteerEntry
     | UnknownEntry
 )
 

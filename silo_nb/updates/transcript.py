@@ -27,6 +27,7 @@ from dataclasses import replace
 from silo_nb.model import (
     METADATA_KINDS,
     AgentSessionUpdate,
+    SteerLine,
     parse_attachments,
     token_counts,
 )
@@ -43,6 +44,7 @@ from silo_nb.updates.entries import (
     PlanView,
     QuestionEntry,
     Role,
+    SteerEntry,
     TerminalView,
     ToolEntry,
     TranscriptState,
@@ -117,6 +119,7 @@ class TranscriptBuilder:
         self._questions: dict[str, int] = {}  # the latest entry of each question id
         self._kernel_calls: dict[str, int] = {}  # the entry of each kernel tool call, by its callId
         self._compactions: dict[str, int] = {}  # the latest entry of each compaction id
+        self._steers: dict[str, int] = {}  # the entry of each steer, by its steerId
         self._plans: dict[str, int] = {}  # the entry of each named plan (plan_update), by its planId
         self._parts: list[str] = []  # the last message's text, in chunks not joined yet
         self._parts_len = 0
@@ -145,6 +148,8 @@ class TranscriptBuilder:
             self._questions[entry.request_id] = index
         elif isinstance(entry, KernelToolEntry):
             self._kernel_calls.setdefault(entry.call_id, index)
+        elif isinstance(entry, SteerEntry):
+            self._steers.setdefault(entry.steer_id, index)
         elif isinstance(entry, CompactionEntry):
             self._compactions[entry.compaction_id] = index
         elif isinstance(entry, PermissionEntry) and not entry.answered:
@@ -528,6 +533,19 @@ class TranscriptBuilder:
             self._set(index, entry)
         return True
 
+    def _steer(self, update: AgentSessionUpdate) -> bool:
+        """The user's input to the running turn, upserted by ``steerId`` (sent, then the agent's answer)."""
+        line = SteerLine.read(update)
+        if line is None:
+            return False
+        entry = SteerEntry(line.steer_id, line.text[:MESSAGE_CHAR_LIMIT], line.outcome, line.note)
+        index = self._steers.get(line.steer_id)
+        if index is None:
+            self._add(entry)
+        else:
+            self._set(index, entry)
+        return True
+
     def _metadata(self, update: AgentSessionUpdate) -> bool:
         return False
 
@@ -578,6 +596,7 @@ _HANDLERS: dict[str, _Handler] = {
     "terminal_output": TranscriptBuilder._terminal_output,
     "file_write": TranscriptBuilder._file_write,
     "kernel_tool": TranscriptBuilder._kernel_tool,
+    "steer": TranscriptBuilder._steer,
     "question_request": TranscriptBuilder._question,
     "question_decision": TranscriptBuilder._question,
 }

@@ -8,7 +8,8 @@ whole answer when it returned a dict).
 
 ``methods`` adds or replaces request handlers: ``await handler(peer, params)`` returns the result, or
 ``NEVER`` to leave the request unanswered, or raises ``AcpRpcError`` to answer with that error.
-``agent_capabilities`` and ``new_result`` extend what ``initialize`` and ``session/new`` answer.
+``agent_capabilities`` and ``new_result`` extend what ``initialize`` and ``session/new`` answer;
+``init_meta`` is ``initialize``'s ``_meta`` (extensions such as steering are advertised there).
 """
 
 from __future__ import annotations
@@ -74,6 +75,7 @@ def scripted_agent(
     methods: dict[str, Handler] | None = None,
     agent_capabilities: dict[str, Any] | None = None,
     new_result: dict[str, Any] | None = None,
+    init_meta: dict[str, Any] | None = None,
 ) -> AgentFn:
     handlers = dict(methods or {})
 
@@ -118,6 +120,7 @@ def scripted_agent(
                             "protocolVersion": 1,
                             "agentCapabilities": agent_capabilities or {},
                             "agentInfo": {"name": "scripted"},
+                            **({"_meta": init_meta} if init_meta is not None else {}),
                         }
                         await peer.write({"id": message["id"], "result": result})
                     elif method == "session/new":

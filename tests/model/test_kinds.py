@@ -59,6 +59,8 @@ def test_each_shown_kind_makes_an_entry_and_each_other_kind_none(name: str) -> N
         "title": "t",
         "compactionId": "k1",
         "planId": "p1",
+        "steerId": "s1",
+        "text": "t",
         "plan": {"type": "markdown", "planId": "p1", "content": "x"},
         "synthesized": True,
     }

@@ -16,26 +16,33 @@
   updates, never from the rows.
 - The Stop button (and its Python twin :meth:`stop`) only calls ``on_stop`` — typically
   ``handle.cancel`` — once; the turn really ends when its owner sets the transcript's status.
+- With ``on_steer`` (an agent that takes input mid-turn), a text box and Send sit under the transcript
+  while the turn runs; Send (:meth:`steer`) hands the text to ``on_steer`` — typically a task running
+  ``handle.steer`` — and the text reaches the transcript as a journaled update, like everything else.
 - :meth:`close_all` closes every widget of the turn (the static bundle replaces it in the notebook).
 """
 
 from __future__ import annotations
 
+import asyncio
+import html
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from silo_nb.model import (
     AgentElicitationRequest,
     AgentPermissionRequest,
+    AgentSessionError,
 )
 from silo_nb.notebook.live_transcript import LiveTranscript
-from silo_nb.notebook.render import status_badge_html
+from silo_nb.notebook.render import status_badge_html, styles
 from silo_nb.notebook.widgets._common import close_tree, ipw, log
 from silo_nb.notebook.widgets.live_body import LiveBody
 from silo_nb.notebook.widgets.permission_row import PermissionRow
 from silo_nb.notebook.widgets.question_form import QuestionForm
 from silo_nb.notebook.widgets.throttle import Throttle, Ticker
+from silo_nb.task_set import TaskSet
 from silo_nb.updates import (
     TranscriptState,
 )
@@ -60,11 +67,14 @@ class TurnView(ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
         label: str,
         transcript: LiveTranscript | None = None,
         on_stop: Callable[[], None] | None = None,
+        on_steer: Callable[[str], Awaitable[object]] | None = None,
         throttle: float = 0.1,
     ) -> None:
         self.label = label
         self.transcript = transcript if transcript is not None else LiveTranscript()
         self._on_stop = on_stop
+        self._on_steer = on_steer
+        self._steers = TaskSet()  # input on its way (referenced until the agent answers)
         self._started = time.monotonic()
         self._ended: float | None = None
         self._stop_requested = False
@@ -104,7 +114,23 @@ class TurnView(ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
             children=[self.show_all_button, self.badge, self.stop_button],
             layout=ipw.Layout(align_items="center", justify_content="flex-end"),
         )
-        super().__init__(children=[self.body.box, self.permissions, self.controls])
+        # Input to the running turn, for an agent that takes it (``handle.steer``); gone when the turn ends.
+        self.steer_box: Any = ipw.Text(
+            placeholder="Tell the agent something while it works…", layout=ipw.Layout(flex="1 1 auto")
+        )
+        self.steer_button: Any = ipw.Button(
+            description="Send",
+            icon="reply",
+            tooltip="Add this to the running turn: the agent reads it without waiting for the turn to end",
+            layout=ipw.Layout(width="auto"),
+        )
+        self.steer_button.on_click(lambda _button: self.steer())
+        self.steer_note: Any = ipw.HTML(value="")
+        self.steer_row: Any = ipw.HBox(
+            children=[self.steer_box, self.steer_button, self.steer_note],
+            layout=ipw.Layout(align_items="center", display="flex" if on_steer is not None else "none"),
+        )
+        super().__init__(children=[self.body.box, self.permissions, self.steer_row, self.controls])
         self._ticker.start()
         self._watching = self.transcript.watch(self._transcript_changed)
 
@@ -149,6 +175,7 @@ class TurnView(ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
             self._ended = time.monotonic()
         self._ticker.stop()
         self.stop_button.disabled = True
+        self.steer_row.layout.display = "none"
         self._throttle.cancel()
         if self.replaced_at_end:
             self._render_header()
@@ -200,6 +227,31 @@ class TurnView(ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
         except Exception:
             log.exception("the turn's on_stop callback raised")
         return True
+
+    def steer(self, text: str | None = None) -> bool:
+        """The Send button's twin: send ``text`` (default: the box's) with ``on_steer`` in a task and clear
+        the box; False when there is nothing to send, no turn running, or no ``on_steer``. A refusal is
+        shown beside the box (:meth:`steer_failed`)."""
+        text = self.steer_box.value if text is None else text
+        if not text.strip() or not self.running or self._on_steer is None:
+            return False
+        self.steer_box.value = ""
+        self.steer_note.value = ""
+        self._steers.add(asyncio.get_running_loop().create_task(self._send(self._on_steer, text)))
+        return True
+
+    async def _send(self, on_steer: Callable[[str], Awaitable[object]], text: str) -> None:
+        try:
+            await on_steer(text)
+        except Exception as exc:  # AgentSessionError says why in one line; anything else is logged too
+            if not isinstance(exc, AgentSessionError):
+                log.exception("the turn's on_steer callback raised")
+            self.steer_failed(str(exc).splitlines()[0] if str(exc) else type(exc).__name__)
+
+    def steer_failed(self, message: str) -> None:
+        """Say beside the box why the input was not taken (the transcript says it too, when sent)."""
+        if not self._closed:
+            self.steer_note.value = f'<span style="{styles.ERROR_TEXT}">✗ {html.escape(message)}</span>'
 
     def show_all(self) -> None:
         """The "Show all" button's twin: long replies and tool output whole from now on."""

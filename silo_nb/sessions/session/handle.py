@@ -27,6 +27,7 @@ from silo_nb.model import (
     AgentPromptResult,
     AgentSessionConfigOption,
     AgentSessionError,
+    AgentSessionInputError,
     AgentSessionSummary,
     AgentSessionUpdate,
     ResumeOutcome,
@@ -39,6 +40,7 @@ from silo_nb.sessions.session.permission_desk import RuleAnswerer
 from silo_nb.sessions.session.prompt_blocks import prompt_line, validate_prompt_blocks
 from silo_nb.sessions.session.prompt_call import TurnEnd, list_sessions, send_prompt
 from silo_nb.sessions.session.question_desk import QuestionPolicyLike
+from silo_nb.sessions.session.steering import send_steer
 from silo_nb.util import Disposable
 
 __all__ = ["AgentSessionHandle"]
@@ -295,6 +297,35 @@ class AgentSessionHandle:
         core.permissions.cancel_all()
         core.questions.cancel_all()
         core.stop.requested()
+
+    @property
+    def can_steer(self) -> bool:
+        """The agent takes input during a turn (``_session/steering``; its ``initialize`` ``_meta``)."""
+        return self._core.wiring.caps.can_steer
+
+    async def steer(self, text: str) -> str:
+        """Add ``text`` to the turn that is running, without waiting for it to end (the agent reads it
+        mid-turn); returns the agent's outcome (``injected``, or ``startedNewTurn``). The text is shown
+        and journaled in the turn. An agent that does not take it, or no turn running: AgentSessionError."""
+        if not isinstance(text, str) or not text.strip():
+            raise AgentSessionInputError("steer() takes the text to add to the running turn, as a string.")
+        if not self.can_steer:
+            raise AgentSessionError(
+                f"{self.label} does not take input during a turn (its initialize offers no _meta.steering) "
+                "— wait for the turn to end and prompt it."
+            )
+        self._check_live()
+        if self._core.turns.prompts_in_flight == 0:
+            raise AgentSessionError(
+                f"No turn of {self.label} is running — send it with prompt() or %%prompt."
+            )
+        return await send_steer(
+            text,
+            session_id=self.session_id,
+            label=self.label,
+            record=self._core.record,
+            request=self._request,
+        )
 
     @property
     def stop_overdue(self) -> bool:
