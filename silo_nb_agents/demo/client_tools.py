@@ -38,17 +38,22 @@ class ClientTools:
     fs_write: bool = False
     terminal: bool = False
     questions: bool = False
+    notices: bool = False  # ACP v1.25 session.notices: a notice instead of a bold line in the reply
+    compaction: bool = False  # ACP v1.25 session.compaction: compaction_* updates instead of a message
 
     @classmethod
     def from_capabilities(cls, capabilities: Any) -> ClientTools:
         caps: dict[str, Any] = capabilities if isinstance(capabilities, dict) else {}
         fs: dict[str, Any] = caps["fs"] if isinstance(caps.get("fs"), dict) else {}
         asks: dict[str, Any] = caps["elicitation"] if isinstance(caps.get("elicitation"), dict) else {}
+        session: dict[str, Any] = caps["session"] if isinstance(caps.get("session"), dict) else {}
         return cls(
             fs_read=fs.get("readTextFile") is True,
             fs_write=fs.get("writeTextFile") is True,
             terminal=caps.get("terminal") is True,
             questions=_enabled(asks.get("form")),
+            notices=_enabled(session.get("notices")),
+            compaction=_enabled(session.get("compaction")),
         )
 
     @staticmethod

@@ -3,7 +3,8 @@
 - Turns are scripts driven by keywords in the prompt text (matched case-insensitively at the start of a
   word): ``edit``/``tool``, ``fix`` (fixes.py), ``plan``, ``slow``, ``fail``, ``refuse``, ``mode``, ``code``
   (the reply follows the prompt: replies.py), plus the
-  slash commands ``/title``, ``/explain``, ``/plan`` and ``/clear`` (methods ``command_<name>``); with a
+  slash commands ``/title``, ``/explain``, ``/plan``, ``/clear`` and ``/compact`` (methods
+  ``command_<name>``; ``/compact`` sends a notice and a context compaction, ACP v1.25); with a
   client that offers them, ``run the tests``/``terminal`` (a client terminal) and ``risky`` (a question),
   client_scripts.py.
 - ``edit`` goes through the client's ``fs/*`` when offered, else really appends to ``notes.md`` in the
@@ -43,6 +44,7 @@ AVAILABLE_COMMANDS: Final[list[JsonObject]] = [
     {"name": "plan", "description": "Draft a plan"},
     {"name": "title", "description": "Rename this session", "input": {"hint": "new title"}},
     {"name": "clear", "description": "Forget the conversation", "input": None},
+    {"name": "compact", "description": "Summarise the conversation to free context", "input": None},
 ]
 
 PERMISSION_OPTIONS: Final[list[JsonObject]] = [
@@ -404,6 +406,49 @@ class TurnScript:
             f"**Plan drafted**{': ' + argument if argument else '.'}\n\n- Three steps, all done.\n", 3
         )
         return await self.finish()
+
+    async def command_compact(self, argument: str) -> str:
+        """Summarise the conversation so far (ACP v1.25 compaction to a client that takes it; a notice
+        says what it means; older clients get the same as plain messages)."""
+        asked = [
+            u["content"]["text"]
+            for u in self.session.history
+            if u.get("sessionUpdate") == "user_message_chunk"
+        ]
+        summary = (
+            f"The user asked {len(asked) - 1} thing(s) before this; the last: {asked[-2]!r}."
+            if len(asked) > 1
+            else "Nothing to keep yet."
+        )
+        title = "Compacting the conversation"
+        description = "Earlier turns become a short summary: details the summary leaves out are forgotten."
+        if self.client.notices:
+            await self.emit(
+                {"sessionUpdate": "notice", "severity": "info", "title": title, "description": description}
+            )
+        else:
+            await self.say(f"**{title}:** {description}")
+        compaction_id = self.session.next_id("compaction")
+        if self.client.compaction:
+            await self.emit(
+                {"sessionUpdate": "compaction_update", "compactionId": compaction_id, "status": "in_progress"}
+            )
+            for chunk in split_text(summary, 3):
+                await self.emit(
+                    {
+                        "sessionUpdate": "compaction_summary_chunk",
+                        "compactionId": compaction_id,
+                        "content": {"type": "text", "text": chunk},
+                    }
+                )
+            await self.emit(
+                {"sessionUpdate": "compaction_update", "compactionId": compaction_id, "status": "completed"}
+            )
+        else:
+            await self.say(f"Context compacted. Summary: {summary}")
+        self.session.used = 400 + 4 * len(summary)
+        await self.spend(0)
+        return "end_turn"
 
     async def command_clear(self, argument: str) -> str:
         await self.say("Cleared.")

@@ -74,6 +74,7 @@ async def test_new_session_options_then_commands_after_the_response(tmp_path: Pa
             {"name": "plan", "description": "Draft a plan"},
             {"name": "title", "description": "Rename this session", "input": {"hint": "new title"}},
             {"name": "clear", "description": "Forget the conversation", "input": None},
+            {"name": "compact", "description": "Summarise the conversation to free context", "input": None},
         ]
 
 

@@ -236,10 +236,10 @@ async def test_commands_arrive_after_connect(workspace: Workspace) -> None:
         handle.on_commands_changed(lambda: fired.append(len(handle.commands)))
         await wait_until(lambda: handle.commands)
         names = {c.name: c for c in handle.commands}
-        assert set(names) == {"explain", "plan", "title", "clear"}
+        assert set(names) == {"explain", "plan", "title", "clear", "compact"}
         assert names["explain"].input is not None and names["explain"].input.hint == "what to explain"
         assert names["clear"].input is None and names["plan"].input is None
-        assert fired and fired[-1] == 4
+        assert fired and fired[-1] == 5
         await handle.prompt(text("/title Renamed by command"))
         assert svc.get_state()[0].title == "Renamed by command"
 
