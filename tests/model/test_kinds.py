@@ -26,7 +26,8 @@ from silo_nb.updates.transcript import HANDLED_KINDS, TranscriptBuilder
 # Kinds the SDK knows that ACP v1 has not made stable (the v1 schema has none of them): kept as unknown.
 UNSTABLE_SDK_KINDS = {"plan_update", "plan_removed"}
 # Kinds of ACP schema v1.25 (the official SDK 2.4.0, issue 31) that the pinned Python SDK 0.12.1 predates.
-V125_KINDS = {"notice"}
+# subagent_update and session_message(_chunk) are of its unstable schema (issue 31 part 2, subagents).
+V125_KINDS = {"notice", "subagent_update", "session_message", "session_message_chunk"}
 
 
 def sdk_session_update_kinds() -> set[str]:
@@ -56,6 +57,7 @@ def test_every_entry_type_has_exactly_one_card() -> None:
 def test_each_shown_kind_makes_an_entry_and_each_other_kind_none(name: str) -> None:
     """What the table says a kind shows is what the reducer does with a minimal line of it."""
     raw: dict[str, typing.Any] = {"toolCallId": "c1", "options": [], "title": "t", "synthesized": True}
+    raw |= {"sessionId": "child-1", "messageId": "m1"}  # a subagent_update's child, a session message's id
     update = AgentSessionUpdate(
         kind=name,
         text="hi" if name in TEXT_KINDS else None,
