@@ -150,7 +150,12 @@ def start_turn(
     from silo_nb.notebook.widgets import TurnView
 
     transcript = LiveTranscript()
-    view = TurnView(label=handle.agent_name, transcript=transcript, on_stop=handle.cancel)
+    view = TurnView(
+        label=handle.agent_name,
+        transcript=transcript,
+        on_stop=handle.cancel,
+        on_stop_child=handle.cancel_child,
+    )
     view.replaced_at_end = True  # _finish swaps it for the static bundle: no last whole render
     publish: Callable[[dict[str, str], dict[str, Any]], None] | None = None
     if output is not None:

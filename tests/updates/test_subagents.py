@@ -206,3 +206,22 @@ def test_a_child_s_unanswered_permission_is_what_the_turn_waits_for() -> None:
     state = fold_all([announce("c", title="helper"), asked])
     waiting = state.waiting()
     assert waiting is not None and waiting.title == "rm"
+
+
+def test_a_child_s_title_words_and_tools_are_not_its_parent_s_facts_or_row() -> None:
+    from silo_nb.experiments.rows import turn_rows
+    from silo_nb.sessions.journal.reconcile import last_title
+    from silo_nb.updates import SessionFacts
+
+    updates = [
+        wire(sessionUpdate="session_info_update", title="Parent"),
+        *scene(),
+        wire("child-1", sessionUpdate="session_info_update", title="Child"),
+    ]
+    facts = SessionFacts()
+    for update in updates:
+        facts.apply(update)
+    assert facts.title == "Parent"
+    assert last_title(encode_line(update) for update in updates) == "Parent"
+    (row,) = turn_rows(updates)
+    assert row["text"] == "I will ask a helper.The helper is done."
