@@ -1,6 +1,7 @@
 """What the demo agent asks of the client, when the client offers it (its ``initialize`` capabilities):
 files (``fs/read_text_file``, ``fs/write_text_file``), a terminal (``terminal/*``) and a question
-(``elicitation/create`` in form mode).
+(``elicitation/create`` in form mode); whether it shows subagents (``subagents``, ACP v1.25 unstable: only
+then does the demo agent send ``subagent_update`` and a child's traffic).
 
 - Without the capability the demo agent does the work itself (reads and writes ``notes.md`` directly) or
   says it cannot (no terminal, no question): what a real agent does with a client that offers less.
@@ -38,6 +39,7 @@ class ClientTools:
     fs_write: bool = False
     terminal: bool = False
     questions: bool = False
+    subagents: bool = False
 
     @classmethod
     def from_capabilities(cls, capabilities: Any) -> ClientTools:
@@ -49,6 +51,7 @@ class ClientTools:
             fs_write=fs.get("writeTextFile") is True,
             terminal=caps.get("terminal") is True,
             questions=_enabled(asks.get("form")),
+            subagents=isinstance(caps.get("subagents"), dict),
         )
 
     @staticmethod

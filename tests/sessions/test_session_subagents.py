@@ -16,55 +16,8 @@ from silo_nb.notebook.render import transcript_html
 from silo_nb.updates import SubagentEntry
 from silo_nb.updates.transcript import fold_all
 from tests.agents.scripted import Peer, scripted_service
+from tests.agents.subagent_turns import ASK, CHILD, chunk, delegate
 from tests.conftest import Workspace
-
-OPTIONS = [
-    {"optionId": "allow", "name": "Allow", "kind": "allow_once"},
-    {"optionId": "reject", "name": "Reject", "kind": "reject_once"},
-]
-ASK = {"toolCall": {"toolCallId": "w1", "title": "Write notes.md", "kind": "edit"}, "options": OPTIONS}
-CHILD = "child-1"
-
-
-def chunk(text: str) -> dict[str, Any]:
-    return {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}}
-
-
-async def delegate(peer: Peer, answers: list[Any]) -> None:
-    await peer.update(chunk("Delegating."))
-    await peer.update(
-        {
-            "sessionUpdate": "subagent_update",
-            "sessionId": CHILD,
-            "title": "Explorer",
-            "capabilities": {"cancel": {}},
-            "state": {"state": "running"},
-            "cwd": "/work",
-        }
-    )
-    await peer.update(
-        {
-            "sessionUpdate": "session_message",
-            "messageId": "s1",
-            "senderSessionId": peer.session_id,
-            "recipientSessionId": CHILD,
-            "content": [{"type": "text", "text": "Look around"}],
-        }
-    )
-    await peer.update(
-        {
-            "sessionUpdate": "session_message_chunk",
-            "messageId": "s1",
-            "content": {"type": "text", "text": "!"},
-        }
-    )
-    await peer.update(chunk("Child here, "), session_id=CHILD)
-    await peer.update({"sessionUpdate": "session_info_update", "title": "CHILD TITLE"}, session_id=CHILD)
-    answers.append(await peer.ask_permission(ASK, session_id=CHILD))
-    await peer.update(chunk("done."), session_id=CHILD)
-    await peer.update(chunk("Who am I?"), session_id="ghost-9")
-    await peer.update({"sessionUpdate": "subagent_update", "sessionId": CHILD, "state": {"state": "idle"}})
-    await peer.update(chunk("All done."))
 
 
 async def test_a_child_s_traffic_permission_and_journal(workspace: Workspace) -> None:
