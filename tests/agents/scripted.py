@@ -47,12 +47,16 @@ class Peer:
         await self.write({"method": "session/update", "params": {"sessionId": sent_for, "update": update}})
 
     async def ask_permission(self, params: dict[str, Any], *, session_id: str | None = None) -> Any:
+        return await self.ask("session/request_permission", params, session_id=session_id)
+
+    async def ask(self, method: str, params: dict[str, Any], *, session_id: str | None = None) -> Any:
+        """Send the request ``method`` (under ``session_id``, else this session's) and return its result."""
         request_id = next(self._ids)
         self._waiting[request_id] = anyio.Event()
         await self.write(
             {
                 "id": request_id,
-                "method": "session/request_permission",
+                "method": method,
                 "params": {"sessionId": session_id or self.session_id, **params},
             }
         )

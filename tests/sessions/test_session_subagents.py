@@ -142,3 +142,38 @@ async def test_a_request_under_an_id_never_seen_is_still_refused(workspace: Work
             handle.on_permission(lambda request: request.respond("allow"))
             await handle.prompt([{"type": "text", "text": "go"}])
     assert answers == [None]  # answered with an error (no result): an unknown session asks nothing
+
+
+async def test_a_child_s_question_names_the_child_and_shows_in_its_transcript(workspace: Workspace) -> None:
+    answers: list[Any] = []
+
+    async def turn(peer: Peer, _text: str) -> None:
+        await peer.update({"sessionUpdate": "subagent_update", "sessionId": CHILD, "title": "Asker"})
+        schema = {"type": "object", "properties": {"ok": {"type": "boolean", "title": "OK?"}}}
+        question = {"mode": "form", "message": "May I?", "requestedSchema": schema}
+        answers.append(await peer.ask("elicitation/create", question, session_id=CHILD))
+
+    svc = scripted_service(workspace, turn)
+    questions: list[Any] = []
+    with anyio.fail_after(20):
+        async with await svc.sessions.connect("scripted") as handle:
+            handle.on_elicitation(lambda request: (questions.append(request), request.accept({"ok": True})))
+            await handle.prompt([{"type": "text", "text": "go"}])
+            journal = await svc.sessions.read_journal(handle.session_id)
+    (request,) = questions
+    assert (request.child_session_id, request.child_title) == (CHILD, "Asker")
+    assert answers == [{"action": "accept", "content": {"ok": True}}]
+    (child,) = fold_all(journal).subagents
+    assert [type(entry).__name__ for entry in child.entries] == ["QuestionEntry"]
+
+
+def test_the_children_told_apart_are_bounded() -> None:
+    from silo_nb.sessions.session.subagents import CHILDREN_KEPT, Subagents
+
+    children = Subagents()
+    for number in range(CHILDREN_KEPT + 500):
+        children.child(f"c{number}")
+        children.synth(f"c{number}")
+    assert len(children) == CHILDREN_KEPT
+    assert children.synth("c-late-1") is children.synth("c-late-2")  # one shared past the bound
+    assert children.child("c-late-3").label == "unannounced child c-late-3"  # still named, not kept
