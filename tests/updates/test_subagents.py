@@ -225,3 +225,20 @@ def test_a_child_s_title_words_and_tools_are_not_its_parent_s_facts_or_row() -> 
     assert last_title(encode_line(update) for update in updates) == "Parent"
     (row,) = turn_rows(updates)
     assert row["text"] == "I will ask a helper.The helper is done."
+
+
+def test_a_child_s_user_chunk_starts_no_turn_of_its_parent() -> None:
+    from silo_nb.updates import split_turns
+
+    prompt = wire(
+        sessionUpdate="user_message_chunk", content={"type": "text", "text": "go"}, synthesized=True
+    )
+    updates = [
+        prompt,
+        announce("c", title="helper"),
+        say(None, "working", "p1"),
+        wire("c", sessionUpdate="user_message_chunk", content={"type": "text", "text": "child task"}),
+        say("c", "child reply"),
+    ]
+    (turn,) = [t for t in split_turns(updates) if t.number is not None]
+    assert list(turn.updates) == updates

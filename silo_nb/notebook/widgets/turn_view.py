@@ -72,6 +72,7 @@ class TurnView(ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
         self._on_stop_child = on_stop_child
         self._child_buttons: dict[str, Any] = {}  # a Stop per subagent that offers cancel, by session id
         self._children_stopped: set[str] = set()
+        self._stops_for: tuple[TranscriptState, bool] | None = None  # what the child Stops were made from
         self._started = time.monotonic()
         self._ended: float | None = None
         self._stop_requested = False
@@ -236,12 +237,15 @@ class TurnView(ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
 
     def _refresh_child_stops(self) -> None:
         """One Stop per subagent that offers cancel and has not gone idle, while the turn runs."""
-        if self._on_stop_child is None:
-            return
+        state, running = self.transcript.state, self.running
+        last = self._stops_for
+        if self._on_stop_child is None or (last is not None and last[0] is state and last[1] == running):
+            return  # nothing changed since the last look (a long turn's render walks no entries twice)
+        self._stops_for = (state, running)
         wanted = {
             child.session_id: child.label
-            for child in self.transcript.state.subagents
-            if child.cancel and child.state not in ("idle",) and self.running
+            for child in state.subagents
+            if child.cancel and child.state not in ("idle",) and running
         }
         for session_id, label in wanted.items():
             if session_id not in self._child_buttons:
