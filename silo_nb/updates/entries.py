@@ -236,10 +236,11 @@ class SubagentEntry:
 @dataclass(frozen=True)
 class MoreSubagentsEntry:
     """Children beyond the ones a transcript shows in full: how many, and how many updates they sent (the
-    journal keeps them all)."""
+    journal keeps them all). ``at_least``: past the ids the transcript tells apart, more are not counted."""
 
     children: int = 0
     updates: int = 0
+    at_least: bool = False
 
 
 @dataclass(frozen=True)

@@ -434,7 +434,7 @@ class TranscriptBuilder:
             node = self._nodes.get(_OTHER_OVERFLOW)
             if node is None:
                 node = self._nodes[_OTHER_OVERFLOW] = _Child(_OTHER_OVERFLOW, None, self, -1, 1, None)
-                self._count_more(1, 0)
+                self._count_more(1, 0, at_least=True)
             return node
         if hidden or self._shown_children >= SUBAGENTS_SHOWN:
             node = self._nodes[child_id] = _Child(child_id, None, self, -1, 1, parent)
@@ -456,13 +456,16 @@ class TranscriptBuilder:
             self._touch(parent)
         return node
 
-    def _count_more(self, children: int, updates: int) -> bool:
+    def _count_more(self, children: int, updates: int, *, at_least: bool = False) -> bool:
         if self._more is None:
-            self._more = self._add(MoreSubagentsEntry(children, updates))
+            self._more = self._add(MoreSubagentsEntry(children, updates, at_least))
         else:
             more = self._entries[self._more]
             assert isinstance(more, MoreSubagentsEntry)
-            self._set(self._more, MoreSubagentsEntry(more.children + children, more.updates + updates))
+            counted = MoreSubagentsEntry(
+                more.children + children, more.updates + updates, more.at_least or at_least
+            )
+            self._set(self._more, counted)
         self._snapshot = None
         return True
 

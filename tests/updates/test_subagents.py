@@ -242,3 +242,12 @@ def test_a_child_s_user_chunk_starts_no_turn_of_its_parent() -> None:
     ]
     (turn,) = [t for t in split_turns(updates) if t.number is not None]
     assert list(turn.updates) == updates
+
+
+def test_past_the_ids_told_apart_more_children_are_counted_as_at_least() -> None:
+    ids = 10_100
+    state = fold_all([say(f"c{number}", "x") for number in range(ids)])
+    more = state.entries[-1]
+    assert isinstance(more, MoreSubagentsEntry) and more.at_least
+    assert more.updates == ids - SUBAGENTS_SHOWN  # every update of the hidden ones is counted
+    assert "+ at least " in transcript_text(state)

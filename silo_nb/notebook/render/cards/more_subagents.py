@@ -11,9 +11,8 @@ __all__ = ["CARD", "more_subagents_html", "more_subagents_markdown", "more_subag
 
 
 def more_subagents_text(entry: MoreSubagentsEntry) -> list[str]:
-    return [
-        f"+ {entry.children:,} more subagents ({entry.updates:,} updates) not shown; the journal keeps them"
-    ]
+    many = f"at least {entry.children:,}" if entry.at_least else f"{entry.children:,}"
+    return [f"+ {many} more subagents ({entry.updates:,} updates) not shown; the journal keeps them"]
 
 
 def more_subagents_html(entry: MoreSubagentsEntry) -> str:
