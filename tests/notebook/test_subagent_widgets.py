@@ -51,6 +51,32 @@ async def test_a_child_that_offers_cancel_gets_its_own_stop(comms: list[Sent]) -
     view.close_all()
 
 
+async def test_a_child_s_reply_streams_live_and_the_ended_view_is_the_saved_one(comms: list[Sent]) -> None:
+    """The live view draws a child's entries as its own (a long reply cut while it streams); once the turn
+    ends it is exactly the saved bundle, so the cell does not jump."""
+    from silo_nb.model import AgentContentBlock
+    from silo_nb.notebook.render import static_bundle
+    from silo_nb.notebook.render.live_entries import LIVE_MESSAGE_CHARS
+
+    view = TurnView(label="Demo", throttle=0.0)
+    view.transcript.apply(announce("c1", title="Explorer", state={"state": "running"}))
+    long_text = ("word " * 40 + "\n\n") * (LIVE_MESSAGE_CHARS // 150)  # paragraphs: blocks complete
+    chunk = AgentSessionUpdate(
+        kind="agent_message_chunk",
+        text=long_text,
+        content=AgentContentBlock(type="text", text=long_text),
+        message_id="m1",
+        child_session_id="c1",
+    )
+    view.transcript.apply(chunk)
+    view.flush()
+    assert view.body.cut and "the rest of this reply shows when the turn ends" in view.html
+    view.transcript.set_status("finished", stop_reason="end_turn")
+    saved = static_bundle(view.state, metadata={}, title="", label=view.label)[0]["text/html"]
+    assert view.html == saved and saved.count("<p ") >= LIVE_MESSAGE_CHARS // 150
+    view.close_all()
+
+
 async def test_no_child_stop_without_a_callback(comms: list[Sent]) -> None:
     view = TurnView(label="Demo", throttle=0.0)
     view.transcript.apply(announce("c1", capabilities={"cancel": {}}))
