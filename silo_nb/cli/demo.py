@@ -48,14 +48,13 @@ class TerminalView:
 
     def show(self, update: AgentSessionUpdate) -> None:
         child = update.child_session_id  # a subagent's (ACP v1.25): its lines say whose they are
-        who = f"subagent {child[:24]}" if child else "agent"
+        who = f"subagent {child[:40]}" if child else "agent"
         if update.kind == "subagent_update":
             self._end()
             raw = update.raw
             state = raw["state"] if isinstance(raw.get("state"), dict) else {}
-            child_id = str(raw.get("sessionId"))[:24]
-            name = raw.get("title") or child_id
-            self.out.write(f"  [subagent {child_id}] {name} · {state.get('state', '')}\n")
+            parts = [str(part) for part in (raw.get("title"), state.get("state")) if part]
+            self.out.write(f"  [subagent {str(raw.get('sessionId'))[:40]}] {' · '.join(parts)}\n")
         elif update.kind == "session_message" and isinstance(update.raw.get("content"), list):
             self._end()
             texts = [b.get("text", "") for b in update.raw["content"] if isinstance(b, dict)]
