@@ -251,3 +251,16 @@ def test_past_the_ids_told_apart_more_children_are_counted_as_at_least() -> None
     assert isinstance(more, MoreSubagentsEntry) and more.at_least
     assert more.updates == ids - SUBAGENTS_SHOWN  # every update of the hidden ones is counted
     assert "+ at least " in transcript_text(state)
+
+
+def test_a_child_s_claude_turn_end_marker_is_not_its_parent_s() -> None:
+    from silo_nb.sessions.session.turn_tracker import is_turn_end_marker
+
+    marker = {
+        "sessionUpdate": "usage_update",
+        "used": 1,
+        "size": 2,
+        "_meta": {"_claude/origin": {"kind": "x"}},
+    }
+    assert is_turn_end_marker(wire(**marker))
+    assert not is_turn_end_marker(wire("child-1", **marker))
