@@ -61,15 +61,17 @@ def client_capabilities(
     *, fs_read: bool = False, fs_write: bool = False, terminal: bool = False, elicitation: bool = False
 ) -> dict[str, Any]:
     """What the client offers in ``initialize``: the requests it answers (files, terminals, questions in
-    form and url modes), terminal sign-in, boolean config options, and the session's live notices and context
-    compactions (ACP v1.25: an agent sends ``notice`` and ``compaction_*`` updates only to a client that says
-    so)."""
+    form and url modes), terminal sign-in, boolean config options, and what ACP v1.25 sends only to a
+    client that says it takes it: the session's live notices and context compactions, named plans
+    (``plan_update``/``plan_removed``, unstable) and subagents (unstable: child sessions announced by
+    ``subagent_update``, their traffic under their own session id)."""
     caps: dict[str, Any] = {
         "fs": {"readTextFile": fs_read, "writeTextFile": fs_write},
         "terminal": terminal,
         "auth": {"terminal": True},
         "session": {"configOptions": {"boolean": {}}, "notices": {}, "compaction": {}},
         "plan": {},
+        "subagents": {},
     }
     if elicitation:
         caps["elicitation"] = {"form": {}, "url": {}}

@@ -47,11 +47,23 @@ class TerminalView:
             self._open_kind = None
 
     def show(self, update: AgentSessionUpdate) -> None:
-        if update.kind == "agent_message_chunk" and update.text:
-            self._start("text", "\nagent> ")
+        child = update.child_session_id  # a subagent's (ACP v1.25): its lines say whose they are
+        who = f"subagent {child[:40]}" if child else "agent"
+        if update.kind == "subagent_update":
+            self._end()
+            raw = update.raw
+            state = raw["state"] if isinstance(raw.get("state"), dict) else {}
+            parts = [str(part) for part in (raw.get("title"), state.get("state")) if part]
+            self.out.write(f"  [subagent {str(raw.get('sessionId'))[:40]}] {' · '.join(parts)}\n")
+        elif update.kind == "session_message" and isinstance(update.raw.get("content"), list):
+            self._end()
+            texts = [b.get("text", "") for b in update.raw["content"] if isinstance(b, dict)]
+            self.out.write(f"  [message] {''.join(str(t) for t in texts)}\n")
+        elif update.kind == "agent_message_chunk" and update.text:
+            self._start(f"text {who}", f"\n{who}> ")
             self.out.write(update.text)
         elif update.kind == "agent_thought_chunk" and update.text:
-            self._start("thought", "\n(thinking) ")
+            self._start(f"thought {who}", f"\n({who} thinking) " if child else "\n(thinking) ")
             self.out.write(update.text)
         elif update.tool_call is not None:
             self._end()

@@ -152,12 +152,17 @@ def turn_rows(updates: Iterable[AgentSessionUpdate], *, session: str = "") -> li
     return rows
 
 
+_PARENT_ONLY = frozenset({"text", "tool", "usage", "end"})
+
+
 def _fold(turn: _Turn, update: AgentSessionUpdate, state: _Session) -> None:
     kind, raw = update.kind, update.raw
     known = KINDS.get(kind)
     if raw.get("synthesized") is not True and (known is None or known.counted):
         turn.updates += 1
     part = known.row if known is not None else None
+    if update.child_session_id is not None and part in _PARENT_ONLY:
+        return  # a subagent's words, tools and usage are its own (its permissions and questions count)
     if part == "text" and update.text:
         turn.text.append(update.text)
     elif part == "tool" and update.tool_call is not None:

@@ -53,6 +53,9 @@ class AgentPermissionRequest(FrozenModel):
     tool_call: AgentToolCall | None = None
     raw: dict[str, Any] = Field(default_factory=dict)
     request_id: str = ""
+    # A subagent's request (ACP v1.25): the child session that asks, and how it is named (its title).
+    child_session_id: str | None = None
+    child_title: str | None = None
     _answers: PermissionAnswers | None = PrivateAttr(default=None)
 
     def respond(self, option_id: str) -> None:
@@ -103,6 +106,9 @@ class AgentElicitationRequest(FrozenModel):
     elicitation_id: str | None = None
     tool_call_id: str | None = None
     raw: dict[str, Any] = Field(default_factory=dict)
+    # A subagent's question (ACP v1.25): the child session that asks, and how it is named (its title).
+    child_session_id: str | None = None
+    child_title: str | None = None
     _answers: QuestionAnswers | None = PrivateAttr(default=None)
 
     def accept(self, values: Mapping[str, Any] | None = None) -> None:

@@ -166,6 +166,19 @@ _TABLE = (
         doc="ACP v1.25: a chunk of a compaction's summary (compactionId, content), appended to its marker.",
     ),
     UpdateKind(
+        "subagent_update", "work", breaks_run=True, opens_turn=True, shown=True,
+        doc="ACP v1.25 (unstable): the agent announces or updates a child session (sessionId, title, "
+        "state, capabilities.cancel, cwd); the child's traffic carries its id (child_session_id).",
+    ),
+    UpdateKind(
+        "session_message", "work", breaks_run=True, shown=True,
+        doc="ACP v1.25 (unstable): a message between sessions (sender → recipient), upserted by messageId.",
+    ),
+    UpdateKind(
+        "session_message_chunk", "work", shown=True,
+        doc="ACP v1.25 (unstable): a streamed content block of a session_message, appended by messageId.",
+    ),
+    UpdateKind(
         PERMISSION_REQUEST_KIND, "work", origin="silo_nb", opens_turn=True, shown=True, row="asked",
         doc="The agent asked before a tool call (session/permission_desk).",
     ),

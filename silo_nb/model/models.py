@@ -281,7 +281,10 @@ def token_counts(usage: object) -> dict[str, int]:
 
 
 class AgentSessionUpdate(FrozenModel):
-    """One normalized ``session/update``. Unknown kinds are kept; ``raw`` is the wire ``update``."""
+    """One normalized ``session/update``. Unknown kinds are kept; ``raw`` is the wire ``update``.
+
+    ``child_session_id`` is set on a subagent's traffic (ACP v1.25, unstable): the id of the child session
+    the agent sent it under (announced by a ``subagent_update``); None for the session's own updates."""
 
     kind: str
     text: str | None = None
@@ -292,6 +295,7 @@ class AgentSessionUpdate(FrozenModel):
     plan: tuple[AgentPlanEntry, ...] | None = None
     usage: AgentSessionUsage | None = None
     raw: dict[str, Any] = Field(default_factory=dict)
+    child_session_id: str | None = None
 
 
 # -- session controls --------------------------------------------------------------------------------

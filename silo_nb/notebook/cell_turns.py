@@ -155,6 +155,7 @@ def start_turn(
         transcript=transcript,
         on_stop=handle.cancel,
         on_steer=handle.steer if handle.can_steer else None,
+        on_stop_child=handle.cancel_child,
     )
     view.replaced_at_end = True  # _finish swaps it for the static bundle: no last whole render
     publish: Callable[[dict[str, str], dict[str, Any]], None] | None = None

@@ -30,7 +30,7 @@ from typing import Any
 import anyio
 
 from silo_nb.acp import INTERNAL_ERROR, AcpRpcError, JsonRpcConnection
-from silo_nb.replay_agent.recording import Permission, RecordedTurn, Recording
+from silo_nb.replay_agent.recording import CHILD_SESSION_KEY, Permission, RecordedTurn, Recording
 from silo_nb.sessions import read_small_file, replace_file
 
 __all__ = ["MAX_GAP_SECONDS", "RECORDED_META", "ReplayAgent", "agent_info", "recorded"]
@@ -232,7 +232,12 @@ class ReplayAgent:
                 if not await self._ask(session, step):
                     return {"stopReason": "end_turn"}
                 continue
-            connection.notify("session/update", {"sessionId": session.session_id, "update": recorded(step)})
+            update = recorded(step)
+            sent_for = session.session_id
+            if CHILD_SESSION_KEY in update:  # a subagent's update, under the child's own id
+                update = dict(update)
+                sent_for = str(update.pop(CHILD_SESSION_KEY))
+            connection.notify("session/update", {"sessionId": sent_for, "update": update})
         if turn.error is not None:
             raise AcpRpcError(INTERNAL_ERROR, turn.error)
         return {"stopReason": turn.stop_reason}
@@ -241,7 +246,7 @@ class ReplayAgent:
         """Ask the recorded permission again; False (the replay ends, with a note) for another answer."""
         assert self.connection is not None
         params = {
-            "sessionId": session.session_id,
+            "sessionId": permission.child_session_id or session.session_id,
             "toolCall": permission.tool_call,
             "options": permission.options,
         }

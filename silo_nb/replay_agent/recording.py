@@ -36,7 +36,7 @@ from silo_nb.updates import (
     split_turns,
 )
 
-__all__ = ["Permission", "RecordedTurn", "Recording", "read_recording"]
+__all__ = ["CHILD_SESSION_KEY", "Permission", "RecordedTurn", "Recording", "read_recording"]
 
 
 @dataclass(frozen=True)
@@ -46,10 +46,15 @@ class Permission:
     tool_call: dict[str, Any]
     options: list[dict[str, Any]]
     chosen: str | None  # None: the recording has no answer (cancelled)
+    child_session_id: str | None = None  # a subagent's request: asked again under the child's id
 
     def option_name(self, option_id: str | None) -> str:
         named = {str(o.get("optionId")): str(o.get("name") or o.get("optionId")) for o in self.options}
         return named.get(str(option_id), "no answer") if option_id is not None else "no answer"
+
+
+# The key a recorded step carries when a subagent sent it (ACP v1.25): the player sends it under that id.
+CHILD_SESSION_KEY = "_siloNbChildSessionId"
 
 
 @dataclass(frozen=True)
@@ -109,14 +114,18 @@ def _turn(updates: Sequence[AgentSessionUpdate], terminals: dict[str, str]) -> R
             index = asked.get(decision.request_id)
             step = steps[index] if index is not None else None
             if index is not None and isinstance(step, Permission):
-                steps[index] = Permission(step.tool_call, step.options, decision.option_id)
+                steps[index] = Permission(
+                    step.tool_call, step.options, decision.option_id, step.child_session_id
+                )
         elif (request := PermissionRequestLine.read(update)) is not None:
             tool_call = update_json(update).get("toolCall") or {"toolCallId": request.tool_call_id}
             asked[request.request_id] = len(steps)
-            steps.append(Permission(tool_call, list(request.options), None))
+            steps.append(Permission(tool_call, list(request.options), None, update.child_session_id))
         elif (ended := TurnEndLine.read(update)) is not None:
             end = ended
         elif (wire := _wire(update, terminals)) is not None:
+            if update.child_session_id is not None:  # a subagent's: sent again under the child's id
+                wire[CHILD_SESSION_KEY] = update.child_session_id
             steps.append(wire)
     stop, outcome, duration = end.stop_reason, end.outcome, end.duration_ms
     return RecordedTurn(

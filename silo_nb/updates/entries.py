@@ -24,12 +24,15 @@ __all__ = [
     "FileEditEntry",
     "KernelToolEntry",
     "MessageEntry",
+    "MoreSubagentsEntry",
     "NoticeEntry",
     "PermissionEntry",
     "PlanView",
     "QuestionEntry",
     "Role",
+    "SessionMessageEntry",
     "SteerEntry",
+    "SubagentEntry",
     "TerminalView",
     "ToolEntry",
     "TranscriptState",
@@ -250,6 +253,61 @@ class UnknownEntry:
 
 
 @dataclass(frozen=True)
+class SubagentEntry:
+    """A child session the agent runs (ACP v1.25, unstable): what its ``subagent_update`` s said (title,
+    description, work ``state``, whether it may be cancelled, its folder) and its own ``transcript``,
+    folded from the updates sent under its ``session_id``. ``announced`` False: traffic came under an id no
+    ``subagent_update`` announced (shown as an unannounced child, never dropped). ``parent_session_id``:
+    the child that announced it (None: this session)."""
+
+    session_id: str
+    title: str | None = None
+    description: str | None = None
+    state: str | None = None  # running, idle, requires_action, unknown, or another word (kept)
+    cancel: bool = False  # the child offers ``session/cancel`` (its capabilities.cancel)
+    cwd: str | None = None
+    announced: bool = True
+    parent_session_id: str | None = None
+    stop_reason: str | None = None  # an idle state's ``stopReason``
+    transcript: TranscriptState | None = None
+
+    @property
+    def label(self) -> str:
+        """How the child is named to a reader: its title, else its id."""
+        if self.title:
+            return self.title
+        return f"{'' if self.announced else 'unannounced '}child {self.session_id[:40]}"
+
+    @property
+    def entries(self) -> tuple[Entry, ...]:
+        return self.transcript.entries if self.transcript is not None else ()
+
+
+@dataclass(frozen=True)
+class MoreSubagentsEntry:
+    """Children beyond the ones a transcript shows in full: how many, and how many updates they sent (the
+    journal keeps them all). ``at_least``: past the ids the transcript tells apart, more are not counted."""
+
+    children: int = 0
+    updates: int = 0
+    at_least: bool = False
+
+
+@dataclass(frozen=True)
+class SessionMessageEntry:
+    """A message between sessions (ACP v1.25 ``session_message``, its text grown by
+    ``session_message_chunk``): from ``sender`` to ``recipient`` (the sessions' labels: a child's title, or
+    "main agent" for the session itself)."""
+
+    message_id: str
+    sender: str | None = None
+    recipient: str | None = None
+    text: str = ""
+    non_text: tuple[str, ...] = ()
+    dropped: int = 0  # characters beyond the entry's limit, not kept
+
+
+@dataclass(frozen=True)
 class FileEditEntry:
     """A file the agent wrote through the client: its path and the text before (None: a new file) and
     after; ``too_large`` when the journal could not keep them (``sizes``: old and new, in characters)."""
@@ -318,6 +376,9 @@ Entry = (
     | CompactionEntry
     | SteerEntry
     | UnknownEntry
+    | SubagentEntry
+    | MoreSubagentsEntry
+    | SessionMessageEntry
 )
 
 
@@ -355,13 +416,29 @@ class TranscriptState:
         return tuple(found)
 
     def waiting(self) -> PermissionEntry | QuestionEntry | None:
-        """The last permission (in a tool call's card or alone) or question still unanswered."""
+        """The last permission (in a tool call's card or alone, or a subagent's) or question still
+        unanswered."""
         found: PermissionEntry | QuestionEntry | None = None
         for entry in self.entries:
+            if isinstance(entry, SubagentEntry):
+                inner = entry.transcript.waiting() if entry.transcript is not None else None
+                found = inner or found
+                continue
             asked = entry.permission if isinstance(entry, ToolEntry) else entry
             if isinstance(asked, PermissionEntry | QuestionEntry) and not asked.answered:
                 found = asked
         return found
+
+    @property
+    def subagents(self) -> tuple[SubagentEntry, ...]:
+        """Every child session shown, children of children too (depth first)."""
+        found: list[SubagentEntry] = []
+        for entry in self.entries:
+            if isinstance(entry, SubagentEntry):
+                found.append(entry)
+                if entry.transcript is not None:
+                    found.extend(entry.transcript.subagents)
+        return tuple(found)
 
     @property
     def plan(self) -> PlanView | None:

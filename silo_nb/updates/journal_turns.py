@@ -26,8 +26,13 @@ __all__ = ["JournalTurn", "split_turns", "starts_prompt", "until_turn_end"]
 
 
 def starts_prompt(update: AgentSessionUpdate, *, after_user: bool) -> bool:
-    """Whether ``update`` starts a turn, given whether the update before it was a user chunk."""
-    return update.kind == USER_PROMPT_KIND and (update.raw.get("synthesized") is True or not after_user)
+    """Whether ``update`` starts a turn, given whether the update before it was a user chunk (a subagent's
+    never does: its user chunks are inside its parent's turn)."""
+    return (
+        update.kind == USER_PROMPT_KIND
+        and update.child_session_id is None
+        and (update.raw.get("synthesized") is True or not after_user)
+    )
 
 
 def until_turn_end(updates: Sequence[AgentSessionUpdate]) -> Sequence[AgentSessionUpdate]:
@@ -81,7 +86,7 @@ def split_turns(updates: Iterable[AgentSessionUpdate]) -> list[JournalTurn]:
         if starts_prompt(update, after_user=after_user) and groups[-1]:
             groups.append([])
         groups[-1].append(update)
-        after_user = update.kind == USER_PROMPT_KIND
+        after_user = update.kind == USER_PROMPT_KIND and update.child_session_id is None
     turns: list[JournalTurn] = []
     number = 0
     for group in groups:

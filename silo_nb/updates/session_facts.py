@@ -3,7 +3,8 @@
 profile and agent of the last turn end, and when it last did something.
 
 Fed the updates in journal order (``apply``); a reader may feed only the lines it needs (the agents list
-parses only the lines that can change what it shows). Absent or malformed fields change nothing.
+parses only the lines that can change what it shows). Absent or malformed fields change nothing, and
+neither does a subagent's update (``child_session_id``: its title and options are the child's).
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ class SessionFacts:
     prompts: int = 0  # prompts the user sent (silo_nb's synthesized prompt lines)
 
     def apply(self, update: AgentSessionUpdate) -> None:
+        if update.child_session_id is not None:
+            return  # a subagent's mode, options and title are its own (ACP v1.25)
         kind, raw = update.kind, update.raw
         if kind == "current_mode_update":
             mode = next((raw[k] for k in _MODE_KEYS if raw.get(k)), None)

@@ -16,13 +16,21 @@
   :attr:`~TranscriptBuilder.state` is built only when asked for and shares every unchanged entry.
   ``fold`` is the pure one-step form (O(entries)); streams use the builder (``fold_all``, ``LiveTranscript``).
 - Bounded: messages keep :data:`MESSAGE_CHAR_LIMIT` characters, unknown kinds :data:`OTHER_KIND_LIMIT` names.
+- Subagents (ACP v1.25, unstable): a ``subagent_update`` makes a :class:`SubagentEntry` where it first
+  arrives; an update with ``child_session_id`` is folded into that child's own transcript (nested builders,
+  one per child, routed from the top builder), an id nobody announced into an "unannounced child". The
+  first :data:`SUBAGENTS_SHOWN` children are shown in full, the rest counted in one
+  :class:`MoreSubagentsEntry`; a child of a child nests up to :data:`SUBAGENT_DEPTH` levels (deeper ones
+  sit at the last level, their parent named). ``session_message`` (+ ``_chunk``) is upserted by
+  ``messageId``, sender → recipient.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Sized
-from dataclasses import replace
+from dataclasses import dataclass, replace
+from typing import Any
 
 from silo_nb.model import (
     METADATA_KINDS,
@@ -39,12 +47,15 @@ from silo_nb.updates.entries import (
     Entry,
     KernelToolEntry,
     MessageEntry,
+    MoreSubagentsEntry,
     NoticeEntry,
     PermissionEntry,
     PlanView,
     QuestionEntry,
     Role,
+    SessionMessageEntry,
     SteerEntry,
+    SubagentEntry,
     TerminalView,
     ToolEntry,
     TranscriptState,
@@ -68,6 +79,8 @@ __all__ = [
     "HANDLED_KINDS",
     "MESSAGE_CHAR_LIMIT",
     "OTHER_OVERFLOW",
+    "SUBAGENTS_SHOWN",
+    "SUBAGENT_DEPTH",
     "Entry",
     "MessageEntry",
     "PermissionEntry",
@@ -88,6 +101,12 @@ _NOTICE_CHARS = 2_000  # of a notice's title and of its description
 SUMMARY_CHAR_LIMIT = 200_000  # characters of a compaction's summary kept; the rest is counted
 UNKNOWN_TEXT_LIMIT = 2_000  # characters of a run of unknown updates' text kept; the rest is counted
 OTHER_OVERFLOW = "…"
+SUBAGENTS_SHOWN = 50  # children (of any depth) shown in full; the rest are counted in one entry
+SUBAGENT_DEPTH = 3  # levels of children shown nested (a child's child is level 2)
+_CHILD_IDS = 10_000  # distinct child ids told apart; beyond, their traffic is counted together
+_CHILD_ID_CHARS = 200  # of a child's session id kept
+_SESSION_MESSAGE_CHARS = 200_000  # of a message between sessions
+MAIN_SESSION = "main agent"  # how a message names the session itself (no child id)
 
 _ROLES: dict[str, Role] = {
     "user_message_chunk": "user",
@@ -121,6 +140,13 @@ class TranscriptBuilder:
         self._compactions: dict[str, int] = {}  # the latest entry of each compaction id
         self._steers: dict[str, int] = {}  # the entry of each steer, by its steerId
         self._plans: dict[str, int] = {}  # the entry of each named plan (plan_update), by its planId
+        self._session_messages: dict[str, int] = {}  # the entry of each session message, by messageId
+        # Subagents: the top builder routes every child's update; nested builders only fold their own.
+        self._root: TranscriptBuilder = self
+        self._nodes: dict[str, _Child] = {}  # every child id seen, with where its entry is shown
+        self._dirty: dict[str, _Child] = {}  # children whose entry must take their transcript's new state
+        self._more: int | None = None  # the index of the MoreSubagentsEntry
+        self._shown_children = 0
         self._parts: list[str] = []  # the last message's text, in chunks not joined yet
         self._parts_len = 0
         self._parts_dirty = False
@@ -129,6 +155,7 @@ class TranscriptBuilder:
         self._log_base = 0  # how many log items were dropped from the front
         for index, entry in enumerate(self._entries):
             self._index(index, entry)
+        self._adopt(self, None)
         last = self._entries[-1] if self._entries else None
         if isinstance(last, MessageEntry):
             self._parts, self._parts_len = [last.text], len(last.text)
@@ -152,6 +179,8 @@ class TranscriptBuilder:
             self._steers.setdefault(entry.steer_id, index)
         elif isinstance(entry, CompactionEntry):
             self._compactions[entry.compaction_id] = index
+        elif isinstance(entry, SessionMessageEntry):
+            self._session_messages.setdefault(entry.message_id, index)
         elif isinstance(entry, PermissionEntry) and not entry.answered:
             if entry.request_id is not None:
                 self._open_by_request.setdefault(entry.request_id, []).append(index)
@@ -159,9 +188,26 @@ class TranscriptBuilder:
 
     # -- reading ---------------------------------------------------------------------------------
 
+    def _adopt(self, owner: TranscriptBuilder, parent: _Child | None) -> None:
+        """Index the children a starting state already shows (``fold(state, update)``), depth first."""
+        depth = parent.depth + 1 if parent is not None else 1
+        for index, entry in enumerate(owner._entries):
+            if isinstance(entry, MoreSubagentsEntry) and owner is self:
+                self._more = index
+            if not isinstance(entry, SubagentEntry) or entry.session_id in self._nodes:
+                continue
+            nested = _Nested(entry.transcript)
+            nested._root = self
+            node = _Child(entry.session_id, nested, owner, index, depth, parent)
+            self._nodes[entry.session_id] = node
+            self._shown_children += 1
+            self._adopt(nested, node)
+
     @property
     def state(self) -> TranscriptState:
         """The transcript now, frozen (the same object until the next change)."""
+        if self._dirty:
+            self._settle_children()
         if self._snapshot is None:
             self._settle()
             self._snapshot = TranscriptState(
@@ -208,6 +254,11 @@ class TranscriptBuilder:
 
     def apply(self, update: AgentSessionUpdate) -> bool:
         """Fold one update in place; True when the transcript changed."""
+        if update.__dict__.get("child_session_id") is not None:
+            changed = self._root._child_update(update)
+            if changed:
+                self._snapshot = None
+            return changed
         handler = _HANDLERS.get(update.kind)
         if handler is None:
             handler = _metadata if update.kind in METADATA_KINDS else _unknown
@@ -425,6 +476,160 @@ class TranscriptBuilder:
             self._set(index, entry)
         return True
 
+    # -- subagents (routed by the top builder) ----------------------------------------------------
+
+    def _child_update(self, update: AgentSessionUpdate) -> bool:
+        """An update sent under a child's session id: into that child's transcript (an announcement of
+        the child's own child makes that one's entry inside it)."""
+        child_id = str(update.child_session_id)[:_CHILD_ID_CHARS]
+        node = self._nodes.get(child_id) or self._child(child_id, None, announced=False)
+        if update.kind == "subagent_update":
+            return self._announce(update, node)
+        builder = node.builder
+        if builder is None:
+            return self._count_more(0, 1)
+        handler = _HANDLERS.get(update.kind)
+        if handler is None:
+            handler = _metadata if update.kind in METADATA_KINDS else _unknown
+        if not handler(builder, update):
+            return False
+        builder._snapshot = None
+        self._touch(node)
+        return True
+
+    def _subagent(self, update: AgentSessionUpdate) -> bool:
+        """A ``subagent_update`` on this session: announce (or update) a child of it."""
+        return self._root._announce(update, None)
+
+    def _announce(self, update: AgentSessionUpdate, parent: _Child | None) -> bool:
+        raw = update.raw
+        child_id = raw.get("sessionId")
+        if not isinstance(child_id, str) or not child_id:
+            return self._unknown(update)  # no child to name: counted, never dropped silently
+        child_id = child_id[:_CHILD_ID_CHARS]
+        node = self._nodes.get(child_id) or self._child(child_id, parent, announced=True)
+        if node.builder is None:
+            return self._count_more(0, 1)
+        entry = node.owner._entries[node.index]
+        assert isinstance(entry, SubagentEntry)
+        patched = _patched(entry, raw)
+        if patched == entry:
+            return False
+        node.owner._set(node.index, patched)
+        node.owner._snapshot = None
+        if node.parent is not None:
+            self._touch(node.parent)
+        return True
+
+    def _child(self, child_id: str, parent: _Child | None, *, announced: bool) -> _Child:
+        """A child seen for the first time: its entry where it first appears (in its parent's transcript,
+        up to :data:`SUBAGENT_DEPTH` levels), or counted when :data:`SUBAGENTS_SHOWN` are shown."""
+        hidden = parent is not None and parent.builder is None
+        if len(self._nodes) >= _CHILD_IDS:  # told apart no more: one node counts them all
+            node = self._nodes.get(OTHER_OVERFLOW)
+            if node is None:
+                node = self._nodes[OTHER_OVERFLOW] = _Child(OTHER_OVERFLOW, None, self, -1, 1, None)
+                self._count_more(1, 0, at_least=True)
+            return node
+        if hidden or self._shown_children >= SUBAGENTS_SHOWN:
+            node = self._nodes[child_id] = _Child(child_id, None, self, -1, 1, parent)
+            self._count_more(1, 0)
+            return node
+        named_parent = parent.session_id if parent is not None else None
+        while parent is not None and parent.depth >= SUBAGENT_DEPTH:
+            parent = parent.parent
+        owner = parent.builder if parent is not None and parent.builder is not None else self
+        nested = _Nested(None)
+        nested._root = self
+        entry = SubagentEntry(child_id, announced=announced, parent_session_id=named_parent)
+        depth = parent.depth + 1 if parent is not None else 1
+        node = _Child(child_id, nested, owner, owner._add(entry), depth, parent)
+        owner._snapshot = None
+        self._nodes[child_id] = node
+        self._shown_children += 1
+        if parent is not None:
+            self._touch(parent)
+        return node
+
+    def _count_more(self, children: int, updates: int, *, at_least: bool = False) -> bool:
+        if self._more is None:
+            self._more = self._add(MoreSubagentsEntry(children, updates, at_least))
+        else:
+            more = self._entries[self._more]
+            assert isinstance(more, MoreSubagentsEntry)
+            counted = MoreSubagentsEntry(
+                more.children + children, more.updates + updates, more.at_least or at_least
+            )
+            self._set(self._more, counted)
+        self._snapshot = None
+        return True
+
+    def _touch(self, node: _Child) -> None:
+        """``node``'s transcript changed: its entry (and its ancestors') takes the new state when the
+        transcript is next read; the top-level entry holding it is what changed for a view."""
+        top = node
+        while True:
+            self._dirty[top.session_id] = top
+            if top.parent is None:
+                break
+            top = top.parent
+        if top.index >= 0 and top.owner is self:
+            self._changed(top.index)
+
+    def _settle_children(self) -> None:
+        """Put each changed child's transcript into its entry, deepest first."""
+        for node in sorted(self._dirty.values(), key=lambda node: -node.depth):
+            if node.builder is None:
+                continue
+            owner = node.owner
+            entry = owner._entries[node.index]
+            assert isinstance(entry, SubagentEntry)
+            owner._entries[node.index] = replace(entry, transcript=node.builder.state)
+            owner._snapshot = None
+        self._dirty.clear()
+
+    def label_of(self, session_id: Any) -> str | None:
+        """How a session is named in a message between sessions: a child's label, else the session
+        itself (the only other session on its connection)."""
+        if not isinstance(session_id, str) or not session_id:
+            return None
+        node = self._root._nodes.get(session_id[:_CHILD_ID_CHARS])
+        if node is None:
+            return MAIN_SESSION
+        if node.builder is None:
+            return f"child {session_id[:40]}"
+        entry = node.owner._entries[node.index]
+        return entry.label if isinstance(entry, SubagentEntry) else session_id[:40]
+
+    def _session_message(self, update: AgentSessionUpdate) -> bool:
+        """A message between sessions, upserted by ``messageId``: participants replace (omitted keep,
+        null clears), a non-empty content replaces the text, a chunk appends one block."""
+        raw = update.raw
+        message_id = raw.get("messageId")
+        if not isinstance(message_id, str) or not message_id:
+            return self._unknown(update)
+        index = self._session_messages.get(message_id)
+        existing = self._entries[index] if index is not None else SessionMessageEntry(message_id)
+        assert isinstance(existing, SessionMessageEntry)
+        entry = existing
+        if update.kind == "session_message_chunk":
+            entry = _with_blocks(entry, [raw.get("content")], append=True)
+        else:
+            if "senderSessionId" in raw:
+                entry = replace(entry, sender=self.label_of(raw.get("senderSessionId")))
+            if "recipientSessionId" in raw:
+                entry = replace(entry, recipient=self.label_of(raw.get("recipientSessionId")))
+            content = raw.get("content")
+            if "content" in raw and (content is None or isinstance(content, list)):
+                entry = _with_blocks(entry, content or [], append=False)
+        if index is None:
+            self._session_messages[message_id] = self._add(entry)
+        elif entry != existing:
+            self._set(index, entry)
+        else:
+            return False
+        return True
+
     def _usage_update(self, update: AgentSessionUpdate) -> bool:
         if update.usage in (None, self._usage):
             return False
@@ -589,6 +794,9 @@ _HANDLERS: dict[str, _Handler] = {
     "notice": TranscriptBuilder._notice,
     "compaction_update": TranscriptBuilder._compaction,
     "compaction_summary_chunk": TranscriptBuilder._compaction,
+    "subagent_update": TranscriptBuilder._subagent,
+    "session_message": TranscriptBuilder._session_message,
+    "session_message_chunk": TranscriptBuilder._session_message,
     "session_info_update": TranscriptBuilder._info,
     "permission_request": TranscriptBuilder._permission,
     "permission_decision": TranscriptBuilder._permission,
@@ -655,9 +863,10 @@ def fold_all(updates: Iterable[AgentSessionUpdate], state: TranscriptState | Non
     handlers, apply, changed = _HANDLERS, builder.apply, False
     with gc_paused(promote=isinstance(updates, Sized) and len(updates) >= 10_000):
         for update in updates:  # apply's dispatch written out; nobody asks a fold's builder for changes
-            handler = handlers.get(update.__dict__["kind"])
+            fields = update.__dict__
+            handler = handlers.get(fields["kind"]) if fields.get("child_session_id") is None else None
             if handler is None:
-                apply(update)  # metadata or unknown: it keeps its own account of changes
+                apply(update)  # a child's, metadata or unknown: it keeps its own account of changes
             elif handler(builder, update):
                 changed = True
     if changed:
@@ -670,3 +879,77 @@ class _Folding(TranscriptBuilder):
 
     def _changed(self, index: int) -> None:
         pass
+
+
+class _Nested(TranscriptBuilder):
+    """A child's transcript inside its parent's: folded by the top builder, which keeps the change log."""
+
+    def _changed(self, index: int) -> None:
+        pass
+
+    def _adopt(self, owner: TranscriptBuilder, parent: _Child | None) -> None:
+        pass  # the top builder indexes every level's children
+
+
+@dataclass(slots=True, eq=False)
+class _Child:
+    """One child session as the top builder routes to it: its builder (None: counted, not shown), the
+    builder whose entries show it and where, its depth (1: a child of this session) and its parent."""
+
+    session_id: str
+    builder: TranscriptBuilder | None
+    owner: TranscriptBuilder
+    index: int
+    depth: int
+    parent: _Child | None
+
+
+def _field(raw: dict[str, Any], key: str, old: Any) -> Any:
+    """A patch field of ``subagent_update``: omitted keeps ``old``, null clears, a string replaces."""
+    if key not in raw:
+        return old
+    value = raw[key]
+    return value[:_NOTICE_CHARS] if isinstance(value, str) else None if value is None else old
+
+
+def _patched(entry: SubagentEntry, raw: dict[str, Any]) -> SubagentEntry:
+    """``entry`` after one ``subagent_update`` (omitted fields unchanged, ``null`` clears them)."""
+    state, stop_reason, cancel = entry.state, entry.stop_reason, entry.cancel
+    if "state" in raw:
+        value = raw["state"]
+        word = value.get("state") if isinstance(value, dict) else None
+        if value is None or isinstance(word, str):
+            state = word[:80] if isinstance(word, str) else None
+            reason = value.get("stopReason") if isinstance(value, dict) else None
+            stop_reason = reason[:80] if isinstance(reason, str) else None
+    if "capabilities" in raw:
+        caps = raw["capabilities"]
+        cancel = isinstance(caps, dict) and isinstance(caps.get("cancel"), dict)
+    return replace(
+        entry,
+        title=_field(raw, "title", entry.title),
+        description=_field(raw, "description", entry.description),
+        cwd=_field(raw, "cwd", entry.cwd),
+        state=state,
+        stop_reason=stop_reason,
+        cancel=cancel,
+        announced=True,
+    )
+
+
+def _with_blocks(entry: SessionMessageEntry, blocks: list[Any], *, append: bool) -> SessionMessageEntry:
+    """``entry`` with ``blocks``' text appended (or in place of its text), bounded."""
+    texts: list[str] = [entry.text] if append else []
+    non_text: list[str] = list(entry.non_text) if append else []
+    for block in blocks:
+        if not isinstance(block, dict):
+            continue
+        kind = block.get("type")
+        if kind == "text" and isinstance(block.get("text"), str):
+            texts.append(block["text"])
+        elif isinstance(kind, str):
+            non_text.append(kind[:40])
+    text = "".join(texts)
+    kept = text[:_SESSION_MESSAGE_CHARS]
+    dropped = (entry.dropped if append else 0) + len(text) - len(kept)
+    return replace(entry, text=kept, non_text=tuple(non_text[:100]), dropped=dropped)

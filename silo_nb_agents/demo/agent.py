@@ -119,10 +119,15 @@ class DemoAgent:
 
     def _handle_notification(self, method: str, params: Any) -> None:
         if method == "session/cancel" and isinstance(params, dict):
-            session = self.sessions.get(str(params.get("sessionId")))
+            session_id = str(params.get("sessionId"))
+            session = self.sessions.get(session_id)
             if session is not None:
                 for turn in session.turns:
                     turn.cancelled.set()
+            for parent in self.sessions.values():  # a subagent's id stops the child, not its parent
+                child = parent.children.get(session_id)
+                if child is not None:
+                    child.set()
         # Every other notification (including $/cancel_request and extensions) is ignored.
 
     # ----------------------------------------------------------------- sessions

@@ -1,6 +1,7 @@
 """What the demo agent asks of the client, when the client offers it (its ``initialize`` capabilities):
 files (``fs/read_text_file``, ``fs/write_text_file``), a terminal (``terminal/*``) and a question
-(``elicitation/create`` in form mode).
+(``elicitation/create`` in form mode); whether it shows subagents (``subagents``, ACP v1.25 unstable: only
+then does the demo agent send ``subagent_update`` and a child's traffic).
 
 - Without the capability the demo agent does the work itself (reads and writes ``notes.md`` directly) or
   says it cannot (no terminal, no question): what a real agent does with a client that offers less.
@@ -40,6 +41,7 @@ class ClientTools:
     questions: bool = False
     notices: bool = False  # ACP v1.25 session.notices: a notice instead of a bold line in the reply
     compaction: bool = False  # ACP v1.25 session.compaction: compaction_* updates instead of a message
+    subagents: bool = False
 
     @classmethod
     def from_capabilities(cls, capabilities: Any) -> ClientTools:
@@ -54,6 +56,7 @@ class ClientTools:
             questions=_enabled(asks.get("form")),
             notices=_enabled(session.get("notices")),
             compaction=_enabled(session.get("compaction")),
+            subagents=isinstance(caps.get("subagents"), dict),
         )
 
     @staticmethod

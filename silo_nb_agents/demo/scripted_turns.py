@@ -6,7 +6,7 @@
   slash commands ``/title``, ``/explain``, ``/plan``, ``/clear`` and ``/compact`` (methods
   ``command_<name>``; ``/compact`` sends a notice and a context compaction, ACP v1.25); with a
   client that offers them, ``run the tests``/``terminal`` (a client terminal) and ``risky`` (a question),
-  client_scripts.py.
+  client_scripts.py; ``subagent`` (a child session that looks around and reports, subagent.py).
 - ``edit`` goes through the client's ``fs/*`` when offered, else really appends to ``notes.md`` in the
   session's cwd itself, once allowed (notes.py); ``look into NAME`` uses the notebook's MCP server
   (notebook_steps.py).
@@ -34,6 +34,7 @@ from silo_nb_agents.demo.prompt_blocks_text import read_prompt
 from silo_nb_agents.demo.replies import reply_markdown
 from silo_nb_agents.demo.rpc_endpoint import INTERNAL_ERROR, JsonObject, RpcError
 from silo_nb_agents.demo.session_store import MODELS, MODES, Session, Turn
+from silo_nb_agents.demo.subagent import run_subagent
 
 CONTEXT_WINDOW: Final = 200_000
 SLOW_CHUNKS: Final = 40
@@ -216,6 +217,8 @@ class TurnScript:
             await run_command(self)
         if has_keyword(self.lowered, "risky"):
             await risky_step(self)
+        if has_keyword(self.lowered, "subagent"):
+            await run_subagent(self)
         if has_keyword(self.lowered, "edit") or has_keyword(self.lowered, "tool"):
             await self.edit_notes()
         if (name := looked_into(self.text)) is not None:
@@ -354,9 +357,14 @@ class TurnScript:
             "content": [content],
         }
 
-    async def permission(self, tool_call: JsonObject) -> bool:
-        """Ask the client; True when it picked an allow option, TurnCancelled when the turn was cancelled."""
-        request = {"sessionId": self.session.session_id, "toolCall": tool_call, "options": PERMISSION_OPTIONS}
+    async def permission(self, tool_call: JsonObject, *, session_id: str | None = None) -> bool:
+        """Ask the client; True when it picked an allow option, TurnCancelled when the turn was cancelled.
+        ``session_id``: a subagent's, asking under its own id."""
+        request = {
+            "sessionId": session_id or self.session.session_id,
+            "toolCall": tool_call,
+            "options": PERMISSION_OPTIONS,
+        }
         answer = await self.peer.request("session/request_permission", request)
         waiter = asyncio.ensure_future(self.turn.cancelled.wait())
         either: list[asyncio.Future[Any]] = [answer, waiter]

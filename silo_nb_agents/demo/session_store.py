@@ -70,6 +70,8 @@ class Session:
         self.lock = asyncio.Lock()
         # The MCP servers the client offered (session/new, load, resume): not stored, offered again.
         self.mcp_servers: list[JsonObject] = []
+        # The subagents of its turns (``subagent.py``): a child's session id -> its Stop (session/cancel).
+        self.children: dict[str, asyncio.Event] = {}
 
     def next_id(self, prefix: str) -> str:
         self.seq += 1

@@ -6,6 +6,10 @@
 answer; then it answers ``{"stopReason": "end_turn"}`` (or the stop reason ``turn`` returned, or the
 whole answer when it returned a dict).
 
+``peer.update(dict, session_id=CHILD)`` and ``peer.ask_permission(params, session_id=CHILD)`` send under
+another session id (a subagent's traffic, ACP v1.25); ``peer.client_capabilities`` is what ``initialize``
+was sent, and ``peer.notifications`` every notification the client sent (``session/cancel``…).
+
 ``methods`` adds or replaces request handlers: ``await handler(peer, params)`` returns the result, or
 ``NEVER`` to leave the request unanswered, or raises ``AcpRpcError`` to answer with that error.
 ``agent_capabilities`` and ``new_result`` extend what ``initialize`` and ``session/new`` answer;
@@ -34,23 +38,28 @@ class Peer:
         self._ids = itertools.count(1000)
         self._waiting: dict[int, anyio.Event] = {}
         self._answers: dict[int, Any] = {}
+        self.client_capabilities: dict[str, Any] = {}
+        self.notifications: list[dict[str, Any]] = []
 
     async def write(self, message: dict[str, Any]) -> None:
         await self._send.send((json.dumps({"jsonrpc": "2.0", **message}) + "\n").encode())
 
-    async def update(self, update: dict[str, Any]) -> None:
-        await self.write(
-            {"method": "session/update", "params": {"sessionId": self.session_id, "update": update}}
-        )
+    async def update(self, update: dict[str, Any], *, session_id: str | None = None) -> None:
+        sent_for = session_id or self.session_id
+        await self.write({"method": "session/update", "params": {"sessionId": sent_for, "update": update}})
 
-    async def ask_permission(self, params: dict[str, Any]) -> Any:
+    async def ask_permission(self, params: dict[str, Any], *, session_id: str | None = None) -> Any:
+        return await self.ask("session/request_permission", params, session_id=session_id)
+
+    async def ask(self, method: str, params: dict[str, Any], *, session_id: str | None = None) -> Any:
+        """Send the request ``method`` (under ``session_id``, else this session's) and return its result."""
         request_id = next(self._ids)
         self._waiting[request_id] = anyio.Event()
         await self.write(
             {
                 "id": request_id,
-                "method": "session/request_permission",
-                "params": {"sessionId": self.session_id, **params},
+                "method": method,
+                "params": {"sessionId": session_id or self.session_id, **params},
             }
         )
         await self._waiting[request_id].wait()
@@ -113,9 +122,14 @@ def scripted_agent(
                     method = message.get("method")
                     if method is None:
                         peer.answered(message)
+                    elif "id" not in message:  # a notification: kept, and handled if asked
+                        peer.notifications.append(message)
+                        if method in handlers:
+                            tg.start_soon(handlers[method], peer, message.get("params") or {})
                     elif method in handlers:
                         tg.start_soon(custom, message)
                     elif method == "initialize":
+                        peer.client_capabilities = message.get("params", {}).get("clientCapabilities", {})
                         result = {
                             "protocolVersion": 1,
                             "agentCapabilities": agent_capabilities or {},

@@ -91,10 +91,16 @@ def without_custom_categories(value: Any) -> Any:
 # Client capabilities of ACP schema v1.25 (issue 31) that acp 0.12.1's models predate: dropped before the
 # check (``test_the_sdk_still_lacks_the_v125_capabilities`` notices when the SDK models them).
 V125_SESSION_CAPABILITIES = ("notices", "compaction")
+# Top-level client capabilities of the v1.25 unstable schema (subagents, issue 31 part 2), likewise.
+V125_CLIENT_CAPABILITIES = ("subagents",)
 
 
 def without_v125_capabilities(value: Any) -> Any:
-    """``initialize`` params without the v1.25 session capabilities the pinned SDK does not know."""
+    """``initialize`` params without the v1.25 capabilities the pinned SDK does not know."""
+    caps = value.get("clientCapabilities") if isinstance(value, dict) else None
+    if isinstance(caps, dict) and set(caps) & set(V125_CLIENT_CAPABILITIES):
+        caps = {key: item for key, item in caps.items() if key not in V125_CLIENT_CAPABILITIES}
+        value = {**value, "clientCapabilities": caps}
     session = value.get("clientCapabilities", {}).get("session") if isinstance(value, dict) else None
     if not isinstance(session, dict) or not set(session) & set(V125_SESSION_CAPABILITIES):
         return value
@@ -205,6 +211,7 @@ def test_the_sdk_still_lacks_the_v125_capabilities() -> None:
         schema.ClientSessionCapabilities.model_fields if hasattr(schema, "ClientSessionCapabilities") else {}
     )
     assert not set(V125_SESSION_CAPABILITIES) & set(fields)
+    assert not set(V125_CLIENT_CAPABILITIES) & set(schema.ClientCapabilities.model_fields)
 
 
 def _edit_turn() -> list[Line]:

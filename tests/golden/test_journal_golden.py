@@ -33,6 +33,11 @@ async def test_the_same_wire_lines_give_the_same_journal_values() -> None:
     expected = read_journal_file(EXPECTED)
     # silo_nb's turn_end line (issue 9) came after the fixture was recorded: a documented addition.
     journal = [line for line in await journal_for(wire) if '"kind":"turn_end"' not in line]
+    # Another session's update was dropped then; it is kept now as a subagent's, marked with its id (issue
+    # 31: a child session's traffic comes under its own id): the documented third addition.
+    (child,) = [json.loads(line) for line in journal if '"childSessionId"' in line]
+    assert child["childSessionId"] == "other" and child["text"] == "for another session"
+    journal = [line for line in journal if '"childSessionId"' not in line]
     assert len(journal) == len(expected) == len(wire) - 4  # another session's, two skipped, one with no kind
     for number, (got, want) in enumerate(zip(values(journal), values(expected), strict=True), 1):
         # The prompt line's raw.cwd (issue 35: paths shown relative to it) is a documented addition too.

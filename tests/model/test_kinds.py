@@ -24,7 +24,15 @@ from silo_nb.updates.parse import MessageIdSynthesizer, parse_update
 from silo_nb.updates.transcript import HANDLED_KINDS, TranscriptBuilder
 
 # Kinds of ACP schema v1.25 (the official SDK 2.4.0, issue 31) that the pinned Python SDK 0.12.1 predates.
-V125_KINDS = {"notice", "compaction_update", "compaction_summary_chunk"}
+# subagent_update and session_message(_chunk) are of its unstable schema (issue 31 part 2, subagents).
+V125_KINDS = {
+    "notice",
+    "compaction_update",
+    "compaction_summary_chunk",
+    "subagent_update",
+    "session_message",
+    "session_message_chunk",
+}
 
 
 def sdk_session_update_kinds() -> set[str]:
@@ -64,6 +72,7 @@ def test_each_shown_kind_makes_an_entry_and_each_other_kind_none(name: str) -> N
         "plan": {"type": "markdown", "planId": "p1", "content": "x"},
         "synthesized": True,
     }
+    raw |= {"sessionId": "child-1", "messageId": "m1"}  # a subagent_update's child, a session message's id
     update = AgentSessionUpdate(
         kind=name,
         text="hi" if name in TEXT_KINDS else None,

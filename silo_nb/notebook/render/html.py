@@ -52,7 +52,12 @@ def entry_html(entry: Entry) -> str:
     hit = _cache.get(key)
     if hit is not None and hit[0] is entry:
         return hit[1]
-    rendered = card_for(entry).html(entry)
+    card = card_for(entry)
+    nested = card.nested
+    if nested is None:
+        rendered = card.html(entry)
+    else:  # a card around entries of its own: each drawn by its card (and cached) first
+        rendered = nested.html(entry, "".join(map(entry_html, nested.entries(entry))))
     _cache.put(key, (entry, rendered))
     return rendered
 

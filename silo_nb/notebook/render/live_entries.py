@@ -18,5 +18,11 @@ __all__ = ["LIVE_ENTRY_CHARS", "LIVE_MESSAGE_CHARS", "TAIL_CHARS", "live_entry_h
 
 
 def live_entry_html(entry: Entry, *, whole: bool = False) -> tuple[str, bool]:
-    """``(html, cut)``: one entry as a live view shows it. ``whole``: no cut (the "Show all" view)."""
-    return card_for(entry).live_html(entry, whole, entry_html)
+    """``(html, cut)``: one entry as a live view shows it. ``whole``: no cut (the "Show all" view). A card
+    around entries of its own (a subagent's) shows them live too: a child's reply streams as its parent's."""
+    card = card_for(entry)
+    nested = card.nested
+    if nested is None:
+        return card.live_html(entry, whole, entry_html)
+    drawn = [live_entry_html(inner, whole=whole) for inner in nested.entries(entry)]
+    return nested.html(entry, "".join(html for html, _ in drawn)), any(cut for _, cut in drawn)

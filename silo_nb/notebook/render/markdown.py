@@ -19,12 +19,14 @@ from silo_nb.notebook.render.md_html import too_costly
 from silo_nb.notebook.render.md_inert import inert_markdown, is_inert, md_escape, md_fence
 from silo_nb.notebook.render.text import transcript_text
 from silo_nb.updates import (
+    Entry,
     MessageEntry,
+    SubagentEntry,
     ToolEntry,
     TranscriptState,
 )
 
-__all__ = ["inert_markdown", "md_header", "transcript_markdown"]
+__all__ = ["entry_markdown", "inert_markdown", "md_header", "transcript_markdown"]
 
 log = logging.getLogger("silo_nb.notebook.render")
 
@@ -57,7 +59,7 @@ def transcript_markdown(
         label=label,
         header=_md_header_line,
         heading=lambda text: f"**{md_escape(text)}**",
-        entry=lambda entry: [md] if (md := card_for(entry).markdown(entry)).strip() else [],
+        entry=lambda entry: [md] if (md := entry_markdown(entry)).strip() else [],
         footer=lambda pieces: "_" + " · ".join(map(md_escape, pieces)) + "_",
     )
     result = "\n\n".join(parts) + "\n"
@@ -69,6 +71,16 @@ def transcript_markdown(
     return result
 
 
+def entry_markdown(entry: Entry) -> str:
+    """One entry's Markdown, by its card (a card around entries of its own gets them drawn first)."""
+    card = card_for(entry)
+    nested = card.nested
+    if nested is None:
+        return card.markdown(entry)
+    drawn = [md for inner in nested.entries(entry) if (md := entry_markdown(inner)).strip()]
+    return nested.markdown(entry, drawn)
+
+
 TRANSCRIPT_MARKDOWN_LIMIT = 150_000  # characters of agent and tool text in one transcript
 TRANSCRIPT_MARKDOWN_ENTRIES = 1_000  # entries: markdown-it needs ~0.3 s per 1,000 list items
 
@@ -76,7 +88,9 @@ TRANSCRIPT_MARKDOWN_ENTRIES = 1_000  # entries: markdown-it needs ~0.3 s per 1,0
 def _text_size(state: TranscriptState) -> int:
     size = 0
     for entry in state.entries:
-        if isinstance(entry, MessageEntry):
+        if isinstance(entry, SubagentEntry) and entry.transcript is not None:
+            size += _text_size(entry.transcript) + 200 * len(entry.entries)
+        elif isinstance(entry, MessageEntry):
             size += len(entry.text)
         elif isinstance(entry, ToolEntry):
             for item in entry.content:

@@ -11,10 +11,11 @@ from silo_nb.memo import LruCache
 from silo_nb.notebook.render import labels
 from silo_nb.notebook.render.cards import card_for
 from silo_nb.updates import (
+    Entry,
     TranscriptState,
 )
 
-__all__ = ["text_header", "transcript_text"]
+__all__ = ["entry_text", "text_header", "transcript_text"]
 
 
 def text_header(state: TranscriptState, label: str) -> str:
@@ -40,12 +41,21 @@ def transcript_text(
         label=label,
         header=lambda name, status: f"{name} · {status}",
         heading=lambda text: f"== {text} ==",
-        entry=lambda entry: card_for(entry).text(entry),
+        entry=entry_text,
         footer=lambda pieces: "-- " + " · ".join(pieces),
     )
     text = "\n".join(lines)
     _last.put(0, (state, key, text))
     return text
+
+
+def entry_text(entry: Entry) -> list[str]:
+    """One entry's lines, by its card (a card around entries of its own gets them drawn first)."""
+    card = card_for(entry)
+    nested = card.nested
+    if nested is None:
+        return card.text(entry)
+    return nested.text(entry, [line for inner in nested.entries(entry) for line in entry_text(inner)])
 
 
 _last: LruCache[int, tuple[TranscriptState, tuple[str | None, str | None, str | None], str]] = LruCache(

@@ -96,7 +96,9 @@ class PermissionRow(ipw.HBox):  # type: ignore[misc]  # ipywidgets is untyped
         # One Layout and one style for every button, and for the row's three texts: each is a widget of
         # its own (a comm the front end opens), so sharing them sends 4 such widgets instead of 2 a piece.
         button_layout, button_look = ipw.Layout(width="auto"), ipw.ButtonStyle()
-        self.title_html: Any = ipw.HTML(value=f"<b>Permission:</b> {esc(request.title)}")
+        # A subagent's request says which child asks (ACP v1.25: its title, else its session id).
+        asker = f"<b>{esc(request.child_title)}</b> asks — " if request.child_title else ""
+        self.title_html: Any = ipw.HTML(value=f"{asker}<b>Permission:</b> {esc(request.title)}")
         text_layout, text_look = self.title_html.layout, self.title_html.style
         self.buttons: dict[str, Any] = {}
         for option in request.options[:MAX_OPTION_BUTTONS]:

@@ -85,7 +85,8 @@ class QuestionForm(ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
         self._reported = False
         self.fields, total = read_fields(request.requested_schema) if request.mode == "form" else ((), 0)
         self.controls: dict[str, Any] = {}
-        rows: list[Any] = [ipw.HTML(value=f"<b>? Question:</b> {esc(request.message)}")]
+        asker = f"<b>{esc(request.child_title)}</b> asks — " if request.child_title else ""
+        rows: list[Any] = [ipw.HTML(value=f"{asker}<b>? Question:</b> {esc(request.message)}")]
         for field in self.fields[:SHOWN_FIELDS]:
             if not field.answerable:
                 continue

@@ -19,6 +19,9 @@
 - With ``on_steer`` (an agent that takes input mid-turn), a text box and Send sit under the transcript
   while the turn runs; Send (:meth:`steer`) hands the text to ``on_steer`` — typically a task running
   ``handle.steer`` — and the text reaches the transcript as a journaled update, like everything else.
+- A subagent that offers ``cancel`` (ACP v1.25) gets a Stop of its own while it works ("Stop <title>",
+  :meth:`stop_child`), which calls ``on_stop_child(child_session_id)`` — typically ``handle.cancel_child``;
+  the parent's turn goes on. The buttons follow the transcript's subagent entries at each render.
 - :meth:`close_all` closes every widget of the turn (the static bundle replaces it in the notebook).
 """
 
@@ -68,6 +71,7 @@ class TurnView(ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
         transcript: LiveTranscript | None = None,
         on_stop: Callable[[], None] | None = None,
         on_steer: Callable[[str], Awaitable[object]] | None = None,
+        on_stop_child: Callable[[str], object] | None = None,
         throttle: float = 0.1,
     ) -> None:
         self.label = label
@@ -75,6 +79,10 @@ class TurnView(ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
         self._on_stop = on_stop
         self._on_steer = on_steer
         self._steers = TaskSet()  # input on its way (referenced until the agent answers)
+        self._on_stop_child = on_stop_child
+        self._child_buttons: dict[str, Any] = {}  # a Stop per subagent that offers cancel, by session id
+        self._children_stopped: set[str] = set()
+        self._stops_for: tuple[TranscriptState, bool] | None = None  # what the child Stops were made from
         self._started = time.monotonic()
         self._ended: float | None = None
         self._stop_requested = False
@@ -110,8 +118,9 @@ class TurnView(ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
         self._cursor = self.transcript.change_cursor
         self.body.render(self.transcript.state, None)
         self.permissions: Any = ipw.VBox(children=[])
+        self.child_stops: Any = ipw.HBox(children=[], layout=ipw.Layout(flex_flow="row wrap"))
         self.controls: Any = ipw.HBox(
-            children=[self.show_all_button, self.badge, self.stop_button],
+            children=[self.child_stops, self.show_all_button, self.badge, self.stop_button],
             layout=ipw.Layout(align_items="center", justify_content="flex-end"),
         )
         # Input to the running turn, for an agent that takes it (``handle.steer``); gone when the turn ends.
@@ -176,6 +185,7 @@ class TurnView(ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
         self._ticker.stop()
         self.stop_button.disabled = True
         self.steer_row.layout.display = "none"
+        self._refresh_child_stops()
         self._throttle.cancel()
         if self.replaced_at_end:
             self._render_header()
@@ -253,6 +263,58 @@ class TurnView(ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
         if not self._closed:
             self.steer_note.value = f'<span style="{styles.ERROR_TEXT}">✗ {html.escape(message)}</span>'
 
+    @property
+    def child_stop_buttons(self) -> dict[str, Any]:
+        """The Stop button of each subagent shown (by its session id); hidden ones included."""
+        return dict(self._child_buttons)
+
+    def stop_child(self, child_session_id: str) -> bool:
+        """A subagent's Stop button's twin: ``on_stop_child`` once for that child (True if this call did)."""
+        button = self._child_buttons.get(child_session_id)
+        if (
+            button is None
+            or child_session_id in self._children_stopped
+            or not self.running
+            or self._on_stop_child is None
+        ):
+            return False
+        self._children_stopped.add(child_session_id)
+        button.disabled = True
+        button.description = f"Stopping {button.tooltip.removeprefix('Stop the subagent ')}…"
+        try:
+            self._on_stop_child(child_session_id)
+        except Exception:
+            log.exception("the turn's on_stop_child callback raised")
+        return True
+
+    def _refresh_child_stops(self) -> None:
+        """One Stop per subagent that offers cancel and has not gone idle, while the turn runs."""
+        state, running = self.transcript.state, self.running
+        last = self._stops_for
+        if self._on_stop_child is None or (last is not None and last[0] is state and last[1] == running):
+            return  # nothing changed since the last look (a long turn's render walks no entries twice)
+        self._stops_for = (state, running)
+        wanted = {
+            child.session_id: child.label
+            for child in state.subagents
+            if child.cancel and child.state not in ("idle",) and running
+        }
+        for session_id, label in wanted.items():
+            if session_id not in self._child_buttons:
+                button = ipw.Button(
+                    description=f"Stop {label[:40]}",
+                    icon="stop",
+                    tooltip=f"Stop the subagent {label[:80]}",
+                    layout=ipw.Layout(width="auto"),
+                )
+                button.on_click(lambda _button, child=session_id: self.stop_child(child))
+                self._child_buttons[session_id] = button
+                self.child_stops.children = (*self.child_stops.children, button)
+        for session_id, button in self._child_buttons.items():
+            display = "" if session_id in wanted else "none"
+            if button.layout.display != display:
+                button.layout.display = display
+
     def show_all(self) -> None:
         """The "Show all" button's twin: long replies and tool output whole from now on."""
         self.body.show_all()
@@ -308,6 +370,7 @@ class TurnView(ipw.VBox):  # type: ignore[misc]  # ipywidgets is untyped
         display = "" if self.body.cut and self.running else "none"
         if self.show_all_button.layout.display != display:
             self.show_all_button.layout.display = display
+        self._refresh_child_stops()
         self._render_header()
         if not done:
             self._throttle.poke()  # the rest at the next tick, within the budgets

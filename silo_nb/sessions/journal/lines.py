@@ -1,8 +1,8 @@
 """An ``AgentSessionUpdate`` as a journal line's JSON value and back (camelCase, absent fields omitted).
 
 - The journal's own part is the envelope (``kind``, ``text``, ``content``, ``messageId``, ``timestamp``,
-  ``toolCall``, ``plan``, ``usage``, ``raw``); the fields inside are read by the one lenient field parser
-  (``parse/fields.py``), the wire parser's too.
+  ``toolCall``, ``plan``, ``usage``, ``raw``, and ``childSessionId`` on a subagent's traffic); the fields
+  inside are read by the one lenient field parser (``parse/fields.py``), the wire parser's too.
 - :func:`update_json` is ``update.model_dump(mode="json", by_alias=True, exclude_none=True)`` written out
   by hand for these few models: a tenth of the cost, and the wire dict kept as ``raw`` is put in as it is
   (orjson serializes it in C). ``tests/sessions/test_journal_json.py`` checks it against pydantic's dump.
@@ -123,6 +123,8 @@ def update_json(update: AgentSessionUpdate) -> dict[str, Any]:
     if (usage := fields["usage"]) is not None:
         out["usage"] = _usage_json(usage)
     out["raw"] = fields["raw"]
+    if (child := fields["child_session_id"]) is not None:
+        out["childSessionId"] = child
     return out
 
 
@@ -173,8 +175,10 @@ def journal_line_to_update(value: Any) -> AgentSessionUpdate | None:
     elif content is not None:
         content = content_block(content)
     if len(value) == 5 and text is not None and content is not None and message_id is not None and raw:
-        timestamp = tool_call = plan = usage = None  # the five keys of a chunk's line, and no other
+        timestamp = tool_call = plan = usage = child = None  # the five keys of a chunk's line, and no other
     else:
+        child = get("childSessionId")
+        child = child if isinstance(child, str) and child else None
         timestamp, tool_call, plan, usage = get("timestamp"), get("toolCall"), get("plan"), get("usage")
         timestamp = timestamp if isinstance(timestamp, str) else None
         tool_call = None if tool_call is None else read_tool_call(tool_call)
@@ -191,5 +195,6 @@ def journal_line_to_update(value: Any) -> AgentSessionUpdate | None:
             "plan": plan,
             "usage": usage,
             "raw": raw if type(raw) is dict else dict(raw) if is_map(raw) else {},
+            "child_session_id": child,
         }
     )

@@ -46,7 +46,8 @@ def last_title(lines: Iterable[str]) -> str | None:
         if '"session_info_update"' not in line:
             continue
         for update in parse_lines([line]):
-            found = session_title(update) or found
+            if update.child_session_id is None:  # a subagent's title is its own
+                found = session_title(update) or found
     return found
 
 

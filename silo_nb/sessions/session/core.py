@@ -41,6 +41,7 @@ from silo_nb.sessions.session.journal_slot import JournalSlot
 from silo_nb.sessions.session.permission_desk import PermissionDesk
 from silo_nb.sessions.session.question_desk import QuestionDesk
 from silo_nb.sessions.session.stop_control import StopControl
+from silo_nb.sessions.session.subagents import Subagents
 from silo_nb.sessions.session.terminals import TerminalHost
 from silo_nb.sessions.session.turn_tracker import TurnTracker
 from silo_nb.sessions.session.wiring import SessionWiring
@@ -87,6 +88,7 @@ class SessionCore:
         self.opening: list[AgentSessionUpdate] = []  # before the first prompt (see the module docstring)
         self.title: str | None = None
         self.synth = MessageIdSynthesizer()
+        self.subagents = Subagents()  # the child sessions the agent announced (ACP v1.25)
         self.wiring = SessionWiring(profile.display_label)
         self.journal = JournalSlot(journals, lambda: self.label)
         self.journal.on_problem = lambda problem: registry.patch(self.id, journal_problem=problem)

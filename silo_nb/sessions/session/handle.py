@@ -298,6 +298,24 @@ class AgentSessionHandle:
         core.questions.cancel_all()
         core.stop.requested()
 
+    def cancel_child(self, child_session_id: str) -> bool:
+        """Stop one subagent's current work (ACP v1.25): ``session/cancel`` with the child's session id,
+        only for a child the agent announced with ``capabilities.cancel``; its pending permissions and
+        questions are answered ``cancelled``. True if it was sent; the parent's turn goes on."""
+        core = self._core
+        connection = core.wiring.connection
+        child = core.subagents.get(child_session_id)
+        if child is None or not child.cancel or connection is None or not connection.is_open:
+            return False
+        connection.rpc.notify("session/cancel", {"sessionId": child.session_id})
+        for request in core.permissions.pending:
+            if request.child_session_id == child.session_id:
+                request.respond("")  # an id no option has: answered cancelled
+        for question in core.questions.pending:
+            if question.child_session_id == child.session_id:
+                question.cancel()
+        return True
+
     @property
     def can_steer(self) -> bool:
         """The agent takes input during a turn (``_session/steering``; its ``initialize`` ``_meta``)."""

@@ -4,9 +4,13 @@
   side effects (commands, config options, title: only the kinds the table marks, ``kinds.py``) →
   *record* (journal + ``on_transcript``; before a new session's first prompt also its opening,
   ``core.keep_opening``) → turn tracking → ``on_update`` listeners. Once the session is
-  set up, updates for another session id are dropped with a warning (during setup they are the load's
-  replay).
-- ``session/request_permission``: served by the session's ``PermissionDesk``.
+  set up, an update for another session id is a subagent's (ACP v1.25: its child sessions' traffic comes
+  on the parent's connection): the same path with ``child_session_id`` set, its chunks' ids from the
+  child's own synthesizer, and no side effects on this session (a child's title or commands are not its
+  parent's); a ``subagent_update`` tells ``core.subagents`` who the child is. An id never announced is
+  kept all the same (shown as an unannounced child). During setup they are the load's replay.
+- ``session/request_permission``: served by the session's ``PermissionDesk``; a child's (its session id
+  announced, or seen in updates) goes to the same listeners and buttons, saying which child asks.
 - The connection going away: pending permissions are cancelled and an open agent turn fails.
 - Hot (tens of thousands of updates a second): the parts it feeds are looked up once, at construction.
 """
@@ -29,6 +33,7 @@ from silo_nb.sessions.session.config_options import ConfigOptions
 from silo_nb.sessions.session.journal_slot import JournalSlot
 from silo_nb.sessions.session.permission_desk import PermissionDesk
 from silo_nb.sessions.session.question_desk import QuestionDesk
+from silo_nb.sessions.session.subagents import Subagents
 from silo_nb.sessions.session.terminals import TerminalHost
 from silo_nb.sessions.session.turn_tracker import TurnTracker
 from silo_nb.sessions.session.wiring import SessionWiring
@@ -66,6 +71,7 @@ class InboundSession(Protocol):
     questions: QuestionDesk
     files: ClientFiles
     terminals: TerminalHost
+    subagents: Subagents
     transcript_listeners: ListenerSet[[AgentSessionUpdate]]
     update_listeners: ListenerSet[[AgentSessionUpdate]]
     command_listeners: ListenerSet[[]]
@@ -87,6 +93,7 @@ class InboundTraffic:
         self._synth = core.synth
         self._transcript = core.transcript_listeners
         self._updates = core.update_listeners
+        self._subagents = core.subagents
 
     def handlers(self) -> tuple[dict[str, Any], dict[str, Any]]:
         """(request handlers, notification handlers) for the session's ``AgentConnection``: every request
@@ -119,7 +126,11 @@ class InboundTraffic:
             if request_scoped and sent_for is None and isinstance(params, dict) and "requestId" in params:
                 return await handler(params)
             session_id = self._wiring.session_id
-            if sent_for != session_id and not (self._turns.handshaking and isinstance(sent_for, str)):
+            if (
+                sent_for != session_id
+                and not (self._turns.handshaking and isinstance(sent_for, str))
+                and not self._subagents.knows(sent_for)
+            ):
                 raise AcpRpcError(
                     INVALID_PARAMS,
                     f"unknown session {str(sent_for)[:80]!r}: this connection's session is {session_id!r}",
@@ -144,7 +155,10 @@ class InboundTraffic:
             and session_id is not None
             and not self._turns.handshaking
         ):
-            log.warning("dropped an update for another session (%s) from %s", sent_for, self._core.label)
+            if isinstance(sent_for, str) and sent_for:
+                self._on_child_update(sent_for, update_raw)
+            else:
+                log.warning("dropped an update with a malformed session id from %s", self._core.label)
             return
         # The decoded dict itself becomes the update's raw: the reader hands it over and keeps nothing;
         # what the reader knows of the line (how deep, how long) spares the parser its walks.
@@ -163,9 +177,31 @@ class InboundTraffic:
         update, value = parsed
         if update.kind in SIDE_EFFECT_KINDS:
             self._apply_side_effects(update)
+        elif update.kind == "subagent_update":
+            self._subagents.observe(update)
         self._journal.record(update, value)
         if self._turns.opening:
             self._core.keep_opening(update)
+        if self._core.disposed:
+            return
+        self._transcript.emit(update)
+        self._turns.observe(update)
+        self._updates.emit(update)
+
+    def _on_child_update(self, child_id: str, update_raw: dict[str, Any]) -> None:
+        """A subagent's update: journaled and shown under the parent, with the child's id on it."""
+        child = self._subagents.child(child_id)
+        connection = self._wiring.connection
+        shallow = connection is not None and connection.rpc.nesting_bound <= MAX_RAW_DEPTH
+        parsed = parse_session_update(
+            update_raw, self._subagents.synth(child.session_id), shallow=shallow, child=child.session_id
+        )
+        if parsed is None:
+            return
+        update, value = parsed
+        if update.kind == "subagent_update":
+            self._subagents.observe(update)  # a child announcing its own child
+        self._journal.record(update, value)
         if self._core.disposed:
             return
         self._transcript.emit(update)
@@ -183,11 +219,21 @@ class InboundTraffic:
             core.title = title
             core.registry.patch(core.id, title=title)
 
+    def _child_of(self, params: Any) -> tuple[str, str] | None:
+        """(session id, label) of the child a request names; None for this session's own."""
+        sent_for = params.get("sessionId") if isinstance(params, dict) else None
+        child = self._subagents.get(sent_for) if sent_for != self._wiring.session_id else None
+        return (child.session_id, child.label) if child is not None else None
+
     async def on_permission_request(self, params: Any) -> dict[str, Any]:
-        return await self._core.permissions.ask(params, open_=not self._core.disposed)
+        return await self._core.permissions.ask(
+            params, open_=not self._core.disposed, child=self._child_of(params)
+        )
 
     async def on_elicitation(self, params: Any) -> dict[str, Any]:
-        return await self._core.questions.ask(params, open_=not self._core.disposed)
+        return await self._core.questions.ask(
+            params, open_=not self._core.disposed, child=self._child_of(params)
+        )
 
     def on_connection_closed(self, reason: str) -> None:
         core = self._core

@@ -143,8 +143,9 @@ class PermissionDesk:
         for request_id in list(self._requests):
             self.settle(request_id, None)
 
-    async def ask(self, params: Any, *, open_: bool) -> dict[str, Any]:
-        """Serve one ``session/request_permission``; ``open_`` False (disposed) answers cancelled."""
+    async def ask(self, params: Any, *, open_: bool, child: tuple[str, str] | None = None) -> dict[str, Any]:
+        """Serve one ``session/request_permission``; ``open_`` False (disposed) answers cancelled.
+        ``child``: the subagent that asks (its session id and label), named on the request and its lines."""
         raw = dict(params) if isinstance(params, Mapping) else {}
         call_raw = raw.get("toolCall") if isinstance(raw.get("toolCall"), Mapping) else {}
         assert isinstance(call_raw, Mapping)
@@ -160,6 +161,8 @@ class PermissionDesk:
             tool_call=parse_tool_call(call_raw),
             raw=raw,
             request_id=request_id,
+            child_session_id=child[0] if child else None,
+            child_title=child[1] if child else None,
         ).attach_answers(self)
         # Reading 10,000 options, recording them and showing the request are each one step of the loop,
         # with the kernel's other work (a cell's 1+1) between them, not one long step.
@@ -275,4 +278,6 @@ def _line(
         if note is not None:
             raw["note"] = note
     line = PermissionDecisionLine if decided else PermissionRequestLine
-    return line.written(raw, tool_call=request.tool_call)
+    written = line.written(raw, tool_call=request.tool_call)
+    child = request.child_session_id  # a subagent's: shown in the child's transcript
+    return written if child is None else written.model_copy(update={"child_session_id": child})

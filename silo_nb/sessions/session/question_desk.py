@@ -136,8 +136,9 @@ class QuestionDesk:
         pending = self._requests.get(request_id)
         return pending.fields if pending is not None else ()
 
-    async def ask(self, params: Any, *, open_: bool) -> dict[str, Any]:
-        """Serve one ``elicitation/create``; ``open_`` False (disposed) answers cancel."""
+    async def ask(self, params: Any, *, open_: bool, child: tuple[str, str] | None = None) -> dict[str, Any]:
+        """Serve one ``elicitation/create``; ``open_`` False (disposed) answers cancel. ``child``: the
+        subagent that asks (its session id and label), named on the request and its journal lines."""
         raw = dict(params) if isinstance(params, Mapping) else {}
         mode = raw.get("mode")
         if mode not in MODES:
@@ -164,13 +165,15 @@ class QuestionDesk:
             elicitation_id=raw.get("elicitationId") if mode == "url" else None,
             tool_call_id=tool_call_id if isinstance(tool_call_id, str) else None,
             raw=raw,
+            child_session_id=child[0] if child else None,
+            child_title=child[1] if child else None,
         ).attach_answers(self)
         fields, total = read_fields(request.requested_schema) if mode == "form" else ((), 0)
         pending = _Pending(request, fields)
         self._requests[request.request_id] = pending
         if request.elicitation_id is not None:
             self._by_elicitation[request.elicitation_id] = request.request_id
-        self._record(_request_line(request, fields, total))
+        self._record(_as_child(_request_line(request, fields, total), request))
         try:
             self.listeners.emit(request)
             if not pending.answered.is_set():
@@ -180,7 +183,7 @@ class QuestionDesk:
             self.answer(request.request_id, "cancel", None, by="agent")
             raise
         finally:
-            self._record(_decision_line(pending))
+            self._record(_as_child(_decision_line(pending), pending.request))
             self._on_answered()
         if pending.action == "accept":
             return (
@@ -198,7 +201,13 @@ class QuestionDesk:
         if pending is None or pending.completed:
             return
         pending.completed = True
-        self._record(_decision_line(pending))
+        self._record(_as_child(_decision_line(pending), pending.request))
+
+
+def _as_child(line: AgentSessionUpdate, request: AgentElicitationRequest) -> AgentSessionUpdate:
+    """A subagent's question's line carries the child's id (the transcript shows it in the child's)."""
+    child = request.child_session_id
+    return line if child is None else line.model_copy(update={"child_session_id": child})
 
 
 def _base(request: AgentElicitationRequest) -> dict[str, Any]:

@@ -49,8 +49,9 @@ SETTLED_TOOL_STATUSES = frozenset({"completed", "failed", "cancelled"})
 
 
 def is_turn_end_marker(update: AgentSessionUpdate) -> bool:
-    """Claude's explicit turn end: a ``usage_update`` whose ``_meta["_claude/origin"].kind`` is a string."""
-    if update.kind != "usage_update":
+    """Claude's explicit turn end: a ``usage_update`` whose ``_meta["_claude/origin"].kind`` is a string (a
+    subagent's ends the child's work, not its parent's turn)."""
+    if update.kind != "usage_update" or update.child_session_id is not None:
         return False
     meta = update.raw.get("_meta")
     origin = meta.get("_claude/origin") if isinstance(meta, Mapping) else None
@@ -149,10 +150,13 @@ class TurnTracker:
     def observe(self, update: AgentSessionUpdate) -> None:
         call = update.tool_call
         if call is not None:
+            key = call.tool_call_id  # a subagent's ids are its own: they may repeat its parent's
+            if update.child_session_id is not None:
+                key = f"{update.child_session_id}\0{key}"
             if call.status in SETTLED_TOOL_STATUSES:
-                self._tools_in_flight.discard(call.tool_call_id)
+                self._tools_in_flight.discard(key)
             elif call.status is not None or update.kind == "tool_call":
-                self._tools_in_flight.add(call.tool_call_id)
+                self._tools_in_flight.add(key)
         marker = is_turn_end_marker(update)
         if marker:
             self._marks_turn_ends = True

@@ -88,13 +88,19 @@ def parse_wire_update(
 
 
 def parse_session_update(
-    update: dict[str, Any], synth: MessageIdSynthesizer | None, *, shallow: bool = False, short: bool = False
+    update: dict[str, Any],
+    synth: MessageIdSynthesizer | None,
+    *,
+    shallow: bool = False,
+    short: bool = False,
+    child: str | None = None,
 ) -> tuple[AgentSessionUpdate, dict[str, Any] | None] | None:
     """:func:`parse_wire_update`, and for the common text chunk also its journal value (what
     ``update_json`` gives), made here from what parsing already has: the wire's own ``content`` object is
     the journal's when it holds just the type and the text. What the caller knows of ``update``'s line
     spares a walk: ``shallow``, nothing nests ``MAX_RAW_DEPTH`` deep (the line opens fewer brackets).
-    ``short`` is accepted for the callers of the earlier per-string cut, and means nothing now."""
+    ``short`` is accepted for the callers of the earlier per-string cut, and means nothing now. ``child``:
+    the subagent session the update was sent under (its ``child_session_id``)."""
     kind = update.get("sessionUpdate")
     if not isinstance(kind, str) or kind in SILO_NB_KINDS:
         # A kind only the session writes (a turn's end, a permission decision) is not the agent's to
@@ -130,6 +136,7 @@ def parse_session_update(
             "plan": plan,
             "usage": usage,
             "raw": update,
+            "child_session_id": child,
         },
     )
     if text is None or message_id is None or content is None:
@@ -142,6 +149,8 @@ def parse_session_update(
         "messageId": message_id,
         "raw": update,
     }
+    if child is not None:
+        value["childSessionId"] = child
     return parsed, value
 
 
