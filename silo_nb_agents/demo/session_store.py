@@ -70,6 +70,8 @@ class Session:
         self.lock = asyncio.Lock()
         # The MCP servers the client offered (session/new, load, resume): not stored, offered again.
         self.mcp_servers: list[JsonObject] = []
+        # The client's systemPrompt ({"mode", "text"}), offered again at each load: not stored either.
+        self.system_prompt: JsonObject | None = None
 
     def next_id(self, prefix: str) -> str:
         self.seq += 1

@@ -91,11 +91,21 @@ def without_custom_categories(value: Any) -> Any:
 # Client capabilities of ACP schema v1.25 (issue 31) that acp 0.12.1's models predate: dropped before the
 # check (``test_the_sdk_still_lacks_the_v125_capabilities`` notices when the SDK models them).
 V125_SESSION_CAPABILITIES = ("notices",)
+# And the agent's: sessionCapabilities of v1.25 (the demo agent offers them: systemPrompt, title, status).
+V125_AGENT_SESSION_CAPABILITIES = ("systemPrompt", "title", "status")
 
 
 def without_v125_capabilities(value: Any) -> Any:
-    """``initialize`` params without the v1.25 session capabilities the pinned SDK does not know."""
-    session = value.get("clientCapabilities", {}).get("session") if isinstance(value, dict) else None
+    """``initialize`` params and results without the v1.25 session capabilities the pinned SDK does not
+    know."""
+    if not isinstance(value, dict):
+        return value
+    agent = value.get("agentCapabilities")
+    offered = agent.get("sessionCapabilities") if isinstance(agent, dict) else None
+    if isinstance(offered, dict) and set(offered) & set(V125_AGENT_SESSION_CAPABILITIES):
+        kept = {key: item for key, item in offered.items() if key not in V125_AGENT_SESSION_CAPABILITIES}
+        value = {**value, "agentCapabilities": {**value["agentCapabilities"], "sessionCapabilities": kept}}
+    session = value.get("clientCapabilities", {}).get("session")
     if not isinstance(session, dict) or not set(session) & set(V125_SESSION_CAPABILITIES):
         return value
     kept = {key: item for key, item in session.items() if key not in V125_SESSION_CAPABILITIES}
@@ -205,6 +215,8 @@ def test_the_sdk_still_lacks_the_v125_capabilities() -> None:
         schema.ClientSessionCapabilities.model_fields if hasattr(schema, "ClientSessionCapabilities") else {}
     )
     assert not set(V125_SESSION_CAPABILITIES) & set(fields)
+    agent_fields = {field.alias or name for name, field in schema.SessionCapabilities.model_fields.items()}
+    assert not set(V125_AGENT_SESSION_CAPABILITIES) & agent_fields
 
 
 def _edit_turn() -> list[Line]:

@@ -27,12 +27,15 @@ from silo_nb.model import (
     AgentPromptResult,
     AgentSessionConfigOption,
     AgentSessionError,
+    AgentSessionInputError,
     AgentSessionSummary,
     AgentSessionUpdate,
     ResumeOutcome,
     no_answer,
 )
+from silo_nb.sessions.auth_status import AgentAuthStatus
 from silo_nb.sessions.journal import parse_lines
+from silo_nb.sessions.mcp_servers import McpServerConfig
 from silo_nb.sessions.session.client_tool_calls import ClientToolCalls
 from silo_nb.sessions.session.core import SessionCore
 from silo_nb.sessions.session.permission_desk import RuleAnswerer
@@ -374,6 +377,93 @@ class AgentSessionHandle:
         if journal:
             self._core.journal.journals.remove(path, self.session_id)
         return deleted
+
+    # -- fork, title, status (ACP v1.25, unstable) --------------------------------------------------
+
+    @property
+    def can_fork(self) -> bool:
+        """The agent takes ``session/fork`` (its ``sessionCapabilities.fork``)."""
+        return self._core.wiring.caps.can_fork
+
+    @property
+    def can_set_title(self) -> bool:
+        """The agent takes ``session/set_title`` (its ``sessionCapabilities.title``)."""
+        return self._core.wiring.caps.can_set_title
+
+    @property
+    def system_prompt(self) -> dict[str, Any] | None:
+        """The ``systemPrompt`` this session sends on session/new, load, resume and fork (None: none, or
+        the agent does not take one)."""
+        return self._core.system_prompt.wire(self._core.wiring.caps)
+
+    async def fork(
+        self,
+        *,
+        title: str | None = None,
+        mcp_servers: Iterable[Any] = (),
+        system_prompt: str | None = None,
+        system_prompt_mode: str | None = None,
+        notebook_guidance: bool = False,
+    ) -> AgentSessionHandle:
+        """A new session forked from this one (``session/fork``, where the agent offers it), in a new
+        agent process: its own handle and journal, the journal starting as a copy of this one's, so a
+        restore shows this session's turns and then the fork's. Raises ``AgentSessionError`` where the
+        agent does not offer fork. The fork keeps this session's system prompt unless told otherwise;
+        ``mcp_servers`` are offered to it besides the profile's (the kernel tools of ``%silo fork``)."""
+        forker = self._core.forker
+        if forker is None:
+            raise AgentSessionError(f"{self.label}: this session was not opened by connect — it cannot fork.")
+        servers = [
+            s if isinstance(s, McpServerConfig) else McpServerConfig.model_validate(s) for s in mcp_servers
+        ]
+        forked: AgentSessionHandle = await forker(
+            self,
+            title=title,
+            mcp_servers=servers,
+            system_prompt=system_prompt,
+            system_prompt_mode=system_prompt_mode,
+            notebook_guidance=notebook_guidance,
+        )
+        return forked
+
+    async def set_title(self, title: str) -> None:
+        """Name the session on the agent's side (``session/set_title``, where it offers
+        ``sessionCapabilities.title``); the agents list shows it at once."""
+        if not isinstance(title, str) or not title.strip():
+            raise AgentSessionInputError(
+                "set_title() takes a non-empty text, e.g. handle.set_title('Cleaning')."
+            )
+        if not self.can_set_title:
+            raise AgentSessionError(
+                f"{self.label} does not offer session/set_title (its sessionCapabilities.title) — the title "
+                "stays the agent's own."
+            )
+        title = " ".join(title.split())
+        try:
+            await self._request("session/set_title", {"sessionId": self.session_id, "title": title})
+        except AcpRpcError as exc:
+            raise AgentSessionError(f"{self.label} would not take the title: {exc.agent_message()}") from exc
+        self._core.title = title
+        self._core.registry.patch(self.id, title=title)
+
+    async def session_status(self) -> str | None:
+        """``session/status`` (where the agent offers ``sessionCapabilities.status``): ``"open"`` (in the
+        agent's memory), ``"saved"`` (it can be resumed), or the agent's own word; None where not offered.
+        An unknown word is reported as the agent said it (ACP: treat it as ``saved``)."""
+        if not self._core.wiring.caps.can_status:
+            return None
+        try:
+            result = await self._request("session/status", {"sessionId": self.session_id})
+        except AcpRpcError as exc:
+            raise AgentSessionError(f"{self.label} would not say its status: {exc.agent_message()}") from exc
+        status = result.get("status") if isinstance(result, dict) else None
+        return status if isinstance(status, str) and status else "saved"
+
+    @property
+    def auth_status(self) -> AgentAuthStatus | None:
+        """What the agent last said of its sign-in (``_auth/status_update`` or ACP's
+        ``auth/status_update``); None until it says."""
+        return self._core.wiring.auth_status
 
     # -- dispose ----------------------------------------------------------------------------------
 
