@@ -9,6 +9,8 @@ from IPython.core.interactiveshell import InteractiveShell
 import silo_nb
 from silo_nb.notebook.magics import NotebookSession, session_of, use_session
 from silo_nb.notebook.magics.connecting import default_title
+from silo_nb.notebook.magics.dormant_list import dormant_sessions
+from silo_nb.notebook.widgets.snapshot_views import dormant_state
 from silo_nb.sessions.system_prompt import NOTEBOOK_GUIDANCE
 from tests.conftest import Workspace, demo_agent
 from tests.support.shell import final_bundle, restart, run, shell
@@ -93,3 +95,22 @@ async def test_a_named_notebook_names_its_new_session(
     assert default_title(shell) is None
     await run(shell, "%silo connect demo --as other")
     assert not shell.user_ns["other"].title.startswith("analysis")
+
+
+async def test_the_agents_list_asks_a_live_agent_about_dormant_sessions(
+    shell: InteractiveShell, workspace: Workspace
+) -> None:
+    ids = {}
+    for name in ("kept", "lost"):
+        await run(shell, f"%silo connect demo --as {name} --no-kernel-tools")
+        await run(shell, f"%%prompt {name}\nhello")
+        ids[name] = shell.user_ns[name].session_id
+        await run(shell, f"%silo disconnect {name}")
+    (workspace.root / "demo-state" / f"{ids['lost']}.json").unlink()  # the agent forgets one of them
+    listed = {d.session_id: d for d in await dormant_sessions(session_of(shell))}
+    assert listed[ids["lost"]].agent_status is None  # nothing live to ask: from disk alone
+    await run(shell, "%silo connect demo --as asker --no-kernel-tools")
+    listed = {d.session_id: d for d in await dormant_sessions(session_of(shell))}
+    assert (listed[ids["kept"]].agent_status, listed[ids["kept"]].stale) == ("saved", False)
+    assert (listed[ids["lost"]].agent_status, listed[ids["lost"]].stale) == ("unknown", True)
+    assert dormant_state(listed[ids["lost"]]).startswith("stale — the agent no longer knows it")

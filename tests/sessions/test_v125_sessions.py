@@ -137,6 +137,33 @@ async def test_override_only_where_offered_the_guidance_still_goes(workspace: Wo
     )
 
 
+async def test_the_system_prompt_goes_with_resume_and_load_too(workspace: Workspace) -> None:
+    seen: list[tuple[str, dict[str, Any]]] = []
+    caps = {"loadSession": True, "sessionCapabilities": {"systemPrompt": {}, "resume": {}}}
+
+    async def refuse_resume(_peer: Peer, params: dict[str, Any]) -> Any:
+        seen.append(("session/resume", params))
+        raise AcpRpcError(-32002, "not in memory")
+
+    svc = scripted_service(
+        workspace,
+        quiet,
+        profile={"system_prompt": "Stay on topic."},
+        agent_capabilities=caps,
+        methods={"session/resume": refuse_resume, "session/load": recording(seen, "session/load", {})},
+    )
+    async with await svc.sessions.connect("scripted") as handle:
+        await handle.prompt(text("hello"))
+    async with await svc.sessions.connect("scripted", resume={"session_id": "scripted-1"}) as back:
+        assert back.resume_outcome == "resumed"
+    assert [method for method, _ in seen] == ["session/resume", "session/load"]
+    for _, params in seen:
+        assert params["systemPrompt"] == {
+            "mode": "append",
+            "content": [{"type": "text", "text": "Stay on topic."}],
+        }
+
+
 @pytest.mark.parametrize(
     ("kwargs", "words"),
     [

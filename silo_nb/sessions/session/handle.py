@@ -46,6 +46,8 @@ from silo_nb.util import Disposable
 
 __all__ = ["AgentSessionHandle"]
 
+RESOURCE_NOT_FOUND = -32002  # ACP: session/status of a session the agent does not know
+
 
 class AgentSessionHandle:
     """A connected chat session. Get one from ``AgentSessionsService.connect``."""
@@ -446,15 +448,24 @@ class AgentSessionHandle:
         self._core.title = title
         self._core.registry.patch(self.id, title=title)
 
-    async def session_status(self) -> str | None:
-        """``session/status`` (where the agent offers ``sessionCapabilities.status``): ``"open"`` (in the
-        agent's memory), ``"saved"`` (it can be resumed), or the agent's own word; None where not offered.
-        An unknown word is reported as the agent said it (ACP: treat it as ``saved``)."""
-        if not self._core.wiring.caps.can_status:
+    @property
+    def can_status(self) -> bool:
+        """The agent takes ``session/status`` (its ``sessionCapabilities.status``)."""
+        return self._core.wiring.caps.can_status
+
+    async def session_status(self, session_id: str | None = None) -> str | None:
+        """``session/status`` of this session (or of ``session_id``, another of this agent's: the request
+        has no side effects), where the agent offers ``sessionCapabilities.status``: ``"open"`` (in the
+        agent's memory), ``"saved"`` (it can be resumed), ``"unknown"`` (the agent does not know it,
+        -32002), or the agent's own word (ACP: to be treated as ``saved``); None where not offered."""
+        if not self.can_status:
             return None
+        asked = session_id or self.session_id
         try:
-            result = await self._request("session/status", {"sessionId": self.session_id})
+            result = await self._request("session/status", {"sessionId": asked})
         except AcpRpcError as exc:
+            if exc.code == RESOURCE_NOT_FOUND:
+                return "unknown"
             raise AgentSessionError(f"{self.label} would not say its status: {exc.agent_message()}") from exc
         status = result.get("status") if isinstance(result, dict) else None
         return status if isinstance(status, str) and status else "saved"
