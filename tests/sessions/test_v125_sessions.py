@@ -393,3 +393,18 @@ async def test_doctor_without_any_sign_in_report(workspace: Workspace) -> None:
     assert "fork=True" in report and "title=True" in report and "status=True" in report
     assert "system prompt: none in the profile (the agent takes append, override)" in report
     assert "notebook guidance for kernel sessions: on" in report
+
+
+async def test_the_demo_agent_says_its_system_prompt_when_asked_its_mode(workspace: Workspace) -> None:
+    svc = workspace.service()
+    async with await svc.sessions.connect("demo", system_prompt="Answer like a pirate.") as handle:
+        said: list[str] = []
+        handle.on_update(lambda u: said.append(u.text or "") if u.kind == "agent_message_chunk" else None)
+        await handle.prompt(text("which mode are you in?"))
+        assert "System prompt (append, 21 characters): “Answer like a pirate.”" in "".join(said)
+        fork = await handle.fork()
+        said.clear()
+        fork.on_update(lambda u: said.append(u.text or "") if u.kind == "agent_message_chunk" else None)
+        await fork.prompt(text("and the fork's mode?"))
+        await fork.aclose()
+        assert "Answer like a pirate." in "".join(said)  # the fork is sent the parent's system prompt
