@@ -254,3 +254,37 @@ def test_the_agents_run_on_node_24() -> None:
         out = subprocess.run(["node", "--version"], capture_output=True, text=True, check=True).stdout
     assert out.startswith("v24."), out
     assert (NODE_MODULES / "@agentclientprotocol" / "codex-acp" / "package.json").is_file()
+
+
+async def test_claude_takes_the_system_prompt_and_forks(
+    workspace: Workspace, vendor_homes: VendorHomes
+) -> None:
+    """claude-agent-acp 0.101.0 offers systemPrompt (append and override) and session/fork: a session
+    opens with an override prompt plus the notebook guidance (the agent accepts it). Offline no turn reaches
+    the model, so the session has no transcript on disk yet, and Claude's fork (which copies that
+    transcript) is refused: one line with its words, nothing left behind."""
+    with agent_environment():
+        workspace.add_profiles(
+            profile(
+                VENDORS["claude"],
+                vendor_homes["claude"],
+                system_prompt="Be brief.",
+                system_prompt_mode="override",
+            )
+        )
+        svc = workspace.service()
+        with anyio.fail_after(90):
+            handle = await svc.sessions.connect("claude", notebook_guidance=True)
+        try:
+            assert handle.system_prompt is not None and handle.system_prompt["mode"] == "override"
+            assert handle.can_fork
+            with anyio.fail_after(90), pytest.raises(silo_nb.AgentSessionError) as refused:
+                await handle.fork()
+            message = str(refused.value)
+            assert message == f"Claude could not fork session {handle.session_id}: Resource not found", (
+                message
+            )
+            assert [info.id for info in svc.get_state()] == [handle.id]
+        finally:
+            await handle.aclose()
+        assert processes_with_home(vendor_homes["claude"]) == []
