@@ -4,7 +4,11 @@
   ``transport_factory`` returns — tests run agents in-process), ``initialize``, ``authenticate`` when a
   sign-in method applies (``sign_in.choose_method``; Silo never authenticates), then route:
   ``session/new``; or, with ``resume``, ``session/resume`` → ``session/load`` → journal-only → a fresh
-  ``session/new`` for a stale id; or ``start_fresh`` carrying or discarding the old transcript.
+  ``session/new`` for a stale id; or ``start_fresh`` carrying or discarding the old transcript; or
+  (``fork``, ``handle.fork()``) ``session/fork`` of a session in a new process of its profile, the fork's
+  journal starting as a copy of the parent's.
+- Every set-up request carries the session's ``systemPrompt`` where the agent takes one
+  (``system_prompt.py``); an agent refusing it fails the connect in one line naming the profile.
 - Initialize and session setup are bounded by the profile's ``connect_timeout`` (default 60 s); on any
   failure the error is raised as soon as the agent answered (Silo shuts the agent down first: seconds
   for one that ignores stdin EOF); its shutdown continues in the background; the registry forgets the
