@@ -267,7 +267,7 @@ class DemoAgent:
         self._touch(session)
         update = {"sessionUpdate": "session_info_update", "title": session.title}
         await self.endpoint.notify("session/update", {"sessionId": session.session_id, "update": update})
-        return {}
+        return {"title": session.title}  # the title as stored (normalized), which the client shows
 
     async def _session_status(self, params: JsonObject) -> JsonObject:
         """``session/status``: open (in this agent's memory) or saved (on disk); -32002 otherwise."""

@@ -430,7 +430,8 @@ class AgentSessionHandle:
 
     async def set_title(self, title: str) -> None:
         """Name the session on the agent's side (``session/set_title``, where it offers
-        ``sessionCapabilities.title``); the agents list shows it at once."""
+        ``sessionCapabilities.title``); the agents list shows it at once, as the agent stored it (its answer's
+        ``title``: it may normalize it)."""
         if not isinstance(title, str) or not title.strip():
             raise AgentSessionInputError(
                 "set_title() takes a non-empty text, e.g. handle.set_title('Cleaning')."
@@ -442,9 +443,12 @@ class AgentSessionHandle:
             )
         title = " ".join(title.split())
         try:
-            await self._request("session/set_title", {"sessionId": self.session_id, "title": title})
+            answer = await self._request("session/set_title", {"sessionId": self.session_id, "title": title})
         except AcpRpcError as exc:
             raise AgentSessionError(f"{self.label} would not take the title: {exc.agent_message()}") from exc
+        stored = answer.get("title") if isinstance(answer, dict) else None
+        if isinstance(stored, str) and stored.strip():
+            title = " ".join(stored.split())[:500]
         self._core.title = title
         self._core.registry.patch(self.id, title=title)
 
