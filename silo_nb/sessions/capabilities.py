@@ -52,6 +52,14 @@ class AgentCapabilities:
     mcp_http: bool = False  # takes MCP servers over http / sse (stdio: every agent)
     mcp_sse: bool = False
     can_steer: bool = False  # takes ``_session/steering`` (initialize ``_meta.steering.supported``)
+    # ACP v1.25 (unstable) session methods and the client's system prompt: sessionCapabilities.*
+    system_prompt: bool = False  # takes ``systemPrompt`` in append mode on session/new, load, resume, fork
+    system_prompt_override: bool = False  # and in override mode (``systemPrompt.mode.override``)
+    can_fork: bool = False  # session/fork
+    can_set_title: bool = False  # session/set_title (``title``)
+    can_status: bool = False  # session/status
+    auth_status: bool = False  # ``auth/status`` (agentCapabilities.auth.status)
+    auth_status_push: bool = False  # pushes ``_auth/status_update`` (agentCapabilities._meta.authStatus)
     init_result: Mapping[str, Any] = field(default_factory=dict)
 
     @property
@@ -68,6 +76,9 @@ class AgentCapabilities:
             agent_caps.get("sessionCapabilities")
         )
         info = _mapping(init.get("agentInfo"))
+        prompt_caps = session_caps.get("systemPrompt")
+        prompt_modes = _mapping(_mapping(prompt_caps).get("mode"))
+        auth_caps = _mapping(agent_caps.get("auth"))
         name = info.get("title") or info.get("name")
         return cls(
             agent_name=name if isinstance(name, str) and name else fallback_name,
@@ -77,11 +88,19 @@ class AgentCapabilities:
             can_list=capability_enabled(session_caps.get("list")),
             prompt=parse_prompt_capabilities(init),
             auth_methods=parse_auth_methods(init, agent_argv),
-            can_logout=capability_enabled(_mapping(agent_caps.get("auth")).get("logout")),
+            can_logout=capability_enabled(auth_caps.get("logout")),
             can_delete=capability_enabled(session_caps.get("delete")),
             additional_directories=capability_enabled(session_caps.get("additionalDirectories")),
             mcp_http=_mapping(agent_caps.get("mcpCapabilities")).get("http") is True,
             mcp_sse=_mapping(agent_caps.get("mcpCapabilities")).get("sse") is True,
             can_steer=_mapping(_mapping(init.get("_meta")).get("steering")).get("supported") is True,
+            system_prompt=capability_enabled(prompt_caps),
+            system_prompt_override=capability_enabled(prompt_caps)
+            and capability_enabled(prompt_modes.get("override")),
+            can_fork=capability_enabled(session_caps.get("fork")),
+            can_set_title=capability_enabled(session_caps.get("title")),
+            can_status=capability_enabled(session_caps.get("status")),
+            auth_status=capability_enabled(auth_caps.get("status")),
+            auth_status_push=capability_enabled(_mapping(agent_caps.get("_meta")).get("authStatus")),
             init_result=init,
         )

@@ -6,6 +6,10 @@
 - Command lines and URLs are shown without what looks like a secret (``redact.py``): ``--token ***``.
 - The agent is shut down in the background once ``initialize`` answered (or failed); a failure to start
   is reported in ``problem`` rather than raised, so the report always comes back.
+- Whether the agent is signed in, without a prompt (``auth_status.py``): ``auth/status`` where the agent
+  offers ``agentCapabilities.auth.status``, else the ``_auth/status_update`` it pushes after
+  ``initialize`` (Claude, Codex: ``_meta.authStatus``), waited for up to :data:`AUTH_PUSH_WAIT_SECONDS`.
+- Whether the profile's system prompt is sent (``system_prompt.py``), and why not.
 - ``source``: the profiles file the profile is read from and the lower entries of its id it replaces (a
   site's, on a shared server: ``profile_sources.py``), so "which settings am I running?" has one answer.
 """
@@ -18,11 +22,12 @@ from typing import Any
 
 import anyio
 
-from silo_nb.acp import STDERR_RING_LINES, AgentSpawnError
+from silo_nb.acp import STDERR_RING_LINES, AcpConnectionClosed, AcpRpcError, AgentConnection, AgentSpawnError
 from silo_nb.model import (
     AgentSessionError,
     AuthMethod,
 )
+from silo_nb.sessions.auth_status import AgentAuthStatus, parse_auth_status
 from silo_nb.sessions.capabilities import AgentCapabilities
 from silo_nb.sessions.connecting.auth_methods import choose_method, sign_in_advice
 from silo_nb.sessions.connecting.bare_agent import bare_agent
@@ -30,8 +35,11 @@ from silo_nb.sessions.host import TransportFactory
 from silo_nb.sessions.mcp_servers import wire_servers
 from silo_nb.sessions.profiles import AgentProfile
 from silo_nb.sessions.redact import redact_args, redact_url
+from silo_nb.sessions.system_prompt import SystemPrompt
 
-__all__ = ["AgentCheck", "check_agent"]
+__all__ = ["AUTH_PUSH_WAIT_SECONDS", "AgentCheck", "check_agent"]
+
+AUTH_PUSH_WAIT_SECONDS = 3.0  # how long doctor waits for an agent's first _auth/status_update
 
 
 @dataclass(frozen=True)
@@ -53,6 +61,8 @@ class AgentCheck:
     stderr: tuple[str, ...] = ()
     mcp_servers: tuple[str, ...] = ()  # one line per profile MCP server: sent, or why it is left out
     source: str | None = None  # "user ~/.jupyter/silo/profiles.toml — replaces site /etc/…"
+    signed_in: str | None = None  # "signed in: yes (Claude Max, …)", or why it is not known
+    system_prompt: str | None = None  # "system prompt: sent (append…)", or why it is not sent
 
     def lines(self) -> list[str]:
         """The report as text, one fact per line."""
@@ -67,6 +77,7 @@ class AgentCheck:
         )
         caps = ", ".join(f"{key}={value}" for key, value in self.capabilities.items())
         out.append(f"  capabilities: {caps}")
+        out.extend(f"  {line}" for line in (self.signed_in, self.system_prompt) if line)
         if not self.auth_methods:
             out.append("  sign-in methods: none listed")
         for method in self.auth_methods:
@@ -113,12 +124,65 @@ def _server_lines(profile: AgentProfile, caps: AgentCapabilities) -> tuple[str, 
     return tuple(lines)
 
 
+async def _signed_in(
+    connection: AgentConnection,
+    caps: AgentCapabilities,
+    profile: AgentProfile,
+    pushed: list[AgentAuthStatus],
+    arrived: anyio.Event,
+) -> str:
+    """``signed in: …`` from ``auth/status``, or the agent's first push, or why it is not known."""
+    if caps.auth_status:
+        try:
+            with anyio.fail_after(min(profile.request_timeout, AUTH_PUSH_WAIT_SECONDS * 2)):
+                answer = await connection.rpc.request("auth/status", {})
+        except TimeoutError:
+            return "signed in: not known (no answer to auth/status)"
+        except (AcpRpcError, AcpConnectionClosed) as exc:
+            return f"signed in: not known (auth/status failed: {exc})".splitlines()[0]
+        status = parse_auth_status(answer)
+        return status.line() if status is not None else "signed in: not known (auth/status said no state)"
+    if caps.auth_status_push:
+        with anyio.move_on_after(AUTH_PUSH_WAIT_SECONDS):
+            await arrived.wait()
+        if pushed:
+            return pushed[-1].line()
+        wait = f"{AUTH_PUSH_WAIT_SECONDS:g} s"
+        return f"signed in: not reported within {wait} (the agent pushes _auth/status_update)"
+    if pushed:
+        return pushed[-1].line()
+    return "signed in: not reported (the agent offers neither auth/status nor _auth/status_update)"
+
+
+def _system_prompt_line(profile: AgentProfile, caps: AgentCapabilities) -> str:
+    line = SystemPrompt(profile.system_prompt, profile.system_prompt_mode).doctor_line(caps)
+    if caps.system_prompt:
+        guidance = "on" if profile.notebook_guidance else "off (notebook_guidance = false)"
+        line += f"; notebook guidance for kernel sessions: {guidance}"
+    return line
+
+
 async def check_agent(profile: AgentProfile, cwd: str, factory: TransportFactory | None) -> AgentCheck:
     """Start ``profile``'s agent, ``initialize`` it within ``connect_timeout``, report, shut it down."""
     base = AgentCheck(profile.id, profile.display_label, (profile.command, *redact_args(profile.args)))
     started = anyio.current_time()
+    pushed: list[AgentAuthStatus] = []
+    arrived = anyio.Event()
+
+    def auth_pushed(params: Any) -> None:
+        status = parse_auth_status(params)
+        if status is not None:
+            pushed.append(status)
+            arrived.set()
+
+    pushes = {"_auth/status_update": auth_pushed, "auth/status_update": auth_pushed}
     try:
-        async with bare_agent(profile, cwd, factory, "doctor done") as (connection, caps):
+        async with bare_agent(profile, cwd, factory, "doctor done", notification_handlers=pushes) as (
+            connection,
+            caps,
+        ):
+            seconds = anyio.current_time() - started
+            signed_in = await _signed_in(connection, caps, profile, pushed, arrived)
             stderr = tuple(connection.stderr_tail(STDERR_RING_LINES))
     except AgentSpawnError as exc:
         return AgentCheck(**{**base.__dict__, "problem": f"{exc}"})
@@ -151,12 +215,17 @@ async def check_agent(profile: AgentProfile, cwd: str, factory: TransportFactory
                 "embeddedContext": caps.prompt.embedded_context,
                 "mcp_http": caps.mcp_http,
                 "mcp_sse": caps.mcp_sse,
+                "fork": caps.can_fork,
+                "title": caps.can_set_title,
+                "status": caps.can_status,
             },
             "mcp_servers": _server_lines(profile, caps),
             "auth_methods": caps.auth_methods,
             "missing": missing,
             "will_authenticate": method.id if method is not None else None,
-            "seconds": anyio.current_time() - started,
+            "seconds": seconds,
             "stderr": stderr,
+            "signed_in": signed_in,
+            "system_prompt": _system_prompt_line(profile, caps),
         }
     )

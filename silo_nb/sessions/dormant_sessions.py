@@ -86,11 +86,16 @@ class DormantSession:
     can_resume: bool | None = None  # None: not recorded
     turns: int = 0
     open_in: int | None = None  # the pid of another process (kernel) that has it open now, from its lock
+    # What the agent said of it (``session/status``, asked through a live connection of its profile that
+    # offers it: ``notebook/magics/dormant_list.py``): open, saved, unknown (it no longer knows it); None:
+    # not asked.
+    agent_status: str | None = None
 
     @property
     def stale(self) -> bool:
-        """The agent can neither resume nor load it: Resume gives a journal-only session."""
-        return self.can_resume is False
+        """The agent can neither resume nor load it (or says it no longer knows it): Resume gives a
+        journal-only session."""
+        return self.can_resume is False or self.agent_status == "unknown"
 
 
 class _JournalSummary(NamedTuple):

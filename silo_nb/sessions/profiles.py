@@ -112,6 +112,13 @@ class AgentProfile(BaseModel):
     kernel_tools: bool = True
     run_code_timeout: float = Field(default=60.0, gt=0)
     cell_changes_per_turn: int = Field(default=200, gt=0)
+    # Instructions sent as ACP's ``systemPrompt`` (v1.25, unstable) on session/new, load, resume and fork,
+    # to agents that take it (``sessions/system_prompt.py``): added to the agent's own (``append``) or
+    # replacing them (``override``, where the agent offers it). ``notebook_guidance``: sessions connected
+    # from a kernel also get silo_nb's short guidance on the notebook tools (false: not sent).
+    system_prompt: str | None = None
+    system_prompt_mode: Literal["append", "override"] = "append"
+    notebook_guidance: bool = True
     # A journal played back by the replay agent (``silo_nb.replay_agent``): the command and args are
     # then the replay agent's, at ``replay_speed`` times the recorded pace (0: no pauses).
     replay: str | None = None

@@ -61,12 +61,20 @@ class AgentSessionsService:
         resume: AgentSessionRestore | Mapping[str, Any] | None = None,
         auth_method: str | None = None,
         mcp_servers: Iterable[McpServerConfig | Mapping[str, Any]] = (),
+        system_prompt: str | None = None,
+        system_prompt_mode: str | None = None,
+        notebook_guidance: bool = False,
     ) -> AgentSessionHandle:
         """Spawn the profile's agent, initialize it and open (or restore) a session.
 
         ``auth_method`` (an id from the agent's ``authMethods``) signs in with that method first, as the
         profile's ``auth_method`` does; ``%silo login`` uses it. ``mcp_servers`` are offered to the
-        agent besides the profile's (each like a profile's ``mcp_servers`` entry)."""
+        agent besides the profile's (each like a profile's ``mcp_servers`` entry).
+
+        ``system_prompt`` (and ``system_prompt_mode``, ``"append"`` or ``"override"``) replace the
+        profile's: sent as ACP's ``systemPrompt`` to agents that take it (``system_prompt.py``; ``""``:
+        none). ``notebook_guidance``: this is a kernel session, so silo_nb's guidance on the notebook
+        tools is appended (unless the profile's ``notebook_guidance`` is false)."""
         restore = AgentSessionRestore.model_validate(dict(resume)) if isinstance(resume, Mapping) else resume
         servers = [
             s if isinstance(s, McpServerConfig) else McpServerConfig.model_validate(s) for s in mcp_servers
@@ -79,6 +87,9 @@ class AgentSessionsService:
             restore=restore,
             auth_method=auth_method,
             mcp_servers=servers,
+            system_prompt=system_prompt,
+            system_prompt_mode=system_prompt_mode,
+            notebook_guidance=notebook_guidance,
         )
 
     async def doctor(self, profile_id: str, *, cwd: str | os.PathLike[str] | None = None) -> AgentCheck:

@@ -1,6 +1,9 @@
 """The demo agent's ACP methods: one ``DemoAgent`` per connection.
 
 - ``initialize`` advertises what the flags allow; ``authenticate``; ``session/new|load|resume|list|close``;
+  ``session/fork`` (a copy of the session's conversation and settings under a new id), ``session/set_title``
+  and ``session/status`` (ACP v1.25, unstable); a ``systemPrompt`` (append or override, text blocks) is
+  checked and kept on the session, a bad one refused with -32602 and no session;
   ``session/set_config_option`` (or, with ``--legacy-modes``, ``session/set_mode``/``session/set_model``);
   ``session/prompt`` runs a ``TurnScript`` (scripted_turns.py), one turn at a time per session.
 - A method switched off by a flag is simply not routed, so it answers -32601 like any unknown method.
@@ -99,6 +102,10 @@ class DemoAgent:
             handlers["session/list"] = self._list_sessions
         if not options.legacy_modes:
             handlers["session/set_config_option"] = self._set_config_option
+        if options.fork:
+            handlers["session/fork"] = self._fork_session
+        handlers["session/set_title"] = self._set_title
+        handlers["session/status"] = self._session_status
         self._handlers = handlers
 
     def route(self, method: str, params: Any) -> Call:
@@ -190,7 +197,31 @@ class DemoAgent:
         session.updated_at = self.store.clock.now_iso()
         self.store.save(session)
 
+    def _system_prompt(self, params: JsonObject) -> JsonObject | None:
+        """The request's ``systemPrompt``, checked as ACP asks: -32602 (and no session) for an unknown mode,
+        a block that is not text, or an empty array; None when there is none."""
+        prompt = params.get("systemPrompt")
+        if prompt is None:
+            return None
+        if not self.options.system_prompt:
+            raise RpcError(INVALID_PARAMS, "Invalid params: this agent takes no systemPrompt")
+        if not isinstance(prompt, dict) or prompt.get("mode") not in ("append", "override"):
+            mode = prompt.get("mode") if isinstance(prompt, dict) else None
+            raise RpcError(INVALID_PARAMS, f"Unsupported systemPrompt mode: {mode!r}")
+        content = prompt.get("content")
+        if not isinstance(content, list) or not content:
+            raise RpcError(INVALID_PARAMS, "Invalid params: systemPrompt content must be a non-empty array")
+        for block in content:
+            if (
+                not isinstance(block, dict)
+                or block.get("type") != "text"
+                or not isinstance(block.get("text"), str)
+            ):
+                raise RpcError(INVALID_PARAMS, "Invalid params: systemPrompt content must be text blocks")
+        return {"mode": prompt["mode"], "text": "\n\n".join(block["text"] for block in content)}
+
     def _open_stored(self, params: JsonObject) -> Session:
+        system_prompt = self._system_prompt(params)
         session_id = params.get("sessionId")
         if not isinstance(session_id, str):
             raise RpcError(INVALID_PARAMS, "Invalid params: sessionId must be a string")
@@ -201,8 +232,58 @@ class DemoAgent:
         if isinstance(cwd, str) and os.path.isabs(cwd):
             session.cwd = cwd
         session.mcp_servers = _servers(params)
+        if system_prompt is not None:
+            session.system_prompt = system_prompt
         self.sessions[session_id] = session
         return session
+
+    async def _fork_session(self, params: JsonObject) -> Reply:
+        """``session/fork``: a new session with a copy of the parent's conversation and settings."""
+        system_prompt = self._system_prompt(params)
+        parent_id = params.get("sessionId")
+        if not isinstance(parent_id, str):
+            raise RpcError(INVALID_PARAMS, "Invalid params: sessionId must be a string")
+        parent = self.sessions.get(parent_id) or self.store.load(parent_id)
+        if parent is None:
+            raise RpcError(RESOURCE_NOT_FOUND, f"Session not found: {parent_id}")
+        cwd = params.get("cwd")
+        if not isinstance(cwd, str) or not os.path.isabs(cwd):
+            raise RpcError(INVALID_PARAMS, f"Invalid params: cwd must be an absolute path, got {cwd!r}")
+        session = Session(f"demo-{uuid.uuid4().hex[:12]}", cwd, self.store.clock.now_iso())
+        session.title = parent.title
+        session.config = dict(parent.config)
+        session.history = list(parent.history)
+        session.seq = parent.seq
+        session.system_prompt = system_prompt if system_prompt is not None else parent.system_prompt
+        session.mcp_servers = _servers(params)
+        self.sessions[session.session_id] = session
+        self.store.save(session)
+        result: JsonObject = {"sessionId": session.session_id}
+        result.update(self._session_state(session, with_modes=True))
+        return Reply(result, self._announce_commands(session))
+
+    async def _set_title(self, params: JsonObject) -> JsonObject:
+        """``session/set_title``: stored, and said back as a ``session_info_update``."""
+        session = self._session(params)
+        title = params.get("title")
+        if not isinstance(title, str) or not title.strip():
+            raise RpcError(INVALID_PARAMS, "Invalid params: title must be a non-empty string")
+        session.title = " ".join(title.split())[:200]
+        self._touch(session)
+        update = {"sessionUpdate": "session_info_update", "title": session.title}
+        await self.endpoint.notify("session/update", {"sessionId": session.session_id, "update": update})
+        return {"title": session.title}  # the title as stored (normalized), which the client shows
+
+    async def _session_status(self, params: JsonObject) -> JsonObject:
+        """``session/status``: open (in this agent's memory) or saved (on disk); -32002 otherwise."""
+        session_id = params.get("sessionId")
+        if not isinstance(session_id, str):
+            raise RpcError(INVALID_PARAMS, "Invalid params: sessionId must be a string")
+        if session_id in self.sessions:
+            return {"status": "open"}
+        if self.store.load(session_id) is not None:
+            return {"status": "saved"}
+        raise RpcError(RESOURCE_NOT_FOUND, f"Session not found: {session_id}", {"sessionId": session_id})
 
     async def _initialize(self, params: JsonObject) -> JsonObject:
         capabilities = params.get("clientCapabilities")
@@ -218,6 +299,12 @@ class DemoAgent:
             session_capabilities["resume"] = {}
         session_capabilities["close"] = {}
         session_capabilities["delete"] = {}
+        if self.options.fork:
+            session_capabilities["fork"] = {}
+        if self.options.system_prompt:
+            session_capabilities["systemPrompt"] = {"mode": {"override": {}}}
+        session_capabilities["title"] = {}
+        session_capabilities["status"] = {}
         auth_methods: list[JsonObject] = []
         if self.options.auth_required or self.options.auth_on_prompt:
             auth_methods.append(
@@ -252,8 +339,10 @@ class DemoAgent:
         cwd = params.get("cwd")
         if not isinstance(cwd, str) or not os.path.isabs(cwd):
             raise RpcError(INVALID_PARAMS, f"Invalid params: cwd must be an absolute path, got {cwd!r}")
+        system_prompt = self._system_prompt(params)
         session = Session(f"demo-{uuid.uuid4().hex[:12]}", cwd, self.store.clock.now_iso())
         session.mcp_servers = _servers(params)
+        session.system_prompt = system_prompt
         self.sessions[session.session_id] = session
         self.store.save(session)
         result: JsonObject = {"sessionId": session.session_id}

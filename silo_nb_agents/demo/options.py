@@ -34,6 +34,8 @@ class Options:
         self.auth_on_prompt: bool = ns.auth_on_prompt
         self.embedded_context: bool = not ns.no_embedded_context
         self.images: bool = not ns.no_images
+        self.fork: bool = not ns.no_fork
+        self.system_prompt: bool = not ns.no_system_prompt
         self.delay: float = max(0.0, float(ns.delay))
         self.state_dir = Path(ns.state_dir)
 
@@ -81,6 +83,10 @@ def parse_args(argv: Sequence[str] | None = None, *, exit_on_error: bool = True)
         "--no-embedded-context", action="store_true", help="promptCapabilities.embeddedContext false"
     )
     parser.add_argument("--no-images", action="store_true", help="promptCapabilities.image false")
+    parser.add_argument("--no-fork", action="store_true", help="no fork capability; session/fork is -32601")
+    parser.add_argument(
+        "--no-system-prompt", action="store_true", help="no systemPrompt capability; one sent is -32602"
+    )
     parser.add_argument(
         "--delay", type=float, default=_default_delay(), help="seconds between streamed steps (0: no pauses)"
     )

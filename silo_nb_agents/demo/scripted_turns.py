@@ -234,6 +234,11 @@ class TurnScript:
             f"Current mode: `{mode}` ({_label(MODES, mode)}); "
             f"current model: `{model}` ({_label(MODELS, model)})."
         )
+        prompt = self.session.system_prompt  # the client's systemPrompt (ACP v1.25), when it sent one
+        if prompt is not None:
+            words = " ".join(str(prompt["text"]).split())
+            shown = words if len(words) <= 80 else words[:79] + "…"
+            mode_line += f" System prompt ({prompt['mode']}, {len(words):,} characters): “{shown}”."
         return reply_markdown(
             self.text, attachments=self.attachments, looked_into=looked_into(self.text), mode_line=mode_line
         )

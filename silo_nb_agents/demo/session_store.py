@@ -72,6 +72,8 @@ class Session:
         self.mcp_servers: list[JsonObject] = []
         # The subagents of its turns (``subagent.py``): a child's session id -> its Stop (session/cancel).
         self.children: dict[str, asyncio.Event] = {}
+        # The client's systemPrompt ({"mode", "text"}), offered again at each load: not stored either.
+        self.system_prompt: JsonObject | None = None
 
     def next_id(self, prefix: str) -> str:
         self.seq += 1

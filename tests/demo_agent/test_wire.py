@@ -21,7 +21,16 @@ async def test_initialize_result(tmp_path: Path) -> None:
             "agentCapabilities": {
                 "loadSession": True,
                 "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
-                "sessionCapabilities": {"list": {}, "resume": {}, "close": {}, "delete": {}},
+                "sessionCapabilities": {
+                    "list": {},
+                    "resume": {},
+                    "close": {},
+                    "delete": {},
+                    "fork": {},
+                    "systemPrompt": {"mode": {"override": {}}},
+                    "title": {},
+                    "status": {},
+                },
             },
             "authMethods": [],
         }
@@ -141,7 +150,7 @@ async def test_unknown_method_and_unknown_notification(tmp_path: Path) -> None:
             "message": "Method not found",
             "data": {"method": "_vendor/frobnicate"},
         }
-        _, response = await wire.call("session/fork", {"sessionId": "x"})
+        _, response = await wire.call("session/frobnicate", {"sessionId": "x"})
         assert response["error"]["code"] == -32601
 
 
@@ -198,14 +207,21 @@ async def test_auth_required_variant(tmp_path: Path) -> None:
 @pytest.mark.asyncio
 @bounded
 async def test_capability_flags(tmp_path: Path) -> None:
-    flags = ("--no-load", "--no-resume", "--no-list", "--no-embedded-context")
+    flags = (
+        "--no-load",
+        "--no-resume",
+        "--no-list",
+        "--no-embedded-context",
+        "--no-fork",
+        "--no-system-prompt",
+    )
     async with running_agent(tmp_path, *flags) as wire:
         capabilities = (await wire.initialize())["agentCapabilities"]
         assert capabilities["loadSession"] is False
-        assert capabilities["sessionCapabilities"] == {"close": {}, "delete": {}}
+        assert capabilities["sessionCapabilities"] == {"close": {}, "delete": {}, "title": {}, "status": {}}
         assert capabilities["promptCapabilities"]["embeddedContext"] is False
         session_id, _ = await wire.new_session()
-        for method in ("session/load", "session/resume", "session/list"):
+        for method in ("session/load", "session/resume", "session/list", "session/fork"):
             _, response = await wire.call(method, {"sessionId": session_id, "cwd": CWD, "mcpServers": []})
             assert response["error"] == {
                 "code": -32601,
@@ -240,3 +256,31 @@ async def test_parse_error_invalid_requests_and_batches(tmp_path: Path) -> None:
         assert answers[9]["error"] == {"code": -32602, "message": "Invalid params: expected an object"}
         _, response = await wire.call("session/prompt", {"sessionId": "nope", "prompt": "not a list"})
         assert response["error"]["message"] == "Session not found: nope"
+
+
+@pytest.mark.asyncio
+@bounded
+async def test_system_prompt_checks_and_fork(tmp_path: Path) -> None:
+    async with running_agent(tmp_path) as wire:
+        await wire.initialize()
+        for bad in (
+            {"mode": "replace", "content": [{"type": "text", "text": "x"}]},
+            {"mode": "append", "content": []},
+            {"mode": "append", "content": [{"type": "image", "data": "", "mimeType": "image/png"}]},
+        ):
+            _, response = await wire.call("session/new", {"cwd": CWD, "mcpServers": [], "systemPrompt": bad})
+            assert response["error"]["code"] == -32602
+        _, response = await wire.call("session/list", {})
+        assert response["result"]["sessions"] == []  # a refused systemPrompt made no session
+        good = {"mode": "override", "content": [{"type": "text", "text": "Be terse."}]}
+        _, response = await wire.call("session/new", {"cwd": CWD, "mcpServers": [], "systemPrompt": good})
+        parent = response["result"]["sessionId"]
+        _, response = await wire.call("session/fork", {"sessionId": parent, "cwd": CWD, "mcpServers": []})
+        child = response["result"]["sessionId"]
+        assert child != parent and response["result"]["configOptions"]
+        _, response = await wire.call("session/status", {"sessionId": child})
+        assert response["result"] == {"status": "open"}
+        _, response = await wire.call("session/fork", {"sessionId": "demo-nope", "cwd": CWD})
+        assert response["error"]["code"] == -32002
+        _, response = await wire.call("session/status", {"sessionId": "demo-nope"})
+        assert response["error"]["code"] == -32002

@@ -93,15 +93,24 @@ def without_custom_categories(value: Any) -> Any:
 V125_SESSION_CAPABILITIES = ("notices", "compaction")
 # Top-level client capabilities of the v1.25 unstable schema (subagents, issue 31 part 2), likewise.
 V125_CLIENT_CAPABILITIES = ("subagents",)
+# And the agent's: sessionCapabilities of v1.25 (the demo agent offers them: systemPrompt, title, status).
+V125_AGENT_SESSION_CAPABILITIES = ("systemPrompt", "title", "status")
 
 
 def without_v125_capabilities(value: Any) -> Any:
-    """``initialize`` params without the v1.25 capabilities the pinned SDK does not know."""
-    caps = value.get("clientCapabilities") if isinstance(value, dict) else None
+    """``initialize`` params and results without the v1.25 capabilities the pinned SDK does not know."""
+    if not isinstance(value, dict):
+        return value
+    agent = value.get("agentCapabilities")
+    offered = agent.get("sessionCapabilities") if isinstance(agent, dict) else None
+    if isinstance(offered, dict) and set(offered) & set(V125_AGENT_SESSION_CAPABILITIES):
+        kept = {key: item for key, item in offered.items() if key not in V125_AGENT_SESSION_CAPABILITIES}
+        value = {**value, "agentCapabilities": {**value["agentCapabilities"], "sessionCapabilities": kept}}
+    caps = value.get("clientCapabilities")
     if isinstance(caps, dict) and set(caps) & set(V125_CLIENT_CAPABILITIES):
         caps = {key: item for key, item in caps.items() if key not in V125_CLIENT_CAPABILITIES}
         value = {**value, "clientCapabilities": caps}
-    session = value.get("clientCapabilities", {}).get("session") if isinstance(value, dict) else None
+    session = value.get("clientCapabilities", {}).get("session")
     if not isinstance(session, dict) or not set(session) & set(V125_SESSION_CAPABILITIES):
         return value
     kept = {key: item for key, item in session.items() if key not in V125_SESSION_CAPABILITIES}
@@ -212,6 +221,8 @@ def test_the_sdk_still_lacks_the_v125_capabilities() -> None:
     )
     assert not set(V125_SESSION_CAPABILITIES) & set(fields)
     assert not set(V125_CLIENT_CAPABILITIES) & set(schema.ClientCapabilities.model_fields)
+    agent_fields = {field.alias or name for name, field in schema.SessionCapabilities.model_fields.items()}
+    assert not set(V125_AGENT_SESSION_CAPABILITIES) & agent_fields
 
 
 def _edit_turn() -> list[Line]:

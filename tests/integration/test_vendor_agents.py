@@ -11,7 +11,8 @@ what to run. Most facts come from one tour of all of them, run concurrently (``v
   (gemini: the turn ends at ``cancel_timeout``, a second Stop ends the agent); ``dispose``; nothing left
   in the agent's process group or with its HOME.
 - Without keys: the sign-in error with its advice, at ``connect`` or at the prompt (claude).
-- Unknown notifications (``_auth/status_update``) are ignored quietly.
+- ``_auth/status_update`` (Claude, Codex) feeds ``doctor``'s "signed in" line; whether each takes a
+  ``systemPrompt`` (``doctor``'s "system prompt" line).
 
 Separately: pi's banner before the first prompt reaches ``on_update``, the journal and the panel; no
 process of any agent outlives a SIGKILLed kernel (``vendor_owner.py``). MCP: ``test_vendor_mcp.py``.
@@ -123,6 +124,19 @@ def test_doctor_reads_every_sign_in_shape(tour: tuple[dict[str, Tour], Any]) -> 
     assert shapes["qwen"] == [("openai", "terminal", None, (), qwen)]
     ((_, kind, _, _, command),) = shapes["copilot"]  # _meta["terminal-auth"]: its own absolute command
     assert kind == "terminal" and command[1:] == ("login",) and command[0].endswith("/copilot")
+    # Signed in or not, without a prompt: the _auth/status_update Claude and Codex push after initialize.
+    said = {name: (d.signed_in, d.system_prompt) for name, d in doctors.items()}  # type: ignore[union-attr]
+    assert said["claude"] == (
+        "signed in: yes (Anthropic API key, ANTHROPIC_API_KEY)",
+        "system prompt: none in the profile (the agent takes append, override); "
+        "notebook guidance for kernel sessions: on",
+    )
+    assert said["codex"][0] == "signed in: no"  # its own login: none (connect signs in with the key)
+    assert said["codex"][1].startswith("system prompt: none in the profile (the agent takes append);")
+    assert said["opencode"] == (
+        "signed in: not reported (the agent offers neither auth/status nor _auth/status_update)",
+        "system prompt: not sent — OpenCode does not offer sessionCapabilities.systemPrompt",
+    )
     lines = "\n".join(doctors["pi"].lines())  # type: ignore[union-attr]
     assert (
         f"sign in: run `{BIN / 'pi-acp'} --terminal-login` in a terminal (Launch pi in the terminal)" in lines
@@ -160,10 +174,13 @@ def test_without_a_key_the_sign_in_error_says_how(tour: tuple[dict[str, Tour], A
     assert seen.home_left == []
 
 
-def test_unknown_notifications_are_ignored_quietly(tour: tuple[dict[str, Tour], Any]) -> None:
-    records = tour[1]
-    ignored = [r for r in records if r.getMessage() == "ignored notification _auth/status_update"]
-    assert ignored and {r.levelno for r in ignored} == {logging.DEBUG}  # codex and claude send them
+def test_the_sign_in_push_is_read_quietly(tour: tuple[dict[str, Tour], Any]) -> None:
+    seen, records = tour
+    # Claude and Codex push _auth/status_update; the session keeps what they last said, nothing warns.
+    assert seen["claude"].auth_status is not None and seen["claude"].auth_status.startswith("signed in: ")
+    assert seen["codex"].auth_status is not None and seen["codex"].auth_status.startswith("signed in: ")
+    assert seen["opencode"].auth_status is None
+    assert not [r for r in records if r.getMessage() == "ignored notification _auth/status_update"]
     assert not [r for r in records if r.levelno >= logging.WARNING and "_auth" in r.getMessage()]
 
 
@@ -237,3 +254,37 @@ def test_the_agents_run_on_node_24() -> None:
         out = subprocess.run(["node", "--version"], capture_output=True, text=True, check=True).stdout
     assert out.startswith("v24."), out
     assert (NODE_MODULES / "@agentclientprotocol" / "codex-acp" / "package.json").is_file()
+
+
+async def test_claude_takes_the_system_prompt_and_forks(
+    workspace: Workspace, vendor_homes: VendorHomes
+) -> None:
+    """claude-agent-acp 0.101.0 offers systemPrompt (append and override) and session/fork: a session
+    opens with an override prompt plus the notebook guidance (the agent accepts it). Offline no turn reaches
+    the model, so the session has no transcript on disk yet, and Claude's fork (which copies that
+    transcript) is refused: one line with its words, nothing left behind."""
+    with agent_environment():
+        workspace.add_profiles(
+            profile(
+                VENDORS["claude"],
+                vendor_homes["claude"],
+                system_prompt="Be brief.",
+                system_prompt_mode="override",
+            )
+        )
+        svc = workspace.service()
+        with anyio.fail_after(90):
+            handle = await svc.sessions.connect("claude", notebook_guidance=True)
+        try:
+            assert handle.system_prompt is not None and handle.system_prompt["mode"] == "override"
+            assert handle.can_fork
+            with anyio.fail_after(90), pytest.raises(silo_nb.AgentSessionError) as refused:
+                await handle.fork()
+            message = str(refused.value)
+            assert message == f"Claude could not fork session {handle.session_id}: Resource not found", (
+                message
+            )
+            assert [info.id for info in svc.get_state()] == [handle.id]
+        finally:
+            await handle.aclose()
+        assert processes_with_home(vendor_homes["claude"]) == []

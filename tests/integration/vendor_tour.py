@@ -59,6 +59,7 @@ class Tour:
     sign_in_at: str | None = None  # "connect" | "prompt"
     sign_in_methods: tuple[str, ...] = ()
     error: str | None = None
+    auth_status: str | None = None  # what the session last heard of its sign-in (``_auth/status_update``)
 
 
 class _Records(logging.Handler):
@@ -115,6 +116,7 @@ async def _work(svc: silo_nb.AgentsService, vendor: Vendor, home: Path, tour: To
         await _stop(handle, tour)
         journal = await svc.sessions.read_journal(handle.session_id)
         tour.turn_end = dict(journal[-1].raw) if journal and journal[-1].kind == "turn_end" else {}
+        tour.auth_status = handle.auth_status.line() if handle.auth_status is not None else None
     finally:
         handle.dispose()  # returns at once; the agent's whole tree goes in the background
     if group is not None:

@@ -7,16 +7,26 @@ then the session panel in the same output, or the error in its place.
 - Without ``new``/``resume_id`` it resumes the session this notebook last used under the name (the
   connection records), so "Run All" after a restart continues where it was.
 - The agent is offered the kernel tools (``kernel_tool_setup.py``) unless ``kernel_tools`` is False or
-  the profile turns them off; a reconnect of a name keeps what it had.
+  the profile turns them off; a reconnect of a name keeps what it had. With them, the session is a kernel
+  session: silo_nb's notebook guidance goes with its system prompt (where the agent takes one), unless
+  ``notebook_guidance`` is False or the profile's ``notebook_guidance`` is false.
+- A new session of an agent that offers ``session/set_title`` is named after its notebook and cell
+  (``analysis · cell 3``) when Jupyter names the notebook; where not offered, nothing is done.
+- :func:`fork` (``%silo fork NAME --as NEW``) opens the fork of a connection's session as a connection of
+  its own, with kernel tools of its own; run again (Run All after a restart) it resumes that fork.
 """
 
 from __future__ import annotations
 
 import asyncio
 import html
-from collections.abc import Callable
+import logging
+import os
+from collections.abc import Awaitable, Callable
+from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
 
+import anyio
 from IPython.core.error import UsageError
 
 from silo_nb.model import (
@@ -33,7 +43,14 @@ from silo_nb.notebook.render import styles
 if TYPE_CHECKING:
     from silo_nb.sessions import AgentSessionHandle
 
-__all__ = ["connect"]
+__all__ = ["connect", "default_title", "fork"]
+
+log = logging.getLogger("silo_nb.notebook")
+
+TITLE_WAIT_SECONDS = 2.0  # the default title's session/set_title: never holds a connect up longer
+
+# Opens the session for ``_open``: (the kernel tools' MCP servers, whether it is a kernel session).
+Opener = Callable[[list[Any], bool], Awaitable["AgentSessionHandle"]]
 
 
 async def connect(
@@ -50,16 +67,24 @@ async def connect(
     auth_method: str | None = None,
     show: Callable[[Any], None] | None = None,
     kernel_tools: bool | None = None,
+    system_prompt: str | None = None,
+    notebook_guidance: bool | None = None,
 ) -> None:
     """Open (or re-show) the connection ``name`` to ``profile_id`` and display its panel (``auth_method``:
     sign in with it first, for ``%silo login``); with ``show`` (the agents list's Resume), the
     "connecting…" bundle, then the panel or the error go there instead of this cell's output.
     ``kernel_tools`` False: no kernel tools for this connection (None: as the profile, or as the
-    connection of that name had it)."""
+    connection of that name had it). ``system_prompt`` replaces the profile's; ``notebook_guidance``
+    False: no notebook guidance (None: as the connection of that name had it)."""
     existing = session.connections.get(name)
     if kernel_tools is None and existing is not None:
         kernel_tools = existing.kernel_tools_wanted
-    plain = not (new or resume_id or fresh or discard or cwd or auth_method)  # a sign-in reconnects
+    same_prompt = existing is None or _same_prompt(existing, system_prompt, notebook_guidance)
+    if existing is not None:
+        system_prompt = existing.system_prompt if system_prompt is None else system_prompt
+        notebook_guidance = existing.notebook_guidance if notebook_guidance is None else notebook_guidance
+    # A sign-in reconnects; so does a changed system prompt (it is sent when the session is set up).
+    plain = not (new or resume_id or fresh or discard or cwd or auth_method) and same_prompt
     if (
         existing is not None
         and plain
@@ -87,7 +112,13 @@ async def connect(
             "start_fresh": fresh or discard,
             "transcript": "discard" if discard else "carry",
         }
-    connection = Connection(name=name, profile_id=profile_id, kernel_tools_wanted=kernel_tools)
+    connection = Connection(
+        name=name,
+        profile_id=profile_id,
+        kernel_tools_wanted=kernel_tools,
+        system_prompt=system_prompt,
+        notebook_guidance=notebook_guidance is not False,
+    )
     previous = session.add(connection)
     connecting = {
         "text/plain": f"connecting to {profile_id}…",
@@ -102,9 +133,19 @@ async def connect(
         show = session.shown.in_displays([status_id])  # the connect cell's output
     else:
         show(connecting)
-    coroutine = _open(
-        session, connection, show, previous, cwd=cwd, resume=resume, auth_method=auth_method, raises=raises
-    )
+
+    def open_session(servers: list[Any], kernel_session: bool) -> Awaitable[AgentSessionHandle]:
+        return session.service.sessions.connect(
+            profile_id,
+            cwd=cwd,
+            resume=resume,
+            auth_method=auth_method,
+            mcp_servers=servers,
+            system_prompt=connection.system_prompt,
+            notebook_guidance=kernel_session and connection.notebook_guidance,
+        )
+
+    coroutine = _open(session, connection, show, previous, open_session, raises=raises)
     # Always a task, so a command for this name waits for it (NotebookSession.handle) however the connect
     # runs: --bg, in its cell, or as the registered magic of a cell that loaded the extension itself.
     connection.task = asyncio.get_running_loop().create_task(coroutine)
@@ -120,22 +161,15 @@ async def _open(
     connection: Connection,
     show: Callable[[Any], None],
     previous: str | None,
+    open_session: Opener,
     *,
-    cwd: str | None,
-    resume: dict[str, Any] | None,
-    auth_method: str | None = None,
     raises: bool = False,
+    forked: bool = False,
 ) -> None:
     try:
         tools = await start_kernel_tools(session, connection.profile_id, connection.kernel_tools_wanted)
         connection.kernel_tools = tools
-        handle = await session.service.sessions.connect(
-            connection.profile_id,
-            cwd=cwd,
-            resume=resume,
-            auth_method=auth_method,
-            mcp_servers=[tools.server_config] if tools is not None else [],
-        )
+        handle = await open_session([tools.server_config] if tools is not None else [], tools is not None)
     except BaseException as exc:
         if connection.kernel_tools is not None:
             connection.kernel_tools.close()
@@ -165,6 +199,8 @@ async def _open(
             can_resume=handle.can_resume,  # the agents list marks a dormant session that cannot come back
             agent=handle.agent_name,
         )
+    if handle.resume_outcome == "new" and not forked:
+        await _default_title(session, handle)
     connection.box = _panel(session, connection, handle)
     show(connection.box)
     if handle.resume_outcome == "journal-only":
@@ -173,6 +209,93 @@ async def _open(
             "its transcript comes from the journal only. "
             f"Continue with %silo connect {connection.profile_id} --as {connection.name} --fresh"
         )
+
+
+def _same_prompt(existing: Connection, system_prompt: str | None, notebook_guidance: bool | None) -> bool:
+    """A connect that asks for the system prompt the connection already has (None: as it has)."""
+    same_text = system_prompt is None or system_prompt == existing.system_prompt
+    return same_text and (notebook_guidance is None or notebook_guidance == existing.notebook_guidance)
+
+
+def default_title(shell: Any) -> str | None:
+    """``<notebook name> · cell <n>`` where Jupyter names the notebook (``JPY_SESSION_NAME``), else None."""
+    path = os.environ.get("JPY_SESSION_NAME")
+    if not path:
+        return None
+    count = getattr(shell, "execution_count", None)
+    cell = f" · cell {count}" if isinstance(count, int) and count > 0 else ""
+    return f"{PurePath(path).stem or path}{cell}"
+
+
+async def _default_title(session: NotebookSession, handle: AgentSessionHandle) -> None:
+    """Name a new session after its notebook and cell, where the agent takes a title (quietly otherwise;
+    bounded by :data:`TITLE_WAIT_SECONDS`)."""
+    title = default_title(session.shell)
+    if title is None or not handle.can_set_title:
+        return
+    try:
+        with anyio.fail_after(TITLE_WAIT_SECONDS):
+            await handle.set_title(title)
+    except (AgentSessionError, TimeoutError) as exc:
+        log.info("%s: the session keeps the agent's title (%s)", handle.label, one_line(exc))
+
+
+async def fork(session: NotebookSession, parent_name: str | None, name: str, *, new: bool = False) -> None:
+    """``%silo fork``: the session of connection ``parent_name`` forked into a new connection ``name``
+    (its own handle, journal and kernel tools), its panel shown in this cell. Where this notebook forked
+    into ``name`` before (its records), that fork is resumed instead, unless ``new``."""
+    parent_connection, parent = await session.handle(parent_name)
+    profile_id = parent_connection.profile_id
+    if name == parent_connection.name:
+        raise UsageError(f"%silo fork: --as {name!r} is the connection being forked — choose another name.")
+    existing = session.connections.get(name)
+    record = session.records.get(name)
+    if not new and record is not None and record.get("profile") == profile_id:
+        await connect(
+            session,
+            name,
+            profile_id,
+            kernel_tools=parent_connection.kernel_tools_wanted,
+            system_prompt=parent_connection.system_prompt,
+            notebook_guidance=parent_connection.notebook_guidance,
+        )
+        return
+    if existing is not None and existing.handle is not None and existing.handle.is_live:
+        raise UsageError(
+            f'%silo fork: "{name}" is connected — %silo disconnect {name} first, or choose another --as.'
+        )
+    if not parent.can_fork:
+        raise UsageError(
+            f"%silo fork: {parent.label} does not offer session/fork (its sessionCapabilities.fork) — "
+            f"connect a new session instead (%silo connect {profile_id} --as {name} --new)."
+        )
+    if existing is not None:
+        session.drop(existing)
+    connection = Connection(
+        name=name,
+        profile_id=profile_id,
+        kernel_tools_wanted=parent_connection.kernel_tools_wanted,
+        system_prompt=parent_connection.system_prompt,
+        notebook_guidance=parent_connection.notebook_guidance,
+    )
+    previous = session.add(connection)
+    status_id = f"silo-connect-{id(connection)}"
+    forking = f"forking {parent_connection.name}…"
+    display(
+        {"text/plain": forking, "text/html": f"<i>{html.escape(forking)}</i>"}, raw=True, display_id=status_id
+    )
+    show = session.shown.in_displays([status_id])
+
+    def open_session(servers: list[Any], kernel_session: bool) -> Awaitable[AgentSessionHandle]:
+        guidance = kernel_session and connection.notebook_guidance
+        return parent.fork(mcp_servers=servers, notebook_guidance=guidance)
+
+    connection.task = asyncio.get_running_loop().create_task(
+        _open(session, connection, show, previous, open_session, raises=True, forked=True)
+    )
+    await connection.task
+    if connection.handle is None:
+        raise UsageError(connection.error or "fork failed")
 
 
 def _panel(session: NotebookSession, connection: Connection, handle: AgentSessionHandle) -> Any:

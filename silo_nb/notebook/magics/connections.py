@@ -61,6 +61,8 @@ class Connection:
     error: str | None = None
     kernel_tools: KernelToolServer | None = None  # the "notebook" MCP server offered to its agent
     kernel_tools_wanted: bool | None = None  # --no-kernel-tools: False; None: as the profile says
+    system_prompt: str | None = None  # --system-prompt: instead of the profile's (kept on a reconnect)
+    notebook_guidance: bool = True  # --no-notebook-guidance: False (sent only with the kernel tools)
 
 
 class NotebookSession:

@@ -39,7 +39,7 @@ from silo_nb.notebook.magics.args import (
     usage,
 )
 from silo_nb.notebook.magics.authoring import authoring_subcommands
-from silo_nb.notebook.magics.connecting import connect
+from silo_nb.notebook.magics.connecting import connect, fork
 from silo_nb.notebook.magics.connections import Connection, NotebookSession
 from silo_nb.notebook.magics.dormant_list import dormant_sessions, resume_target
 from silo_nb.notebook.magics.export import export_command
@@ -128,6 +128,18 @@ async def _profiles(session: NotebookSession, args: argparse.Namespace) -> None:
     action="store_true",
     help="offer the agent no tools on this kernel (its variables, run_code)",
 )
+@argument(
+    "--system-prompt",
+    dest="system_prompt",
+    metavar="TEXT",
+    help="instructions sent as the session's system prompt (instead of the profile's), where taken",
+)
+@argument(
+    "--no-notebook-guidance",
+    dest="no_notebook_guidance",
+    action="store_true",
+    help="do not add silo_nb's guidance on the notebook tools to the system prompt",
+)
 async def _connect(session: NotebookSession, args: argparse.Namespace) -> None:
     """Connect to an agent and show the session panel; the handle is bound to NAME in your namespace.
 
@@ -175,7 +187,29 @@ async def _connect(session: NotebookSession, args: argparse.Namespace) -> None:
         discard=args.discard,
         background=args.bg,
         kernel_tools=False if args.no_kernel_tools else None,
+        system_prompt=args.system_prompt,
+        notebook_guidance=False if args.no_notebook_guidance else None,
     )
+
+
+@magic_arguments("silo fork")
+@argument("parent", nargs="?", metavar="NAME", help="the connection to fork (default: the most recent one)")
+@argument(
+    "--as", dest="name", metavar="NEW", required=True, help="the variable the fork's handle is bound to"
+)
+@argument(
+    "--new", action="store_true", help="fork again instead of resuming the fork this notebook made as NEW"
+)
+async def _fork(session: NotebookSession, args: argparse.Namespace) -> None:
+    """Fork a connection's session (session/fork, where the agent offers it) into a new connection NEW:
+    its own handle, kernel tools and journal, the journal starting with the parent's turns. Run again
+    (Run All after a restart) it resumes the fork it made as NEW.
+    """
+    if not args.name.isidentifier():
+        raise UsageError(
+            f"%silo fork: --as {args.name!r} must be a Python identifier (it becomes a variable)."
+        )
+    await fork(session, args.parent, args.name, new=args.new)
 
 
 def _let_go(session: NotebookSession, connection: Connection) -> None:
@@ -317,6 +351,7 @@ async def _journal(session: NotebookSession, args: argparse.Namespace) -> None:
 SUBCOMMANDS: dict[str, Handler] = {
     "profiles": _profiles,
     "connect": _connect,
+    "fork": _fork,
     "cancel": _cancel,
     "set": _set,
     "commands": _commands,

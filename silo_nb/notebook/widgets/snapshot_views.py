@@ -97,6 +97,8 @@ def dormant_state(dormant: DormantSession) -> str:
     """``dormant · idle since 2026-05-01 14:03 · 3 turns`` (local time), or why it is stale."""
     if dormant.open_in is not None:
         parts = [f"open in another kernel (pid {dormant.open_in})"]
+    elif dormant.agent_status == "unknown":
+        parts = ["stale — the agent no longer knows it"]
     else:
         parts = ["stale — the agent can neither resume nor load it" if dormant.stale else "dormant"]
     since = parse_iso(dormant.idle_since)

@@ -11,12 +11,18 @@ dormant session's ``session/delete``) and ``logout`` talk to.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
 import anyio
 
-from silo_nb.acp import AcpConnectionClosed, AcpRpcError, AgentConnection, SubprocessTransport, Transport
+from silo_nb.acp import (
+    AcpConnectionClosed,
+    AcpRpcError,
+    AgentConnection,
+    SubprocessTransport,
+    Transport,
+)
 from silo_nb.model import (
     AgentSessionError,
     no_answer,
@@ -31,16 +37,23 @@ __all__ = ["agent_request", "bare_agent"]
 
 @contextlib.asynccontextmanager
 async def bare_agent(
-    profile: AgentProfile, cwd: str, factory: TransportFactory | None, reason: str
+    profile: AgentProfile,
+    cwd: str,
+    factory: TransportFactory | None,
+    reason: str,
+    *,
+    notification_handlers: Mapping[str, Callable[[Any], None]] | None = None,
 ) -> AsyncIterator[tuple[AgentConnection, AgentCapabilities]]:
     """The initialized agent of ``profile`` (raises ``AgentSpawnError``, ``AgentSessionError`` or
-    ``TimeoutError`` when it cannot be started or does not answer ``initialize`` in time)."""
+    ``TimeoutError`` when it cannot be started or does not answer ``initialize`` in time);
+    ``notification_handlers``: what to do with the agent's notifications meanwhile (``doctor``: its
+    sign-in pushes)."""
     transport: Transport = (
         await SubprocessTransport.spawn(profile.command, profile.args, env=profile.spawn_env, cwd=cwd)
         if factory is None
         else await factory(profile, cwd)
     )
-    connection = AgentConnection.open(transport)
+    connection = AgentConnection.open(transport, notification_handlers=notification_handlers)
     try:
         with anyio.fail_after(profile.connect_timeout):
             caps = await initialize(connection, profile)

@@ -4,7 +4,11 @@
   ``transport_factory`` returns — tests run agents in-process), ``initialize``, ``authenticate`` when a
   sign-in method applies (``sign_in.choose_method``; Silo never authenticates), then route:
   ``session/new``; or, with ``resume``, ``session/resume`` → ``session/load`` → journal-only → a fresh
-  ``session/new`` for a stale id; or ``start_fresh`` carrying or discarding the old transcript.
+  ``session/new`` for a stale id; or ``start_fresh`` carrying or discarding the old transcript; or
+  (``fork``, ``handle.fork()``) ``session/fork`` of a session in a new process of its profile, the fork's
+  journal starting as a copy of the parent's.
+- Every set-up request carries the session's ``systemPrompt`` where the agent takes one
+  (``system_prompt.py``); an agent refusing it fails the connect in one line naming the profile.
 - Initialize and session setup are bounded by the profile's ``connect_timeout`` (default 60 s); on any
   failure the error is raised as soon as the agent answered (Silo shuts the agent down first: seconds
   for one that ignores stdin EOF); its shutdown continues in the background; the registry forgets the
@@ -25,7 +29,14 @@ from typing import Any
 
 import anyio
 
-from silo_nb.acp import AcpRpcError, AgentConnection, AgentSpawnError, SubprocessTransport, Transport
+from silo_nb.acp import (
+    AcpConnectionClosed,
+    AcpRpcError,
+    AgentConnection,
+    AgentSpawnError,
+    SubprocessTransport,
+    Transport,
+)
 from silo_nb.model import (
     AgentInfo,
     AgentSessionError,
@@ -33,7 +44,13 @@ from silo_nb.model import (
     AgentSessionRestore,
 )
 from silo_nb.sessions.connecting.connect_faults import abandon, request_or_undo
-from silo_nb.sessions.connecting.handshake import authenticate, initialize, new_session, timed_out
+from silo_nb.sessions.connecting.handshake import (
+    authenticate,
+    initialize,
+    new_session,
+    refused_error,
+    timed_out,
+)
 from silo_nb.sessions.host import ConnectHost
 from silo_nb.sessions.journal import JournalFiles
 from silo_nb.sessions.journal.reconcile import (
@@ -46,6 +63,7 @@ from silo_nb.sessions.mcp_servers import McpServerConfig, wire_servers
 from silo_nb.sessions.profiles import AgentProfile
 from silo_nb.sessions.session.core import SessionCore
 from silo_nb.sessions.session.handle import AgentSessionHandle
+from silo_nb.sessions.system_prompt import NOTEBOOK_GUIDANCE, SystemPrompt, SystemPromptMode
 from silo_nb.updates import (
     parse_commands,
 )
@@ -119,8 +137,12 @@ class Connector:
         restore: AgentSessionRestore | None,
         auth_method: str | None = None,
         mcp_servers: Sequence[McpServerConfig] = (),
+        system_prompt: str | None = None,
+        system_prompt_mode: str | None = None,
+        notebook_guidance: bool = False,
     ) -> AgentSessionHandle:
         profile = self.resolve_profile(profile_id)
+        prompt = self.system_prompt(profile, system_prompt, system_prompt_mode, notebook_guidance)
         workspace = workspace_id or self._host.workspace_id
         work_dir = self.work_dir(cwd)
         folders = (work_dir, *self._extra_folders(profile))
@@ -135,8 +157,43 @@ class Connector:
             cwd=str(work_dir),
             folders=folders,
             extra_mcp_servers=tuple(mcp_servers),
+            system_prompt=prompt,
         )
+        return await self._connect(core, title=title, restore=restore, auth_method=auth_method)
+
+    @staticmethod
+    def system_prompt(
+        profile: AgentProfile, text: str | None, mode: str | None, notebook_guidance: bool
+    ) -> SystemPrompt:
+        """The session's ``systemPrompt`` wish: ``text`` and ``mode`` (else the profile's), and the notebook
+        guidance for a kernel session (unless the profile's ``notebook_guidance`` is false)."""
+        if text is not None and not isinstance(text, str):
+            raise AgentSessionInputError(
+                f'system_prompt must be text, not {type(text).__name__} — pass a string (or "" for none).'
+            )
+        asked = mode if mode is not None else profile.system_prompt_mode
+        modes: dict[str, SystemPromptMode] = {"append": "append", "override": "override"}
+        if asked not in modes:
+            raise AgentSessionInputError(
+                f"system_prompt_mode {asked!r} is not one of append, override — pass one of them."
+            )
+        guidance = NOTEBOOK_GUIDANCE if notebook_guidance and profile.notebook_guidance else None
+        return SystemPrompt(text if text is not None else profile.system_prompt, modes[asked], guidance)
+
+    async def _connect(
+        self,
+        core: SessionCore,
+        *,
+        title: str | None,
+        restore: AgentSessionRestore | None,
+        auth_method: str | None,
+        fork_of: AgentSessionHandle | None = None,
+    ) -> AgentSessionHandle:
+        """Open ``core``'s session (new, restored, or a fork of ``fork_of``) and register its handle."""
+        profile, workspace = core.profile, core.workspace_id
+        journals, board = self._journals, self._host.board
         handle = AgentSessionHandle(core)
+        core.forker = self.fork
         placeholder: str | None = None
         if restore is not None:
             path = journals.path(workspace, restore.session_id)
@@ -151,7 +208,9 @@ class Connector:
         busy = journals.locks.connecting(path) if restore is not None else contextlib.nullcontext()
         try:
             with busy:  # a second connect to this session meanwhile is refused (claim)
-                result = await self._handshake(core, restore, workspace, deadline, auth_method=auth_method)
+                result = await self._handshake(
+                    core, restore, workspace, deadline, auth_method=auth_method, fork_of=fork_of
+                )
         except BaseException:
             if placeholder is not None:
                 board.unregister(placeholder)
@@ -164,10 +223,12 @@ class Connector:
             board.unregister(placeholder)
         state = {"journal-only": "journal-only", "resumed": "resumed"}.get(handle.resume_outcome, "live")
         board.register(
-            self._info(handle, title=core.title or (title if restore else None), resume_state=state),
+            self._info(
+                handle, title=core.title or (title if restore or fork_of else None), resume_state=state
+            ),
             handle=handle,
         )
-        if handle.resume_outcome == "new" and handle.is_live:
+        if handle.resume_outcome == "new" and handle.is_live and fork_of is None:
             try:
                 with anyio.fail_at(deadline):
                     await self._apply_session_config(handle, profile)
@@ -179,6 +240,91 @@ class Connector:
                 handle.dispose()  # unregistered now; the agent and the journal lock go in the background
                 raise
         return handle
+
+    # -- fork -------------------------------------------------------------------------------------
+
+    async def fork(
+        self,
+        parent: AgentSessionHandle,
+        *,
+        title: str | None = None,
+        mcp_servers: Sequence[McpServerConfig] = (),
+        system_prompt: str | None = None,
+        system_prompt_mode: str | None = None,
+        notebook_guidance: bool = False,
+    ) -> AgentSessionHandle:
+        """``session/fork`` of ``parent``'s session, in a new agent process of the same profile: a new
+        handle whose journal starts as a copy of the parent's (``handle.fork``). The fork keeps the
+        parent's system prompt unless ``system_prompt`` / ``system_prompt_mode`` say otherwise."""
+        parent_core = parent.core
+        label = parent.label
+        if not parent_core.wiring.caps.can_fork:
+            raise AgentSessionError(
+                f"{label} does not offer session/fork (its sessionCapabilities.fork) — connect a new "
+                f"session instead, or carry this transcript: resume={{'session_id': "
+                f"'{parent.session_id}', 'start_fresh': True}}."
+            )
+        if not parent.session_id:
+            raise AgentSessionError(f"{label}: this session has no id yet to fork — connect it first.")
+        profile = parent_core.profile
+        asked = parent_core.system_prompt
+        if system_prompt is not None or system_prompt_mode is not None or notebook_guidance:
+            asked = self.system_prompt(
+                profile,
+                system_prompt if system_prompt is not None else asked.text,
+                system_prompt_mode if system_prompt_mode is not None else asked.mode,
+                notebook_guidance,
+            )
+        elif asked.guidance is not None:  # the notebook guidance only with the fork's own notebook tools
+            asked = SystemPrompt(asked.text, asked.mode, None)
+        core = SessionCore(
+            registry=self._host.board,
+            journals=self._journals,
+            profile=profile,
+            workspace_id=parent.workspace_id,
+            cwd=parent.cwd,
+            folders=parent_core.folders,
+            extra_mcp_servers=tuple(mcp_servers),
+            system_prompt=asked,
+        )
+        title = title or f"{parent.title} · fork"
+        return await self._connect(core, title=title, restore=None, auth_method=None, fork_of=parent)
+
+    async def _fork_route(
+        self, core: SessionCore, connection: AgentConnection, parent: AgentSessionHandle
+    ) -> dict[str, Any]:
+        """``session/fork`` on the new connection; the fork's journal starts as the parent's lines."""
+        journals = self._journals
+        parent_path = journals.path(parent.workspace_id, parent.session_id)
+        seed = journals.read(parent_path)  # a live parent's writer is flushed first
+        params = {"sessionId": parent.session_id, **self._setup_params(core)}
+        try:
+            result = await connection.rpc.request("session/fork", params)
+        except AcpRpcError as exc:
+            raise refused_error(
+                f"{core.label} could not fork session {parent.session_id}",
+                exc,
+                core.profile.id,
+                system_prompt="systemPrompt" in params,
+            ) from exc
+        except AcpConnectionClosed as exc:
+            head = f"{core.label} could not fork session {parent.session_id}"
+            raise AgentSessionError(f"{head}: {exc}") from exc
+        session_id = result.get("sessionId") if isinstance(result, dict) else None
+        if not isinstance(session_id, str) or not session_id:
+            raise AgentSessionError(
+                f"{core.label} could not fork session {parent.session_id}: session/fork returned no "
+                "sessionId (the agent's answer does not follow ACP) — report it to the agent's authors."
+            )
+        if session_id == parent.session_id:
+            raise AgentSessionError(
+                f"{core.label} could not fork session {parent.session_id}: session/fork answered the "
+                "parent's own id — report it to the agent's authors."
+            )
+        core.wiring.adopt(session_id, "new")
+        core.journal.attach(journals.writer(journals.path(core.workspace_id, session_id), seed, rewrite=True))
+        assert isinstance(result, dict)
+        return result
 
     def _info(
         self,
@@ -211,6 +357,7 @@ class Connector:
         deadline: float,
         *,
         auth_method: str | None,
+        fork_of: AgentSessionHandle | None = None,
     ) -> dict[str, Any]:
         profile = core.profile
         connection = await self._open(core)
@@ -218,6 +365,8 @@ class Connector:
             with anyio.fail_at(deadline):
                 core.wiring.initialized(await initialize(connection, profile))
                 await authenticate(core.wiring.caps, connection, profile, auth_method)
+                if fork_of is not None:
+                    return await self._fork_route(core, connection, fork_of)
                 return await self._route(core, connection, restore, workspace)
         except TimeoutError:
             message = timed_out(profile, connection)
@@ -263,12 +412,20 @@ class Connector:
         extra = [str(folder) for folder in core.folders[1:]]
         if extra and caps.additional_directories:
             params["additionalDirectories"] = extra
+        refused = core.system_prompt.refusal(caps)
+        if refused is not None:
+            log.warning("%s: the system prompt is not sent — %s", core.label, refused)
+        system_prompt = core.system_prompt.wire(caps)
+        if system_prompt is not None:
+            params["systemPrompt"] = system_prompt
         return params
 
     async def _new_session(self, core: SessionCore, connection: AgentConnection) -> dict[str, Any]:
         caps = core.wiring.caps
         params = self._setup_params(core)
-        session_id, result = await new_session(connection, params, core.label, caps, core.profile.id)
+        session_id, result = await new_session(
+            connection, params, core.label, caps, core.profile.id, system_prompt="systemPrompt" in params
+        )
         core.wiring.adopt(session_id, "new")
         return result
 

@@ -32,7 +32,17 @@ from silo_nb.sessions.capabilities import AgentCapabilities
 from silo_nb.sessions.connecting.auth_methods import choose_method, is_auth_error, sign_in_advice
 from silo_nb.sessions.profiles import AgentProfile
 
-__all__ = ["authenticate", "initialize", "new_session", "sign_in_error", "timed_out", "with_stderr"]
+__all__ = [
+    "authenticate",
+    "initialize",
+    "new_session",
+    "refused_error",
+    "sign_in_error",
+    "timed_out",
+    "with_stderr",
+]
+
+INVALID_PARAMS = -32602
 
 
 def with_stderr(message: str, connection: AgentConnection | None, *, answered: bool = False) -> str:
@@ -125,17 +135,41 @@ async def authenticate(
     return method
 
 
+def _about_system_prompt(exc: AcpRpcError) -> bool:
+    """An error that may be the agent refusing the ``systemPrompt`` it was sent (ACP: invalid params)."""
+    message = exc.agent_message().lower()
+    return exc.code == INVALID_PARAMS or "systemprompt" in message or "system prompt" in message
+
+
+def refused_error(head: str, exc: AcpRpcError, profile_id: str, *, system_prompt: bool) -> AgentSessionError:
+    """``head: <the agent's words>`` in one line; where a ``systemPrompt`` was sent and the agent says
+    invalid params, what to change in the profile."""
+    said = " ".join(exc.agent_message().split())
+    if system_prompt and _about_system_prompt(exc):
+        return AgentSessionError(
+            f"{head}: it refused the system prompt of profile {profile_id!r} ({said}) — change or remove "
+            'system_prompt / system_prompt_mode in the profile (or pass system_prompt="") and connect again.'
+        )
+    return AgentSessionError(f"{head}: {said}")
+
+
 async def new_session(
     connection: AgentConnection,
     params: dict[str, Any],
     label: str,
     caps: AgentCapabilities,
     profile_id: str,
+    *,
+    system_prompt: bool = False,
 ) -> tuple[str, dict[str, Any]]:
-    """``session/new`` with ``params`` (``cwd``, ``mcpServers``…): the new session id and the whole result."""
+    """``session/new`` with ``params`` (``cwd``, ``mcpServers``…): the new session id and the whole result.
+    ``system_prompt``: the params carry one, so an invalid-params refusal names it."""
     try:
         result = await connection.rpc.request("session/new", params)
     except AcpRpcError as exc:
+        if system_prompt and _about_system_prompt(exc):
+            head = f"{label} could not start a session"
+            raise refused_error(head, exc, profile_id, system_prompt=True) from exc
         if is_auth_error(exc):  # Silo's own words first, then every way to sign in
             raise sign_in_error(
                 f"{label} could not start a session (it may need you to sign in first)",

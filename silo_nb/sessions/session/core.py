@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +45,7 @@ from silo_nb.sessions.session.subagents import Subagents
 from silo_nb.sessions.session.terminals import TerminalHost
 from silo_nb.sessions.session.turn_tracker import TurnTracker
 from silo_nb.sessions.session.wiring import SessionWiring
+from silo_nb.sessions.system_prompt import SystemPrompt
 from silo_nb.updates import (
     MessageIdSynthesizer,
 )
@@ -71,6 +72,7 @@ class SessionCore:
         cwd: str,
         folders: tuple[Path, ...] = (),
         extra_mcp_servers: tuple[McpServerConfig, ...] = (),
+        system_prompt: SystemPrompt | None = None,
     ) -> None:
         self.registry = registry
         self.profile = profile
@@ -79,6 +81,10 @@ class SessionCore:
         # The folders the agent may read and write through the client (cwd first), resolved.
         self.folders = folders or (Path(cwd).resolve(),)
         self.extra_mcp_servers = extra_mcp_servers  # offered besides the profile's (the kernel tools)
+        # What is sent as ``systemPrompt`` on session/new, load, resume and fork (where the agent takes it).
+        self.system_prompt = system_prompt or SystemPrompt(profile.system_prompt, profile.system_prompt_mode)
+        # ``handle.fork()``: set by connect (the connector opens the fork as it opens any session).
+        self.forker: Callable[..., Awaitable[Any]] | None = None
         self.id = ""  # the status entry's id: "chat:" + the session id, once it is known
         self.disposed = False
         self.close_task: asyncio.Task[None] | None = None

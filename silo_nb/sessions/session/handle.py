@@ -33,7 +33,9 @@ from silo_nb.model import (
     ResumeOutcome,
     no_answer,
 )
+from silo_nb.sessions.auth_status import AgentAuthStatus
 from silo_nb.sessions.journal import parse_lines
+from silo_nb.sessions.mcp_servers import McpServerConfig
 from silo_nb.sessions.session.client_tool_calls import ClientToolCalls
 from silo_nb.sessions.session.core import SessionCore
 from silo_nb.sessions.session.permission_desk import RuleAnswerer
@@ -44,6 +46,8 @@ from silo_nb.sessions.session.steering import send_steer
 from silo_nb.util import Disposable
 
 __all__ = ["AgentSessionHandle"]
+
+RESOURCE_NOT_FOUND = -32002  # ACP: session/status of a session the agent does not know
 
 
 class AgentSessionHandle:
@@ -423,6 +427,106 @@ class AgentSessionHandle:
         if journal:
             self._core.journal.journals.remove(path, self.session_id)
         return deleted
+
+    # -- fork, title, status (ACP v1.25, unstable) --------------------------------------------------
+
+    @property
+    def can_fork(self) -> bool:
+        """The agent takes ``session/fork`` (its ``sessionCapabilities.fork``)."""
+        return self._core.wiring.caps.can_fork
+
+    @property
+    def can_set_title(self) -> bool:
+        """The agent takes ``session/set_title`` (its ``sessionCapabilities.title``)."""
+        return self._core.wiring.caps.can_set_title
+
+    @property
+    def system_prompt(self) -> dict[str, Any] | None:
+        """The ``systemPrompt`` this session sends on session/new, load, resume and fork (None: none, or
+        the agent does not take one)."""
+        return self._core.system_prompt.wire(self._core.wiring.caps)
+
+    async def fork(
+        self,
+        *,
+        title: str | None = None,
+        mcp_servers: Iterable[Any] = (),
+        system_prompt: str | None = None,
+        system_prompt_mode: str | None = None,
+        notebook_guidance: bool = False,
+    ) -> AgentSessionHandle:
+        """A new session forked from this one (``session/fork``, where the agent offers it), in a new
+        agent process: its own handle and journal, the journal starting as a copy of this one's, so a
+        restore shows this session's turns and then the fork's. Raises ``AgentSessionError`` where the
+        agent does not offer fork. The fork keeps this session's system prompt unless told otherwise;
+        ``mcp_servers`` are offered to it besides the profile's (the kernel tools of ``%silo fork``)."""
+        forker = self._core.forker
+        if forker is None:
+            raise AgentSessionError(f"{self.label}: this session was not opened by connect — it cannot fork.")
+        servers = [
+            s if isinstance(s, McpServerConfig) else McpServerConfig.model_validate(s) for s in mcp_servers
+        ]
+        forked: AgentSessionHandle = await forker(
+            self,
+            title=title,
+            mcp_servers=servers,
+            system_prompt=system_prompt,
+            system_prompt_mode=system_prompt_mode,
+            notebook_guidance=notebook_guidance,
+        )
+        return forked
+
+    async def set_title(self, title: str) -> None:
+        """Name the session on the agent's side (``session/set_title``, where it offers
+        ``sessionCapabilities.title``); the agents list shows it at once, as the agent stored it (its answer's
+        ``title``: it may normalize it)."""
+        if not isinstance(title, str) or not title.strip():
+            raise AgentSessionInputError(
+                "set_title() takes a non-empty text, e.g. handle.set_title('Cleaning')."
+            )
+        if not self.can_set_title:
+            raise AgentSessionError(
+                f"{self.label} does not offer session/set_title (its sessionCapabilities.title) — the title "
+                "stays the agent's own."
+            )
+        title = " ".join(title.split())
+        try:
+            answer = await self._request("session/set_title", {"sessionId": self.session_id, "title": title})
+        except AcpRpcError as exc:
+            raise AgentSessionError(f"{self.label} would not take the title: {exc.agent_message()}") from exc
+        stored = answer.get("title") if isinstance(answer, dict) else None
+        if isinstance(stored, str) and stored.strip():
+            title = " ".join(stored.split())[:500]
+        self._core.title = title
+        self._core.registry.patch(self.id, title=title)
+
+    @property
+    def can_status(self) -> bool:
+        """The agent takes ``session/status`` (its ``sessionCapabilities.status``)."""
+        return self._core.wiring.caps.can_status
+
+    async def session_status(self, session_id: str | None = None) -> str | None:
+        """``session/status`` of this session (or of ``session_id``, another of this agent's: the request
+        has no side effects), where the agent offers ``sessionCapabilities.status``: ``"open"`` (in the
+        agent's memory), ``"saved"`` (it can be resumed), ``"unknown"`` (the agent does not know it,
+        -32002), or the agent's own word (ACP: to be treated as ``saved``); None where not offered."""
+        if not self.can_status:
+            return None
+        asked = session_id or self.session_id
+        try:
+            result = await self._request("session/status", {"sessionId": asked})
+        except AcpRpcError as exc:
+            if exc.code == RESOURCE_NOT_FOUND:
+                return "unknown"
+            raise AgentSessionError(f"{self.label} would not say its status: {exc.agent_message()}") from exc
+        status = result.get("status") if isinstance(result, dict) else None
+        return status if isinstance(status, str) and status else "saved"
+
+    @property
+    def auth_status(self) -> AgentAuthStatus | None:
+        """What the agent last said of its sign-in (``_auth/status_update`` or ACP's
+        ``auth/status_update``); None until it says."""
+        return self._core.wiring.auth_status
 
     # -- dispose ----------------------------------------------------------------------------------
 

@@ -113,6 +113,9 @@ class InboundTraffic:
         notifications = {
             "session/update": self.on_session_update,
             "elicitation/complete": core.questions.completed,
+            # What the agent says of its sign-in (ACP v1.25's push, and the extension Claude and Codex send).
+            "auth/status_update": self._wiring.auth_status_pushed,
+            "_auth/status_update": self._wiring.auth_status_pushed,
         }
         return requests, notifications
 

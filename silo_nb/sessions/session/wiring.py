@@ -12,6 +12,7 @@ from silo_nb.acp import AgentConnection
 from silo_nb.model import (
     ResumeOutcome,
 )
+from silo_nb.sessions.auth_status import AgentAuthStatus, parse_auth_status
 from silo_nb.sessions.capabilities import AgentCapabilities
 
 __all__ = ["SessionWiring"]
@@ -25,6 +26,13 @@ class SessionWiring:
         self.caps = AgentCapabilities(agent_name=agent_name)
         self.session_id: str | None = None
         self.resume_outcome: ResumeOutcome = "new"
+        self.auth_status: AgentAuthStatus | None = None  # what the agent last pushed of its sign-in
+
+    def auth_status_pushed(self, params: object) -> None:
+        """``_auth/status_update`` / ``auth/status_update``: kept (a malformed one is ignored)."""
+        status = parse_auth_status(params)
+        if status is not None:
+            self.auth_status = status
 
     def connected(self, connection: AgentConnection) -> None:
         """The agent's transport is open (before ``initialize``)."""
