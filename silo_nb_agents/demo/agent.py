@@ -23,6 +23,7 @@ from typing import Any, Final
 
 from silo_nb_agents.demo.client_tools import ClientTools
 from silo_nb_agents.demo.options import Options
+from silo_nb_agents.demo.prompt_blocks_text import read_prompt
 from silo_nb_agents.demo.rpc_endpoint import (
     AUTH_REQUIRED,
     INVALID_PARAMS,
@@ -104,6 +105,7 @@ class DemoAgent:
             handlers["session/set_config_option"] = self._set_config_option
         if options.fork:
             handlers["session/fork"] = self._fork_session
+        handlers["_session/steering"] = self._steer
         handlers["session/set_title"] = self._set_title
         handlers["session/status"] = self._session_status
         self._handlers = handlers
@@ -324,7 +326,23 @@ class DemoAgent:
                 **({"auth": {"logout": {}}} if auth_methods else {}),
             },
             "authMethods": auth_methods,
+            # The steering extension (as Claude's adapter advertises it): input added to a running turn.
+            "_meta": {"steering": {"supported": True}},
         }
+
+    async def _steer(self, params: JsonObject) -> JsonObject:
+        """``_session/steering``: the text goes to the session's running turn, which says it noted it at its
+        next step; with no turn running, ``promptRequired`` (the client prompts instead)."""
+        session = self._session(params)
+        prompt = params.get("prompt")
+        text, _ = read_prompt(prompt if isinstance(prompt, list) else [])
+        if not text.strip():
+            raise RpcError(INVALID_PARAMS, "steer params require a non-empty prompt array")
+        running = next((turn for turn in session.turns if not turn.finished.is_set()), None)
+        if running is None:
+            return {"outcome": "promptRequired", "reason": "noRunningTurn"}
+        running.steered.append(text)
+        return {"outcome": "injected"}
 
     async def _authenticate(self, params: JsonObject) -> JsonObject:
         method_id = params.get("methodId")

@@ -154,7 +154,13 @@ class TurnScript:
                 {"sessionUpdate": "agent_thought_chunk", "messageId": message_id, "content": content}
             )
 
+    async def heed(self) -> None:
+        """Say the input the client added to this turn (``_session/steering``), once each."""
+        while self.turn.steered:
+            await self.say(f"**Noted mid-turn:** {self.turn.steered.pop(0)}")
+
     async def finish(self, title: bool = True) -> str:
+        await self.heed()
         if title and self.first_prompt:
             one_line = " ".join(self.text.split()) or "Attachments"
             self.session.title = one_line[:40]
@@ -213,6 +219,9 @@ class TurnScript:
                 content = {"type": "text", "text": text + ("." if i == SLOW_CHUNKS else "")}
                 update = {"sessionUpdate": "agent_message_chunk", "messageId": message_id, "content": content}
                 await self.emit(update, SLOW_PAUSE)
+                if self.turn.steered:  # input added mid-turn: said at once, then the counting goes on
+                    await self.heed()
+                    message_id = self.session.next_id("msg")
         if "run the tests" in self.lowered or has_keyword(self.lowered, "terminal"):
             await run_command(self)
         if has_keyword(self.lowered, "risky"):

@@ -223,6 +223,7 @@ class Turn:
     def __init__(self, siblings: list[Turn]) -> None:
         self.cancelled = asyncio.Event()
         self.finished = asyncio.Event()
+        self.steered: list[str] = []  # input the client added while it runs (``_session/steering``)
         self._siblings = siblings
         siblings.append(self)
 

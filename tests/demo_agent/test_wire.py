@@ -33,6 +33,7 @@ async def test_initialize_result(tmp_path: Path) -> None:
                 },
             },
             "authMethods": [],
+            "_meta": {"steering": {"supported": True}},
         }
 
 

@@ -187,3 +187,21 @@ async def test_the_box_shows_why_input_was_not_taken(comms: list[Sent]) -> None:
     assert "✗ Scripted: the turn had ended" in view.steer_note.value
     assert TurnView(label="x").steer_row.layout.display == "none"  # an agent that does not take it: no box
     view.close_all()
+
+
+async def test_the_demo_agent_takes_input_mid_turn(workspace: Workspace) -> None:
+    """The built-in demo agent advertises steering; its slow count says the input at its next step."""
+    async with await workspace.service().sessions.connect("demo") as handle:
+        assert handle.can_steer
+        live: list[Any] = []
+        handle.on_transcript(live.append)
+        turn = asyncio.create_task(handle.prompt(prompt("slow: count to forty")))
+        while not any("Counting slowly" in (u.text or "") for u in live):
+            await asyncio.sleep(0.02)
+        assert await handle.steer("Say when you pass twenty") == "injected"
+        await turn
+    state = fold_all(live)
+    assert "**Noted mid-turn:** Say when you pass twenty" in state.reply_text
+    assert state.reply_text.rstrip().endswith("40.")  # the count went on after it
+    (entry,) = [e for e in state.entries if isinstance(e, SteerEntry)]
+    assert entry.outcome == "injected"
