@@ -108,11 +108,16 @@ def _user_texts(lines: list[Any], kind_key: str, kind: str) -> list[str]:
 
 
 def journal_prompts(data_dir: Path) -> list[str]:
-    """Every user prompt in silo_nb's journals under ``data_dir``, in file then line order."""
+    """Every user prompt in silo_nb's journals under ``data_dir``, in file then line order; a fork's journal
+    starts with its parent's lines copied verbatim (the same timestamps): a line seen before is not counted
+    again, a prompt sent is one line."""
     texts: list[str] = []
+    seen: set[str] = set()
     for path in sorted(data_dir.rglob("chat-sessions/*.jsonl")):
-        lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-        texts += _user_texts(lines, "kind", "user_message_chunk")
+        fresh = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        fresh = [line for line in fresh if line not in seen]
+        seen.update(fresh)
+        texts += _user_texts([json.loads(line) for line in fresh], "kind", "user_message_chunk")
     return texts
 
 
@@ -121,7 +126,8 @@ def agent_prompts(state_dir: Path) -> list[str]:
     those the replay agent kept beside it (``replay-agent``: its sessions' progress)."""
     texts: list[str] = []
     for path in sorted(state_dir.glob("*.json")):
-        history = json.loads(path.read_text(encoding="utf-8")).get("history", [])
+        stored = json.loads(path.read_text(encoding="utf-8"))
+        history = stored.get("history", [])[stored.get("forkedAt", 0) :]  # a fork's copy of its parent's
         texts += _user_texts(history, "sessionUpdate", "user_message_chunk")
     for path in sorted(state_dir.with_name("replay-agent").glob("*.json")):
         texts += [str(p) for p in json.loads(path.read_text(encoding="utf-8")).get("prompts", [])]

@@ -255,6 +255,7 @@ class DemoAgent:
         session.title = parent.title
         session.config = dict(parent.config)
         session.history = list(parent.history)
+        session.forked_at = len(session.history)
         session.seq = parent.seq
         session.system_prompt = system_prompt if system_prompt is not None else parent.system_prompt
         session.mcp_servers = _servers(params)

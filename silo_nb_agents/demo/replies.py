@@ -22,6 +22,7 @@ KEYWORDS: Final[tuple[tuple[str, str], ...]] = (
     ("slow", "answer slowly, so the Stop button has something to stop"),
     ("run the tests", "run the tests in a terminal silo_nb starts for me"),
     ("risky", "ask you a question before a risky step"),
+    ("subagent", "hand a part of the turn to a subagent (a child session with its own transcript)"),
     ("edit", "propose an edit to `notes.md`, written only once you allow it"),
     ("look into NAME", "look into a variable of your kernel with the notebook's tools, then offer code"),
     (

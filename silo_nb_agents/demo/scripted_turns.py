@@ -165,7 +165,16 @@ class TurnScript:
             one_line = " ".join(self.text.split()) or "Attachments"
             self.session.title = one_line[:40]
             await self.emit({"sessionUpdate": "session_info_update", "title": self.session.title})
-        await self.spend(1200 + 4 * len(self.text))
+        before = int(self.session.used)
+        spent = 1200 + 4 * len(self.text)
+        await self.spend(spent)
+        # The turn's tokens in the prompt's answer (ACP ``usage``): the context so far read from the cache.
+        self.response_usage = {
+            "totalTokens": before + spent,
+            "inputTokens": spent * 3 // 4,
+            "outputTokens": spent - spent * 3 // 4,
+            "cachedReadTokens": before,
+        }
         return "end_turn"
 
     async def spend(self, tokens: int) -> None:

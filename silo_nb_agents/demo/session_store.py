@@ -64,6 +64,7 @@ class Session:
         self.config: JsonObject = dict(DEFAULT_CONFIG)
         self.history: list[JsonObject] = []
         self.seq = 0
+        self.forked_at = 0  # a fork's history starts with this many of its parent's updates (copied)
         self.used = 0
         self.cost = 0.0
         self.turns: list[Turn] = []
@@ -89,6 +90,7 @@ class Session:
             "history": list(self.history),
             "seq": self.seq,
             "usage": {"used": self.used, "cost": self.cost},
+            **({"forkedAt": self.forked_at} if self.forked_at else {}),
         }
 
     @classmethod
@@ -107,6 +109,8 @@ class Session:
             session.history = [u for u in history if isinstance(u, dict)]
         seq = data.get("seq")
         session.seq = seq if isinstance(seq, int) else len(session.history)
+        forked_at = data.get("forkedAt")
+        session.forked_at = forked_at if isinstance(forked_at, int) and forked_at > 0 else 0
         usage = data.get("usage")
         if isinstance(usage, dict):
             used, cost = usage.get("used"), usage.get("cost")

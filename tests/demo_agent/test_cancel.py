@@ -38,7 +38,7 @@ async def test_edit_turn_cancelled_while_permission_pending(tmp_path: Path) -> N
 
         # The connection is still healthy and the next turn runs normally.
         _, response2 = await wire.prompt(session_id, "hello")
-        assert response2["result"] == {"stopReason": "end_turn"}
+        assert response2["result"]["stopReason"] == "end_turn"
 
 
 @pytest.mark.asyncio

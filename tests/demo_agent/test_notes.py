@@ -69,7 +69,7 @@ async def test_a_refused_file_fails_the_read_and_asks_no_permission(tmp_path: Pa
         await wire.initialize()
         session_id, _ = await wire.new_session(str(project))
         seen, response = await wire.prompt(session_id, "edit please", answer_with("allow-once"))
-    assert response["result"] == {"stopReason": "end_turn"}
+    assert response["result"]["stopReason"] == "end_turn"
     assert not [m for m in seen if m.get("method") == "session/request_permission"]
     read_end = [u for u in updates(seen) if u.get("status") == "failed"]
     assert read_end and "symbolic link" in read_end[0]["content"][0]["content"]["text"]

@@ -36,7 +36,7 @@ async def test_a_whole_edit_turn_over_stdio(tmp_path: Path) -> None:
         assert (await wire.initialize())["agentInfo"]["name"] == "silo-demo"
         session_id, _ = await wire.new_session(str(project))
         seen, response = await wire.prompt(session_id, "Please edit my notes", answer_with("allow-once"))
-        assert response["result"] == {"stopReason": "end_turn"}
+        assert response["result"]["stopReason"] == "end_turn"
         assert wire_sequence(seen) == EDIT_SEQUENCE
         assert updates(seen)[-3]["content"]["text"] == "Edited notes.md."
         assert await wire.stop() == 0

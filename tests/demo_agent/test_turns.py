@@ -29,7 +29,10 @@ async def test_plain_turn_update_sequence(tmp_path: Path) -> None:
         session_id, _ = await wire.new_session()
         prompt = "Hello there, please show me what a demo reply looks like today"
         seen, response = await wire.prompt(session_id, prompt)
-        assert response["result"] == {"stopReason": "end_turn"}
+        assert response["result"]["stopReason"] == "end_turn"
+        usage = response["result"]["usage"]  # the turn's tokens (ACP usage): what the footer shows
+        assert usage["inputTokens"] + usage["outputTokens"] == 1200 + 4 * len(prompt)
+        assert usage["cachedReadTokens"] == 0 and usage["totalTokens"] == 1200 + 4 * len(prompt)
         assert all(m["params"]["sessionId"] == session_id for m in seen)
         sequence = kinds(seen)
         assert collapse(sequence) == [
@@ -55,7 +58,7 @@ async def test_plain_turn_update_sequence(tmp_path: Path) -> None:
         assert usage["cost"]["currency"] == "USD" and isinstance(usage["cost"]["amount"], float)
 
         seen2, response2 = await wire.prompt(session_id, "and again")
-        assert response2["result"] == {"stopReason": "end_turn"}
+        assert response2["result"]["stopReason"] == "end_turn"
         assert "session_info_update" not in kinds(seen2), "only the first prompt names the session"
         assert updates(seen2)[-1]["used"] > usage["used"]
         assert updates(seen2)[-1]["cost"]["amount"] > usage["cost"]["amount"]
@@ -85,7 +88,7 @@ async def test_edit_turn_with_permission(tmp_path: Path, option_id: str, status:
         seen, response = await wire.prompt(
             session_id, "Please edit my notes:  two  bill lengths are missing", answer_with(option_id)
         )
-        assert response["result"] == {"stopReason": "end_turn"}
+        assert response["result"]["stopReason"] == "end_turn"
         assert wire_sequence(seen) == EDIT_SEQUENCE
 
         notes = f"{project}/notes.md"
@@ -182,7 +185,7 @@ async def test_plan_updates(tmp_path: Path, text: str) -> None:
         await wire.initialize()
         session_id, _ = await wire.new_session()
         seen, response = await wire.prompt(session_id, text)
-        assert response["result"] == {"stopReason": "end_turn"}
+        assert response["result"]["stopReason"] == "end_turn"
         plans = [u["entries"] for u in updates(seen) if u["sessionUpdate"] == "plan"]
         assert [e["priority"] for e in plans[0]] == ["high", "medium", "low"]
         assert [[e["status"] for e in entries] for entries in plans] == [
@@ -209,7 +212,7 @@ async def test_attachments_and_mode_keyword(tmp_path: Path) -> None:
             "resource": {"uri": "file:///p/main.py", "mimeType": "text/x-python", "text": "x"},
         }
         seen, response = await wire.prompt(session_id, "Which mode are you in?", extra=[resource])
-        assert response["result"] == {"stopReason": "end_turn"}
+        assert response["result"]["stopReason"] == "end_turn"
         reply = message_text(seen)
         assert "I see 1 attachment: file:///p/main.py" in reply
         assert "`ask`" in reply and "`demo-smart`" in reply
@@ -222,12 +225,12 @@ async def test_slash_commands_title_explain_clear(tmp_path: Path) -> None:
         await wire.initialize()
         session_id, _ = await wire.new_session()
         seen, response = await wire.prompt(session_id, "/title My renamed session")
-        assert response["result"] == {"stopReason": "end_turn"}
+        assert response["result"]["stopReason"] == "end_turn"
         assert updates(seen)[0] == {"sessionUpdate": "session_info_update", "title": "My renamed session"}
         assert message_text(seen) == "Renamed."
 
         seen, response = await wire.prompt(session_id, "/explain the greet function")
-        assert response["result"] == {"stopReason": "end_turn"}
+        assert response["result"]["stopReason"] == "end_turn"
         assert "the greet function" in message_text(seen)
         assert "plan" not in kinds(seen), "'explain' must not trigger the plan keyword"
 
@@ -260,7 +263,7 @@ async def test_delay_flag_paces_the_stream(tmp_path: Path) -> None:
         session_id, _ = await wire.new_session()
         started = time.monotonic()
         seen, response = await wire.prompt(session_id, "hi")
-        assert response["result"] == {"stopReason": "end_turn"}
+        assert response["result"]["stopReason"] == "end_turn"
         assert time.monotonic() - started >= 0.02 * (len(updates(seen)) - 1)
 
 
