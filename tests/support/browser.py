@@ -151,6 +151,7 @@ def lab_in_chromium(
     app: str = "lab",
     scrollbars: bool = False,
     collaboration: bool = False,
+    extra_env: dict[str, str] | None = None,
 ) -> Iterator[tuple[LabServer, Any]]:
     """JupyterLab on ``root`` (the demo agent paced by ``delay``; its kernels run ``kernel_python`` if
     given) and a headless chromium page on it; a screenshot named ``failure`` if the body raises; the
@@ -162,6 +163,7 @@ def lab_in_chromium(
         "SILO_NB_DEMO_STATE_DIR": str(tmp_path / "demo-state"),
         "SILO_NB_DEMO_DELAY": delay,
         "PYDEVD_DISABLE_FILE_VALIDATION": "1",
+        **(extra_env or {}),
     }
     with (
         lab_server(

@@ -99,7 +99,7 @@ def test_the_renderers_show_the_nested_transcript() -> None:
     assert where == sorted(where)
     assert "main agent → Explore the repo" in html and "List the files" in html
     markdown = transcript_markdown(state)
-    assert "> 🤖 **Explore the repo** · _idle (end\\_turn)_" in markdown
+    assert "> ↳ **Explore the repo** · _idle (end\\_turn)_" in markdown
     assert "> Reading the files." in markdown
     text = transcript_text(state)
     assert "subagent [idle (end_turn)]> Explore the repo (reads files · in /work · child-1)" in text

@@ -18,12 +18,12 @@ def more_subagents_text(entry: MoreSubagentsEntry) -> list[str]:
 def more_subagents_html(entry: MoreSubagentsEntry) -> str:
     return (
         f'<div class="silo-more-subagents" style="margin:4px 0;{styles.SMALL};{styles.MUTED}">'
-        f"🤖 {more_subagents_text(entry)[0]}</div>"
+        f"↳ {more_subagents_text(entry)[0]}</div>"
     )
 
 
 def more_subagents_markdown(entry: MoreSubagentsEntry) -> str:
-    return f"_🤖 {more_subagents_text(entry)[0]}_"
+    return f"_↳ {more_subagents_text(entry)[0]}_"
 
 
 CARD = Card(MoreSubagentsEntry, more_subagents_html, more_subagents_markdown, more_subagents_text)

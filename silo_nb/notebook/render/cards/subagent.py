@@ -48,14 +48,14 @@ def subagent_html(entry: SubagentEntry, inner: str) -> str:
     return (
         f'<details class="silo-subagent" data-session-id="{esc(entry.session_id)}"{opened} '
         f'style="margin:4px 0;padding:2px 8px;border-left:3px solid {styles.rgba(rgb, 0.7)}">'
-        f'<summary style="cursor:pointer">🤖 <b>{esc(entry.label)}</b> {pill_html(_state_word(entry), rgb)}'
+        f'<summary style="cursor:pointer">↳ <b>{esc(entry.label)}</b> {pill_html(_state_word(entry), rgb)}'
         f"{details}</summary>"
         f'<div class="silo-subagent-body" style="margin-left:8px">{body}</div></details>'
     )
 
 
 def subagent_markdown(entry: SubagentEntry, inner: list[str]) -> str:
-    head = f"🤖 **{md_escape(entry.label)}** · _{md_escape(_state_word(entry))}_"
+    head = f"↳ **{md_escape(entry.label)}** · _{md_escape(_state_word(entry))}_"
     more = md_escape(" · ".join(_details(entry)))
     lines = [head, "", more]
     for part in inner:
