@@ -863,12 +863,12 @@ def fold_all(updates: Iterable[AgentSessionUpdate], state: TranscriptState | Non
     handlers, apply, changed = _HANDLERS, builder.apply, False
     with gc_paused(promote=isinstance(updates, Sized) and len(updates) >= 10_000):
         for update in updates:  # apply's dispatch written out; nobody asks a fold's builder for changes
-            fields = update.__dict__
-            handler = handlers.get(fields["kind"]) if fields.get("child_session_id") is None else None
-            if handler is None:
+            fields = update.__dict__  # every field is there (a model's): indexing is the fast path
+            if fields["child_session_id"] is None and (handler := handlers.get(fields["kind"])) is not None:
+                if handler(builder, update):
+                    changed = True
+            else:
                 apply(update)  # a child's, metadata or unknown: it keeps its own account of changes
-            elif handler(builder, update):
-                changed = True
     if changed:
         builder._snapshot = None
     return builder.state
