@@ -49,3 +49,13 @@ def test_restored_from_the_journal_as_it_was_live() -> None:
     live = [notice(severity="warning", title="Context 90% full")]
     restored = parse_lines([encode_line(update) for update in live])
     assert transcript_html(fold_all(restored)) == transcript_html(fold_all(live))
+
+
+def test_a_one_megabyte_notice_is_one_bounded_line() -> None:
+    huge = "w" * 1_000_000
+    state = fold_all([notice(severity="error", title=huge, description=huge)])
+    (entry,) = state.entries
+    assert (
+        isinstance(entry, NoticeEntry) and len(entry.title) == 2_000 and len(entry.description or "") == 2_000
+    )
+    assert len(transcript_html(state)) < 10_000
