@@ -240,7 +240,7 @@ class ReplayAgent:
             connection.notify("session/update", {"sessionId": sent_for, "update": update})
         if turn.error is not None:
             raise AcpRpcError(INTERNAL_ERROR, turn.error)
-        return {"stopReason": turn.stop_reason}
+        return {"stopReason": turn.stop_reason, **({"usage": turn.usage} if turn.usage else {})}
 
     async def _ask(self, session: _Session, permission: Permission) -> bool:
         """Ask the recorded permission again; False (the replay ends, with a note) for another answer."""

@@ -27,6 +27,7 @@ from silo_nb.model import (
     PermissionRequestLine,
     TerminalOutputLine,
     TurnEndLine,
+    token_counts,
 )
 from silo_nb.sessions import (
     read_updates,
@@ -64,6 +65,7 @@ class RecordedTurn:
     stop_reason: str = "end_turn"
     error: str | None = None  # the recorded turn failed with this
     duration_ms: float = 0.0
+    usage: dict[str, int] | None = None  # the recorded prompt answer's token counts (its turn_end's)
 
 
 @dataclass(frozen=True)
@@ -134,6 +136,7 @@ def _turn(updates: Sequence[AgentSessionUpdate], terminals: dict[str, str]) -> R
         stop_reason=stop or ("cancelled" if outcome == "cancelled" else "end_turn"),
         error=(end.error or "the recorded turn failed") if outcome == "failed" else None,
         duration_ms=duration or 0.0,
+        usage=token_counts(end.usage) or None,
     )
 
 

@@ -65,7 +65,11 @@ async def test_silo_frame_of_an_unknown_name_is_one_line(shell: InteractiveShell
     assert "\n" not in message
 
 
-def test_the_progress_bar_ends_as_a_static_snapshot(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_progress_bar_ends_as_a_static_snapshot(
+    shell: InteractiveShell, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # ``capture_output`` records displays only where an IPython shell exists (``shell``): without one, the
+    # test passed only when an earlier test on its worker had made one.
     monkeypatch.setattr(comm, "create_comm", QuietComm)
     bar = GridProgressBar()
     with capture_output() as captured:

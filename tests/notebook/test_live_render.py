@@ -6,10 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from typing import Any
 
-import comm
 import pytest
 
 from silo_nb.model.models import AgentContentBlock, AgentSessionUpdate, AgentToolCall
@@ -18,15 +16,7 @@ from silo_nb.notebook.render import live_entries as live_render
 from silo_nb.notebook.render.md_html import markdown_to_html
 from silo_nb.notebook.widgets import TurnView, live_body
 from silo_nb.updates.transcript import MessageEntry, ToolEntry
-from tests.notebook.widget_utils import RecordingComm, Sent
-
-
-@pytest.fixture
-def comms(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Sent]]:
-    RecordingComm.sent = []
-    monkeypatch.setattr(comm, "create_comm", RecordingComm)
-    yield RecordingComm.sent
-    RecordingComm.sent = []
+from tests.notebook.widget_utils import Sent
 
 
 def chunk(text: str, message_id: str = "m1") -> AgentSessionUpdate:

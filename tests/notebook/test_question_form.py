@@ -5,12 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import anyio
-import comm
-import pytest
 
 from silo_nb.model.agent_requests import AgentElicitationRequest
 from silo_nb.model.question_schema import CHOICE_LIMIT, LABEL_LIMIT
@@ -18,15 +15,7 @@ from silo_nb.notebook.widgets import TurnView
 from silo_nb.notebook.widgets.question_form import SHOWN_FIELDS, QuestionForm
 from silo_nb.sessions.session.question_desk import QuestionDesk
 from tests.agents.raw_agent import QUESTION_SCHEMA
-from tests.notebook.widget_utils import RecordingComm, Sent, frontend_click, frontend_update
-
-
-@pytest.fixture
-def comms(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Sent]]:
-    RecordingComm.sent = []
-    monkeypatch.setattr(comm, "create_comm", RecordingComm)
-    yield RecordingComm.sent
-    RecordingComm.sent = []
+from tests.notebook.widget_utils import Sent, frontend_click, frontend_update
 
 
 async def asked(schema: dict[str, Any] | None = None, **extra: Any) -> tuple[AgentElicitationRequest, Any]:

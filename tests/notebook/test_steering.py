@@ -5,11 +5,9 @@ in the turn and journaled with how the agent took it (restored as live); every r
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from typing import Any
 
 import anyio
-import comm
 import pytest
 
 import silo_nb
@@ -21,17 +19,9 @@ from silo_nb.updates import SteerEntry
 from silo_nb.updates.transcript import fold_all
 from tests.agents.scripted import Peer, scripted_service
 from tests.conftest import Workspace
-from tests.notebook.widget_utils import RecordingComm, Sent, frontend_click, frontend_update
+from tests.notebook.widget_utils import Sent, frontend_click, frontend_update
 
 STEERING = {"steering": {"supported": True}}
-
-
-@pytest.fixture
-def comms(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Sent]]:
-    RecordingComm.sent = []
-    monkeypatch.setattr(comm, "create_comm", RecordingComm)
-    yield RecordingComm.sent
-    RecordingComm.sent = []
 
 
 class SteeredAgent:

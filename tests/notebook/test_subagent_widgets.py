@@ -4,23 +4,11 @@ permission row says which child asks."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
-
-import comm
-import pytest
 
 from silo_nb.model import AgentPermissionOption, AgentPermissionRequest, AgentSessionUpdate
 from silo_nb.notebook.widgets import PermissionRow, TurnView
-from tests.notebook.widget_utils import RecordingComm, Sent, frontend_click
-
-
-@pytest.fixture
-def comms(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Sent]]:
-    RecordingComm.sent = []
-    monkeypatch.setattr(comm, "create_comm", RecordingComm)
-    yield RecordingComm.sent
-    RecordingComm.sent = []
+from tests.notebook.widget_utils import Sent, frontend_click
 
 
 def announce(child: str, **raw: Any) -> AgentSessionUpdate:

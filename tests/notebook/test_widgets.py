@@ -8,7 +8,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import comm
 import pytest
 
 import silo_nb
@@ -29,7 +28,6 @@ from silo_nb.notebook.widgets.snapshot_views import option_values
 from silo_nb.sessions.session.permission_desk import PermissionDesk
 from silo_nb.updates.transcript import PermissionEntry
 from tests.notebook.widget_utils import (
-    RecordingComm,
     Sent,
     closed_comms,
     frontend_click,
@@ -37,14 +35,6 @@ from tests.notebook.widget_utils import (
     state_updates,
     tree_ids,
 )
-
-
-@pytest.fixture
-def comms(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Sent]]:
-    RecordingComm.sent = []
-    monkeypatch.setattr(comm, "create_comm", RecordingComm)
-    yield RecordingComm.sent
-    RecordingComm.sent = []
 
 
 def chunk(text: str, *, message_id: str = "m1", kind: str = "agent_message_chunk") -> AgentSessionUpdate:
