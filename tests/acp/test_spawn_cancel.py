@@ -18,6 +18,7 @@ from pathlib import Path
 import anyio
 
 from silo_nb.acp import AgentProcess
+from silo_nb.acp.client import background_closes
 
 
 def agents_with(marker: str) -> list[int]:
@@ -43,6 +44,8 @@ async def test_a_spawn_cancelled_anywhere_leaves_no_process_socket_or_transport(
     sleep = shutil.which("sleep")
     assert sleep is not None
     marker = f"{os.getpid()}.{time.monotonic_ns() % 10**6}"
+    await background_closes()  # an earlier test's connection still closing would move the count below
+    gc.collect()
     fds = open_fds()
     cancelled = 0
     with warnings.catch_warnings(record=True) as caught:
@@ -62,4 +65,7 @@ async def test_a_spawn_cancelled_anywhere_leaves_no_process_socket_or_transport(
     assert cancelled >= 3  # the sweep did cancel spawns part-way
     leaks = [str(w.message) for w in caught if issubclass(w.category, ResourceWarning)]
     assert leaks == []
+    with anyio.move_on_after(5):  # what the sweep closes last (bounded): then nothing may be left open
+        while open_fds() > fds:
+            await anyio.sleep(0.05)
     assert open_fds() <= fds
