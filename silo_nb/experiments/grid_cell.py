@@ -19,7 +19,8 @@
 - The cell's temporary folder (``silo-grid-<pid>-<cell>-…`` in the temp folder: the working copy under
   ``work/``, the journals under ``data/``) holds a ``lockf`` lock on ``.alive`` while the cell runs. A
   grid killed with ``kill -9`` cannot remove its folders: each cell sweeps the ones of this user whose
-  process is gone (their lock is free) before it starts.
+  process is gone (their lock is free) before it starts. A folder is made and locked under a name the
+  sweep does not match, then renamed into view, so no sweep meets a starting cell's folder unlocked.
 - ``kernel_tools`` (``run_grid(kernel_tools=True)``): the cell's session is offered the kernel tools on
   this process's ``__main__`` namespace (a kernel's: the user's), only where the cell runs on this loop;
   ``run_code`` then needs the policy's ``allow code``.
@@ -33,6 +34,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import shutil
@@ -68,6 +70,7 @@ __all__ = ["ERROR_CHARS", "CellResult", "CellSpec", "one_line_error", "run_cell"
 
 ERROR_CHARS = 2000
 _PREFIX = "silo-grid-"
+_STAGING = ".silo-grid-staging-"  # a cell folder being made (``_locked_folder``): the sweep skips it
 
 # What IPython puts in a kernel's namespace (not the user's variables).
 _IPYTHON_NAMES = frozenset({"In", "Out", "get_ipython", "exit", "quit", "open"})
@@ -130,10 +133,8 @@ async def run_cell(spec: CellSpec) -> CellResult:
     result = CellResult(spec.cell, started=now_iso(), host=socket.gethostname(), pid=os.getpid())
     start = time.monotonic()
     sweep_stale_folders()
-    folder = Path(tempfile.mkdtemp(prefix=f"{_PREFIX}{os.getpid()}-{spec.cell}-"))
-    alive = os.open(folder / ".alive", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    folder, alive = _locked_folder(spec.cell)
     try:
-        fcntl.lockf(alive, fcntl.LOCK_EX)
         work, data = str(folder / "work"), str(folder / "data")
         if spec.template:
             await anyio.to_thread.run_sync(_copy, spec.template, work)
@@ -161,9 +162,35 @@ async def run_cell(spec: CellSpec) -> CellResult:
     return result
 
 
+def _locked_folder(cell: str) -> tuple[Path, int]:
+    """A new cell folder ``silo-grid-<pid>-<cell>-…`` and its ``.alive`` file's descriptor, locked. The
+    folder is made and locked under a name the sweep does not look at, then renamed into view: another
+    process's sweep (a grid's cells start at once on several Dask workers) can never meet it unlocked —
+    between an ``.alive`` created and locked in place it once removed a starting cell's folder."""
+    staging = Path(tempfile.mkdtemp(prefix=f"{_STAGING}{os.getpid()}-"))
+    alive = os.open(staging / ".alive", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.lockf(alive, fcntl.LOCK_EX)
+        folder = staging.with_name(f"{_PREFIX}{os.getpid()}-{cell}-{staging.name.rpartition('-')[2]}")
+        os.rename(staging, folder)  # the lock is the file's: it comes along
+    except BaseException:
+        os.close(alive)
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return folder, alive
+
+
 def sweep_stale_folders() -> None:
-    """Remove the cell folders of this user whose process is gone (see the module notes)."""
-    for folder in Path(tempfile.gettempdir()).glob(f"{_PREFIX}*-*"):
+    """Remove the cell folders of this user whose process is gone (see the module notes), and the staging
+    folders (:func:`_locked_folder`) of processes that died before renaming theirs."""
+    temp = Path(tempfile.gettempdir())
+    for staging in temp.glob(f"{_STAGING}*-*"):
+        pid = staging.name[len(_STAGING) :].partition("-")[0]
+        if pid.isdigit() and int(pid) != os.getpid() and not _alive(int(pid)):
+            with contextlib.suppress(OSError):
+                if staging.lstat().st_uid == os.geteuid():
+                    shutil.rmtree(staging, ignore_errors=True)
+    for folder in temp.glob(f"{_PREFIX}*-*"):
         pid = folder.name[len(_PREFIX) :].partition("-")[0]
         if not pid.isdigit() or int(pid) == os.getpid():
             continue  # another layout, or this process's own (its lock would not tell)
@@ -181,6 +208,16 @@ def sweep_stale_folders() -> None:
         finally:
             os.close(fd)
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's
+    return True
 
 
 def _copy(template: str, work: str) -> None:

@@ -17,8 +17,9 @@
 - The Stop button (and its Python twin :meth:`stop`) only calls ``on_stop`` — typically
   ``handle.cancel`` — once; the turn really ends when its owner sets the transcript's status.
 - With ``on_steer`` (an agent that takes input mid-turn), a text box and Send sit under the transcript
-  while the turn runs; Send (:meth:`steer`) hands the text to ``on_steer`` — typically a task running
-  ``handle.steer`` — and the text reaches the transcript as a journaled update, like everything else.
+  while the turn runs; Send (:meth:`steer`) runs ``on_steer(text)`` — typically ``handle.steer`` — in a
+  task, and the text reaches the transcript as a journaled update, like everything else (a refusal is also
+  said beside the box).
 - A subagent that offers ``cancel`` (ACP v1.25) gets a Stop of its own while it works ("Stop <title>",
   :meth:`stop_child`), which calls ``on_stop_child(child_session_id)`` — typically ``handle.cancel_child``;
   the parent's turn goes on. The buttons follow the transcript's subagent entries at each render.
