@@ -24,6 +24,12 @@ FORBIDDEN = re.compile(
 )
 
 
+# The one thread silo_nb starts itself, and why (marked ``# noqa: loop-blocking`` on its line): a user's
+# ``__deepcopy__`` that never returns must be left behind at its bound without holding a pool's worker or
+# the interpreter at exit (kernel_tools/checkpoint.py). A thread for I/O is still refused.
+ALLOWED_THREADS = {"silo_nb/kernel_tools/checkpoint.py"}
+
+
 def test_no_loop_blocking_or_nesting() -> None:
     """The kernel's loop is never blocked, nested or replaced; no threads for I/O."""
     hits = [
@@ -32,6 +38,7 @@ def test_no_loop_blocking_or_nesting() -> None:
         for path in sorted((ROOT / package).rglob("*.py"))
         for line in path.read_text().splitlines()
         if FORBIDDEN.search(line)
+        and not (str(path.relative_to(ROOT)) in ALLOWED_THREADS and line.endswith("# noqa: loop-blocking"))
     ]
     assert not hits, "\n".join(hits)
 

@@ -9,7 +9,7 @@ so that an undo can put it back.
 - :func:`take_checkpoint` saves each of those names as it is now: a name that does not exist yet is noted
   (the undo deletes it); DataFrames, Series and arrays by their own ``copy()``; values that cannot change in
   place (numbers, strings, tuples of them, modules, functions, classes) by reference; anything else by
-  ``copy.deepcopy`` in a worker thread (never on the kernel's loop). Each copy is bounded — by the
+  ``copy.deepcopy`` in a daemon thread (never on the kernel's loop). Each copy is bounded — by the
   checkpoint's memory budget (``max_bytes``: a value whose estimated size would pass it is not copied at
   all) and by ``seconds`` for a ``__deepcopy__`` that hangs (the copy is abandoned in its thread) — and a
   name that could not be saved is listed with why (:class:`NotRestorable`), never skipped silently.
@@ -21,15 +21,15 @@ so that an undo can put it back.
 from __future__ import annotations
 
 import ast
+import asyncio
+import contextlib
 import copy
 import sys
+import threading
 import types
 from collections.abc import Iterable, Iterator, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
-
-import anyio
-import anyio.to_thread
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
@@ -205,20 +205,38 @@ def _children(item: Any) -> Iterator[Any]:
 
 async def _copy_within(value: Any, seconds: float) -> tuple[Any, str | None]:
     """``(copy, None)``, or ``(None, why)`` when copying raised or took longer than ``seconds``. A
-    ``deepcopy`` runs in a worker thread, never on the loop: one that hangs in a ``__deepcopy__`` is left
-    there (``abandon_on_cancel``) and its name listed; pandas' and numpy's own copies run here."""
+    ``deepcopy`` runs in a daemon thread of its own, never on the loop: one that hangs in a ``__deepcopy__``
+    is left there and its name listed — a daemon, so it holds neither a pool's worker nor the kernel at its
+    exit (anyio's worker threads are joined at exit: a 2-minute ``__deepcopy__`` held a process 2 minutes).
+    pandas' and numpy's own copies run here (C code, never user code that hangs)."""
+    if _is_pandas(value) or type(value).__module__.startswith("numpy"):
+        try:
+            return _fresh(value), None
+        except Exception as exc:
+            return None, f"could not be copied ({_one_line(exc)})"
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[tuple[Any, BaseException | None]] = loop.create_future()
 
-    def work() -> Any:
-        return _fresh(value)
+    def answer(outcome: tuple[Any, BaseException | None]) -> None:
+        if not done.done():
+            done.set_result(outcome)
 
+    def work() -> None:
+        try:
+            outcome: tuple[Any, BaseException | None] = (_fresh(value), None)
+        except BaseException as exc:  # the reason, reported; nothing escapes the thread
+            outcome = (None, exc)
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile: nobody waits any more
+            loop.call_soon_threadsafe(answer, outcome)
+
+    threading.Thread(target=work, name="silo-checkpoint-copy", daemon=True).start()  # noqa: loop-blocking
     try:
-        if _is_pandas(value) or type(value).__module__.startswith("numpy"):
-            return work(), None  # their own copy: C code, never user code that hangs
-        with anyio.move_on_after(seconds):
-            return await anyio.to_thread.run_sync(work, abandon_on_cancel=True), None
-    except Exception as exc:
-        return None, f"could not be copied ({_one_line(exc)})"
-    return None, f"copying took longer than {seconds:g} s: not copied"
+        copied, error = await asyncio.wait_for(asyncio.shield(done), seconds)
+    except TimeoutError:
+        return None, f"copying took longer than {seconds:g} s: not copied"
+    if error is not None:
+        return None, f"could not be copied ({_one_line(error)})"
+    return copied, None
 
 
 def _fresh(value: Any) -> Any:

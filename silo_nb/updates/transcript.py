@@ -765,16 +765,12 @@ class TranscriptBuilder:
         text = unknown_text(update.raw)
         last = self._entries[-1] if self._entries else None
         if isinstance(last, UnknownEntry) and last.kind == kind:
-            room = UNKNOWN_TEXT_LIMIT - len(last.text)
             joined = "\n".join(part for part in (last.text, text) if part)
-            kept = joined[: len(last.text) + max(room, 0)]
-            self._set(
-                len(self._entries) - 1,
-                UnknownEntry(kind, kept, last.count + 1, last.dropped + len(joined) - len(kept)),
-            )
+            kept, dropped = _bounded(joined, last.dropped, UNKNOWN_TEXT_LIMIT)
+            self._set(len(self._entries) - 1, UnknownEntry(kind, kept, last.count + 1, dropped))
         else:
-            kept = text[:UNKNOWN_TEXT_LIMIT]
-            self._add(UnknownEntry(kind, kept, 1, len(text) - len(kept)))
+            kept, dropped = _bounded(text, 0, UNKNOWN_TEXT_LIMIT)
+            self._add(UnknownEntry(kind, kept, 1, dropped))
         return True
 
 
@@ -822,10 +818,18 @@ def block_text(block: object) -> str:
     return f"[{kind[:_KIND_NAME_LIMIT]}]" if isinstance(kind, str) and kind else ""
 
 
+def _bounded(text: str, dropped: int, limit: int) -> tuple[str, int]:
+    """``text`` cut at ``limit`` characters, and ``dropped`` plus what the cut left out (an entry's kept text
+    and its count of characters not kept: a compaction's summary, a session message, unknown updates)."""
+    kept = text[:limit]
+    return kept, dropped + len(text) - len(kept)
+
+
 def _with_summary(entry: CompactionEntry, text: str, *, append: bool) -> CompactionEntry:
-    whole = entry.summary + text if append else text
-    dropped = (entry.dropped if append else 0) + max(len(whole) - SUMMARY_CHAR_LIMIT, 0)
-    return replace(entry, summary=whole[:SUMMARY_CHAR_LIMIT], dropped=dropped)
+    summary, dropped = _bounded(
+        entry.summary + text if append else text, entry.dropped if append else 0, SUMMARY_CHAR_LIMIT
+    )
+    return replace(entry, summary=summary, dropped=dropped)
 
 
 _UNKNOWN_FIELDS = 16  # fields of an unknown update looked at for text
@@ -833,7 +837,8 @@ _UNKNOWN_FIELDS = 16  # fields of an unknown update looked at for text
 
 def unknown_text(raw: object) -> str:
     """The text fields of an update of an unknown kind: its string values (an id-looking field too: it
-    may be all there is) and the text of a ``content`` block, in order, bounded."""
+    may be all there is) and the text of a ``content`` block, in order (the wire cut each string at 1 Mi
+    characters; the entry keeps :data:`UNKNOWN_TEXT_LIMIT` and counts the rest)."""
     if not isinstance(raw, dict):
         return ""
     parts: list[str] = []
@@ -841,12 +846,10 @@ def unknown_text(raw: object) -> str:
         if key in ("sessionUpdate", "_meta"):
             continue
         if isinstance(value, str) and value:
-            parts.append(value[:UNKNOWN_TEXT_LIMIT])
+            parts.append(value)
         elif key == "content":
             blocks = value if isinstance(value, list) else [value]
-            parts.extend(
-                text[:UNKNOWN_TEXT_LIMIT] for text in map(block_text, blocks[:_UNKNOWN_FIELDS]) if text
-            )
+            parts.extend(text for text in map(block_text, blocks[:_UNKNOWN_FIELDS]) if text)
     return "\n".join(parts)
 
 
@@ -949,7 +952,5 @@ def _with_blocks(entry: SessionMessageEntry, blocks: list[Any], *, append: bool)
             texts.append(block["text"])
         elif isinstance(kind, str):
             non_text.append(kind[:40])
-    text = "".join(texts)
-    kept = text[:_SESSION_MESSAGE_CHARS]
-    dropped = (entry.dropped if append else 0) + len(text) - len(kept)
+    kept, dropped = _bounded("".join(texts), entry.dropped if append else 0, _SESSION_MESSAGE_CHARS)
     return replace(entry, text=kept, non_text=tuple(non_text[:100]), dropped=dropped)

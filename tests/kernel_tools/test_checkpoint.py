@@ -88,10 +88,10 @@ class Hostile:
 
 
 async def test_a_copy_that_raises_or_hangs_is_bounded_and_listed() -> None:
-    ns: dict[str, Any] = {"raises": Hostile(fail=True), "hangs": Hostile(pause=5), "fine": {"k": [1]}}
+    ns: dict[str, Any] = {"raises": Hostile(fail=True), "hangs": Hostile(pause=120), "fine": {"k": [1]}}
     started = time.monotonic()
     checkpoint = await take_checkpoint(ns, ["raises", "hangs", "fine"], seconds=0.2)
-    assert time.monotonic() - started < 4  # the hanging copy was left behind, not waited for
+    assert time.monotonic() - started < 60  # ended: the 2-minute copy was left behind, not waited for
     reasons = {item.name: item.reason for item in checkpoint.not_restorable}
     assert reasons == {
         "raises": "could not be copied (RuntimeError: no copies of me)",
