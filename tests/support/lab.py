@@ -7,6 +7,7 @@ API, then SIGTERM to the group, then SIGKILL). Nothing here reaches the network 
 from __future__ import annotations
 
 import contextlib
+import http.client
 import json
 import os
 import secrets
@@ -112,6 +113,33 @@ class LabServer:
             self.process.wait(timeout=10)
 
 
+PORT_TRIES = 3
+
+
+def _answers(server: LabServer, app: str, timeout: float, *, last: bool) -> bool:
+    """Whether the server came up on its port (True), or the port was someone else's (False; on the
+    ``last`` try, the test fails). A server that dies otherwise, or never answers, fails the test."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if server.process.poll() is not None:
+            taken = "already in use" in server.log_tail()
+            if taken and not last:
+                return False
+            pytest.fail(f"jupyter {app} exited with {server.process.returncode}:\n{server.log_tail()}")
+        try:
+            server.api("GET", "status", timeout=2)
+            return True
+        except http.client.HTTPException:  # not HTTP: another process has the port
+            if last:
+                pytest.fail(f"port {server.port} answers, but not as jupyter {app}:\n{server.log_tail()}")
+            return False
+        except (urllib.error.URLError, ConnectionError, TimeoutError):
+            if time.monotonic() > deadline:
+                tail = server.log_tail()
+                pytest.fail(f"jupyter {app} did not answer /api/status in {timeout:.0f} s:\n{tail}")
+            time.sleep(0.2)
+
+
 @contextlib.contextmanager
 def lab_server(
     root: Path,
@@ -148,49 +176,56 @@ def lab_server(
         kernel = {"argv": argv, "display_name": "Python 3 (ipykernel)", "language": "python"}
         (spec / "kernel.json").write_text(json.dumps(kernel))
         server_env["JUPYTER_PREFER_ENV_PATH"] = "0"
-    port, token = free_port(), secrets.token_hex(16)
+    token = secrets.token_hex(16)
     log = state / f"jupyter-{app}.log"
     settings_app = "LabApp" if app == "lab" else "JupyterNotebookApp"
-    argv = [
-        str(Path(sys.executable).parent / "jupyter"),
-        app,
-        "--no-browser",
-        "--ip=127.0.0.1",
-        f"--port={port}",
-        "--port-retries=0",
-        f"--IdentityProvider.token={token}",
-        f"--ServerApp.root_dir={root}",
-        "--ServerApp.allow_root=True",
-        "--ServerApp.terminals_enabled=False",
-        f"--{settings_app}.app_settings_dir={dirs['settings']}",
-        f"--{settings_app}.user_settings_dir={dirs['user']}",
-        f"--{settings_app}.workspaces_dir={dirs['ws']}",
-    ]
-    if not collaboration:
-        argv.append("--YDocExtension.disable_rtc=True")
-    if app == "lab":
-        argv += ["--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
-    if not Path(argv[0]).is_file():
-        pytest.fail(f"{argv[0]} is missing: {SETUP_HINT}", pytrace=False)
-    with log.open("wb") as sink:
-        process = subprocess.Popen(
-            argv, cwd=root, env=server_env, stdout=sink, stderr=subprocess.STDOUT, start_new_session=True
-        )
-    server = LabServer(root=root, port=port, token=token, process=process, log=log)
-    try:
-        deadline = time.monotonic() + timeout
-        while True:
-            if process.poll() is not None:
-                pytest.fail(f"jupyter {app} exited with {process.returncode}:\n{server.log_tail()}")
-            try:
-                server.api("GET", "status", timeout=2)
+
+    def argv_for(port: int) -> list[str]:
+        argv = [
+            str(Path(sys.executable).parent / "jupyter"),
+            app,
+            "--no-browser",
+            "--ip=127.0.0.1",
+            f"--port={port}",
+            "--port-retries=0",
+            f"--IdentityProvider.token={token}",
+            f"--ServerApp.root_dir={root}",
+            "--ServerApp.allow_root=True",
+            "--ServerApp.terminals_enabled=False",
+            f"--{settings_app}.app_settings_dir={dirs['settings']}",
+            f"--{settings_app}.user_settings_dir={dirs['user']}",
+            f"--{settings_app}.workspaces_dir={dirs['ws']}",
+        ]
+        if not collaboration:
+            argv.append("--YDocExtension.disable_rtc=True")
+        if app == "lab":
+            argv += [
+                "--LabApp.news_url=None",
+                "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+            ]
+        return argv
+
+    if not Path(argv_for(0)[0]).is_file():
+        pytest.fail(f"{argv_for(0)[0]} is missing: {SETUP_HINT}", pytrace=False)
+    # The free port is free when asked, not when the server binds it: another test's process (a kernel's
+    # ZMQ socket, once) may take it in between. Then the server exits, or something else answers: start it
+    # again on another port, up to PORT_TRIES times.
+    for attempt in range(1, PORT_TRIES + 1):
+        port = free_port()
+        with log.open("wb") as sink:
+            process = subprocess.Popen(
+                argv_for(port), cwd=root, env=server_env, stdout=sink, stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )  # fmt: skip
+        server = LabServer(root=root, port=port, token=token, process=process, log=log)
+        try:
+            if _answers(server, app, timeout, last=attempt == PORT_TRIES):
                 break
-            except (urllib.error.URLError, ConnectionError, TimeoutError):
-                if time.monotonic() > deadline:
-                    pytest.fail(
-                        f"jupyter {app} did not answer /api/status in {timeout:.0f} s:\n{server.log_tail()}"
-                    )
-                time.sleep(0.2)
+        except BaseException:
+            server.stop()
+            raise
+        server.stop()
+    try:
         yield server
     finally:
         server.stop()
