@@ -76,16 +76,28 @@ def _error(exc: BaseException) -> str:
 
 
 async def _stop(handle: silo_nb.AgentSessionHandle, tour: Tour) -> None:
-    results: list[silo_nb.AgentPromptResult] = []
+    """A prompt Stopped after STOP_AFTER s. An agent whose offline model call gave up before the Stop (its
+    retries' random backoff: qwen, once in a full run, under 3 s) is prompted once more: what is tested is
+    how it answers a Stop, and that turn had none to answer."""
+    for attempt in range(2):
+        results: list[silo_nb.AgentPromptResult | silo_nb.AgentSessionError] = []
 
-    async def turn() -> None:
-        results.append(await handle.prompt([{"type": "text", "text": "hello"}]))
+        async def turn(into: list[silo_nb.AgentPromptResult | silo_nb.AgentSessionError]) -> None:
+            try:
+                into.append(await handle.prompt([{"type": "text", "text": "hello"}]))
+            except silo_nb.AgentSessionError as exc:
+                into.append(exc)
 
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(turn)
-        await anyio.sleep(STOP_AFTER)
-        handle.cancel()
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(turn, results)
+            await anyio.sleep(STOP_AFTER)
+            failed_first = bool(results) and isinstance(results[0], silo_nb.AgentSessionError)
+            handle.cancel()
+        if not (failed_first and attempt == 0):
+            break
     (result,) = results
+    if isinstance(result, silo_nb.AgentSessionError):
+        raise result
     tour.stop_reason, tour.raw, tour.overdue = result.stop_reason, dict(result.raw), handle.stop_overdue
     if tour.overdue:  # the agent did not stop: the second Stop ends it
         handle.cancel()
