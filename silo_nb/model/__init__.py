@@ -32,6 +32,7 @@ from silo_nb.model.kinds import (
     TEXT_KINDS,
     TOOL_KINDS,
     TURN_END_KIND,
+    TURN_UNDONE_KIND,
     USER_PROMPT_KIND,
     WORK_KINDS,
 )
@@ -79,6 +80,7 @@ from silo_nb.model.question_schema import (
     check_answer,
     read_fields,
 )
+from silo_nb.model.undo import UNDO_PARTS, UndoItem, UndoPart, UndoReport
 
 __all__ = [
     "KINDS",
@@ -97,6 +99,8 @@ __all__ = [
     "TOKEN_FIELDS",
     "TOOL_KINDS",
     "TURN_END_KIND",
+    "TURN_UNDONE_KIND",
+    "UNDO_PARTS",
     "USER_PROMPT_KIND",
     "WORK_KINDS",
     "AgentActivity",
@@ -134,6 +138,9 @@ __all__ = [
     "ResourceLinkBlock",
     "ResumeOutcome",
     "TextBlock",
+    "UndoItem",
+    "UndoPart",
+    "UndoReport",
     "builder",
     "check_answer",
     "describe_attachments",

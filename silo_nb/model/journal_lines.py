@@ -32,6 +32,7 @@ from silo_nb.model.kinds import (
     STEER_KIND,
     TERMINAL_OUTPUT_KIND,
     TURN_END_KIND,
+    TURN_UNDONE_KIND,
 )
 from silo_nb.model.models import AgentSessionUpdate, AgentToolCall
 
@@ -46,6 +47,7 @@ __all__ = [
     "SteerLine",
     "TerminalOutputLine",
     "TurnEndLine",
+    "TurnUndoneLine",
 ]
 
 
@@ -174,6 +176,17 @@ class SteerLine(SiloLine):
     text: str
     outcome: str | None = None
     note: str | None = None
+
+
+class TurnUndoneLine(SiloLine):
+    """An undo of turns (``handle.undo``): the turns taken back, newest first, and every item it restored or
+    could not (``UndoItem.wire()``); a restore after a restart shows those turns undone."""
+
+    KIND = TURN_UNDONE_KIND
+    turns: list[int]
+    items: list[dict[str, Any]] = []
+    fork_session_id: str | None = None
+    notes: list[str] | None = None
 
 
 class FileWriteLine(SiloLine):

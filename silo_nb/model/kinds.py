@@ -37,6 +37,7 @@ __all__ = [
     "TEXT_KINDS",
     "TOOL_KINDS",
     "TURN_END_KIND",
+    "TURN_UNDONE_KIND",
     "USER_PROMPT_KIND",
     "WORK_KINDS",
     "Origin",
@@ -104,6 +105,7 @@ QUESTION_REQUEST_KIND = "question_request"
 QUESTION_DECISION_KIND = "question_decision"
 KERNEL_TOOL_KIND = "kernel_tool"
 STEER_KIND = "steer"
+TURN_UNDONE_KIND = "turn_undone"
 
 _TABLE = (
     UpdateKind(
@@ -211,6 +213,11 @@ _TABLE = (
         STEER_KIND, "work", origin="silo_nb", breaks_run=True, shown=True,
         doc="The user's input to a running turn (the ``_session/steering`` extension; handle.steer): its "
         "text, then how the agent took it (raw: steerId, text, outcome, note), upserted by steerId.",
+    ),
+    UpdateKind(
+        TURN_UNDONE_KIND, "metadata", origin="silo_nb", keeps_journal=False, counted=False,
+        doc="An undo of turns (handle.undo; raw: turns, items — part, subject, restored, said — and "
+        "forkSessionId): a restore shows those turns undone.",
     ),
     UpdateKind(
         KERNEL_TOOL_KIND, "work", origin="silo_nb", shown=True,
