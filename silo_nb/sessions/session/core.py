@@ -48,6 +48,7 @@ from silo_nb.sessions.session.wiring import SessionWiring
 from silo_nb.sessions.system_prompt import SystemPrompt
 from silo_nb.updates import (
     MessageIdSynthesizer,
+    split_turns,
 )
 from silo_nb.util import ListenerSet
 
@@ -90,6 +91,7 @@ class SessionCore:
         self.close_task: asyncio.Task[None] | None = None
         self.agent_id: str | None = profile.agent_id
         self.user_prompts = 0  # prompts this connection journaled (the n of silo-journal-user-<n>)
+        self._turns_at_setup: int | None = None  # numbered turns in the journal at setup (counted once)
         self.commands: tuple[AgentCommand, ...] = ()
         self.opening: list[AgentSessionUpdate] = []  # before the first prompt (see the module docstring)
         self.title: str | None = None
@@ -147,6 +149,14 @@ class SessionCore:
     @property
     def label(self) -> str:
         return self.profile.display_label
+
+    @property
+    def turn_number(self) -> int:
+        """The number of this session's latest turn as the journal's splitter counts it (``split_turns``:
+        turns carried over from a resumed or forked journal included); 0 before the first."""
+        if self._turns_at_setup is None:
+            self._turns_at_setup = sum(1 for t in split_turns(self.journal.lines_at_setup) if t.number)
+        return self._turns_at_setup + self.user_prompts
 
     @property
     def session_id(self) -> str:

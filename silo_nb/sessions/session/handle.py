@@ -132,6 +132,12 @@ class AgentSessionHandle:
         return self._core.user_prompts
 
     @property
+    def current_turn(self) -> int:
+        """The number of the running or latest turn, as the journal counts turns (turns a resumed or
+        forked journal carried included); 0 before the first. ``undo(turn=N)`` takes these numbers."""
+        return self._core.turn_number
+
+    @property
     def pending_permissions(self) -> tuple[AgentPermissionRequest, ...]:
         """Permission requests nobody has answered yet."""
         return self._core.permissions.pending
