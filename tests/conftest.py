@@ -45,6 +45,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """As root, the second local account is made before any test runs: a fast test that needs it must not
+    be the one that starts ``useradd`` (the fast tier refuses processes), whichever test comes first."""
+    if os.geteuid() == 0:
+        make_other_user()
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     seed = config.getoption("--shuffle")
     if seed is not None:

@@ -18,7 +18,7 @@ reviewed by the user first.
 from __future__ import annotations
 
 import base64
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from silo_nb.kernel_tools.code_runner import CodeResult
@@ -33,6 +33,7 @@ __all__ = [
     "NotebookTools",
     "ToolAnswer",
     "outputs_of",
+    "undo_cell_changes",
     "undo_changes",
     "undo_request",
 ]
@@ -114,24 +115,36 @@ def undo_request(
     return {"op": "move", "cell_id": cell_id, "index": change.get("from")}  # move_cell
 
 
+async def undo_cell_changes(
+    undos: Sequence[Mapping[str, Any]],
+    channel: Callable[[], NotebookChannel | str] = NotebookChannel.from_environment,
+) -> list[tuple[str, bool, str]]:
+    """Take applied cell changes back, the last first: ``(cell, restored, what was done or why not)`` per
+    change (a cell changed since is left as it is: the person who changed it wins). With no open notebook
+    to change, one entry says why."""
+    found = channel()
+    if isinstance(found, str):
+        return [("notebook", False, found)]
+    done: list[tuple[str, bool, str]] = []
+    for undo in reversed(undos):
+        cell = f"cell {undo.get('cell_id')}"
+        try:
+            await found.request(**dict(undo))
+            done.append((cell, True, _UNDONE.get(str(undo.get("op")), "undone")))
+        except NotebookUnavailable as exc:
+            done.append((cell, False, str(exc)))
+    return done
+
+
 async def undo_changes(
     undos: Sequence[Mapping[str, Any]],
     channel: Callable[[], NotebookChannel | str] = NotebookChannel.from_environment,
 ) -> list[str]:
-    """Take applied cell changes back, the last first: one line per change, saying what was restored or
-    why not (a cell changed since is left as it is: the person who changed it wins)."""
-    found = channel()
-    if isinstance(found, str):
-        return [found]
-    lines = []
-    for undo in reversed(undos):
-        cell_id = undo.get("cell_id")
-        try:
-            await found.request(**dict(undo))
-            lines.append(f"cell {cell_id}: restored ({_UNDONE.get(str(undo.get('op')), 'undone')})")
-        except NotebookUnavailable as exc:
-            lines.append(f"cell {cell_id}: not restored — {exc}")
-    return lines
+    """:func:`undo_cell_changes` as one line per change (``%silo undo-cells``)."""
+    done = await undo_cell_changes(undos, channel)
+    if len(done) == 1 and done[0][0] == "notebook":
+        return [done[0][2]]
+    return [f"{c}: restored ({said})" if ok else f"{c}: not restored — {said}" for c, ok, said in done]
 
 
 _UNDONE = {"delete": "the inserted cell removed", "replace": "its source put back", "insert": "put back",
@@ -169,6 +182,10 @@ def outputs_of(result: CodeResult, execution_count: int | None) -> list[dict[str
     return outputs
 
 
+# Runs an allowed piece of code: (the code, the call that runs it) → its result.
+GuardRun = Callable[[str, Callable[[], CodeResult]], Awaitable[CodeResult]]
+
+
 class NotebookTools:
     """The cell tools of one connection (see the module docstring)."""
 
@@ -179,8 +196,10 @@ class NotebookTools:
         channel: Callable[[], NotebookChannel | str] = NotebookChannel.from_environment,
         execution_count: Callable[[], int | None] = lambda: None,
         max_changes: int = MAX_CHANGES_PER_TURN,
+        guard_run: GuardRun | None = None,
     ) -> None:
         self._run_code = run_code
+        self._guard_run = guard_run  # around each allowed run: the undo's variable checkpoint
         self._channel = channel
         self._execution_count = execution_count
         self._max_changes = max_changes
@@ -343,7 +362,11 @@ class NotebookTools:
             )
             return ToolAnswer("refused", f"The user {said}: the cell did not run.", cell_id=cell_id)
         call.running(title)
-        result = self._run_code(cell["source"])
+        source = cell["source"]
+        if self._guard_run is not None:
+            result = await self._guard_run(source, lambda: self._run_code(source))
+        else:
+            result = self._run_code(source)
         count = self._execution_count()
         await channel.request(
             "set_outputs", cell_id=cell_id, outputs=outputs_of(result, count), execution_count=count

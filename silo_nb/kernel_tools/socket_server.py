@@ -28,14 +28,17 @@ import secrets
 import shutil
 import sys
 import weakref
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
-from silo_nb.kernel_tools.code_runner import run_code
+from silo_nb.kernel_tools.checkpoint import DEFAULT_MAX_BYTES
+from silo_nb.kernel_tools.code_runner import CodeResult, run_code
 from silo_nb.kernel_tools.limits import MAX_CODE_CHARS, TOOL_SECONDS
 from silo_nb.kernel_tools.namespace import KernelNamespace
 from silo_nb.kernel_tools.notebook_tools import NotebookTools
 from silo_nb.kernel_tools.tools import KernelTools, ToolOutcome
+from silo_nb.kernel_tools.turn_parts import CellUndo, VariableCheckpoints
 from silo_nb.kernel_tools.wire import (
     CELL_TOOL_NAMES,
     MAX_REQUEST_BYTES,
@@ -55,7 +58,9 @@ from silo_nb.sessions import (
     ClientToolCall,
     ClientToolCalls,
     McpServerConfig,
+    TurnUndoPart,
 )
+from silo_nb.util import Disposable
 
 __all__ = ["RUN_CODE_OPTIONS", "KernelToolServer", "ToolSession"]
 
@@ -74,6 +79,11 @@ class ToolSession(Protocol):
 
     @property
     def client_tool_calls(self) -> ClientToolCalls: ...
+
+    @property
+    def current_turn(self) -> int: ...
+
+    def add_undo_part(self, part: TurnUndoPart) -> Disposable: ...
 
 
 def _runtime_folder() -> str:
@@ -94,13 +104,19 @@ class KernelToolServer:
         run_code_timeout: float = 60.0,
         tool_seconds: float = TOOL_SECONDS,
         cell_changes_per_turn: int = 200,
+        checkpoint_max_bytes: int = DEFAULT_MAX_BYTES,
     ) -> None:
         self.tools = KernelTools(namespace, run_code_timeout=run_code_timeout, tool_seconds=tool_seconds)
         self.cells = NotebookTools(
             run_code=lambda code: run_code(namespace, code, timeout=run_code_timeout),
             execution_count=namespace.execution_count or (lambda: None),
             max_changes=cell_changes_per_turn,
+            guard_run=self._checkpointed,
         )
+        # The undo's kernel parts (issue 32): variables saved before each allowed run, the turn's cell edits.
+        self.variables = VariableCheckpoints(namespace, max_bytes=checkpoint_max_bytes)
+        self.cell_undo = CellUndo()
+        self._undo_parts: list[Disposable] = []
         self.token = secrets.token_urlsafe(32)
         self.folder: str | None = None
         self.socket_path: str | None = None
@@ -135,8 +151,14 @@ class KernelToolServer:
         self.cells.prompt_at(cell_id)
 
     def bind(self, session: ToolSession | None) -> None:
-        """Serve requests for ``session`` from now on (None: for no session)."""
+        """Serve requests for ``session`` from now on (None: for no session); its ``undo()`` then asks
+        this server's variables and cells."""
+        for registration in self._undo_parts:
+            registration.dispose()
         self._session = session
+        self._undo_parts = (
+            [session.add_undo_part(self.variables), session.add_undo_part(self.cell_undo)] if session else []
+        )
 
     @property
     def is_open(self) -> bool:
@@ -251,4 +273,25 @@ class KernelToolServer:
             )
             return ToolOutcome("refused", f"The user {said}: the code did not run, and nothing changed.")
         call.running(RUN_CODE_TITLE)
-        return self.tools.run(arguments)
+        outcome: list[ToolOutcome] = []
+
+        def run() -> CodeResult:
+            outcome.append(self.tools.run(arguments))
+            return CodeResult(outcome[0].status)
+
+        notes = (await self._checkpointed(code, run)).notes
+        if notes:
+            outcome[0].text += "\n\n" + "\n".join(notes)
+        return outcome[0]
+
+    async def _checkpointed(self, code: str, run: Callable[[], CodeResult]) -> CodeResult:
+        """Run allowed code after saving what it may change for this turn's undo (``turn_parts.py``); a
+        name that could not be saved is said in the result's notes."""
+        session = self._session
+        turn = session.current_turn if session is not None else 0
+        notes = await self.variables.before_run(turn, code) if turn else []
+        result = run()
+        if turn:
+            self.variables.after_run(turn, code)
+        result.notes += notes
+        return result

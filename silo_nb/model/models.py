@@ -400,3 +400,4 @@ class AgentProfileSummary(FrozenModel):
     kernel_tools: bool = True  # sessions connected from a kernel get the "notebook" MCP server
     run_code_timeout: float = 60.0  # seconds one kernel tools' run_code may run
     cell_changes_per_turn: int = 200  # cells one turn's cell tools may insert, edit, move or delete
+    checkpoint_max_bytes: int = 512 * 1024 * 1024  # memory the undo's variable checkpoints may take

@@ -29,6 +29,7 @@ from silo_nb.sessions.sampling import sampling_asked
 from silo_nb.sessions.service import AgentSessionsService
 from silo_nb.sessions.session.client_tool_calls import ClientToolCall, ClientToolCalls
 from silo_nb.sessions.session.handle import AgentSessionHandle
+from silo_nb.sessions.session.turn_undo import TurnUndoPart
 from silo_nb.sessions.status import now_iso
 from silo_nb.sessions.storage import (
     data_dir,
@@ -52,6 +53,7 @@ __all__ = [
     "DormantSession",
     "JournalFiles",
     "McpServerConfig",
+    "TurnUndoPart",
     "UnsafeFileError",
     "add_profile",
     "check_folder",

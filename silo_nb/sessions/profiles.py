@@ -112,6 +112,9 @@ class AgentProfile(BaseModel):
     kernel_tools: bool = True
     run_code_timeout: float = Field(default=60.0, gt=0)
     cell_changes_per_turn: int = Field(default=200, gt=0)
+    # The memory the kernel variables' undo checkpoints may take (issue 32; kernel_tools/turn_parts.py): a
+    # value whose copy would pass it is not copied, and listed "not restorable".
+    checkpoint_max_bytes: int = Field(default=512 * 1024 * 1024, gt=0)
     # Instructions sent as ACP's ``systemPrompt`` (v1.25, unstable) on session/new, load, resume and fork,
     # to agents that take it (``sessions/system_prompt.py``): added to the agent's own (``append``) or
     # replacing them (``override``, where the agent offers it). ``notebook_guidance``: sessions connected
@@ -164,6 +167,7 @@ class AgentProfile(BaseModel):
             kernel_tools=self.kernel_tools,
             run_code_timeout=self.run_code_timeout,
             cell_changes_per_turn=self.cell_changes_per_turn,
+            checkpoint_max_bytes=self.checkpoint_max_bytes,
         )
 
 

@@ -24,6 +24,7 @@ from silo_nb.updates.entries import (
     with_status,
 )
 from silo_nb.updates.journal_turns import (
+    JournalTurn,
     split_turns,
     starts_prompt,
     until_turn_end,
@@ -70,6 +71,7 @@ __all__ = [
     "CompactionEntry",
     "Entry",
     "FileEditEntry",
+    "JournalTurn",
     "KernelToolEntry",
     "MessageEntry",
     "MessageIdSynthesizer",

@@ -2,7 +2,9 @@
 
 - ``initialize`` advertises what the flags allow; ``authenticate``; ``session/new|load|resume|list|close``;
   ``session/fork`` (a copy of the session's conversation and settings under a new id), ``session/set_title``
-  and ``session/status`` (ACP v1.25, unstable); a ``systemPrompt`` (append or override, text blocks) is
+  and ``session/status`` (ACP v1.25, unstable); ``_session/rewind_points`` and ``_session/rewind`` (the
+  conversation-rewind extension of claude-agent-acp#966; off with ``--no-rewind``);
+  a ``systemPrompt`` (append or override, text blocks) is
   checked and kept on the session, a bad one refused with -32602 and no session;
   ``session/set_config_option`` (or, with ``--legacy-modes``, ``session/set_mode``/``session/set_model``);
   ``session/prompt`` runs a ``TurnScript`` (scripted_turns.py), one turn at a time per session.
@@ -106,6 +108,9 @@ class DemoAgent:
         if options.fork:
             handlers["session/fork"] = self._fork_session
         handlers["_session/steering"] = self._steer
+        if options.rewind:
+            handlers["_session/rewind_points"] = self._rewind_points
+            handlers["_session/rewind"] = self._rewind
         handlers["session/set_title"] = self._set_title
         handlers["session/status"] = self._session_status
         self._handlers = handlers
@@ -345,6 +350,43 @@ class DemoAgent:
         running.steered.append(text)
         return {"outcome": "injected"}
 
+    async def _rewind_points(self, params: JsonObject) -> JsonObject:
+        """``_session/rewind_points`` (the extension of claude-agent-acp#966): the user messages this
+        session's conversation can go back to, oldest first."""
+        session = self._session(params)
+        points = [
+            {"messageId": u.get("messageId"), "text": _text_of(u), "index": index}
+            for index, u in enumerate(
+                u for u in session.history if u.get("sessionUpdate") == "user_message_chunk"
+            )
+        ]
+        return {"points": points}
+
+    async def _rewind(self, params: JsonObject) -> JsonObject:
+        """``_session/rewind``: the conversation drops that user message and everything after it (mode
+        ``conversation`` or ``both``); the demo keeps no file checkpoints (mode ``files`` says so)."""
+        session = self._session(params)
+        if any(not turn.finished.is_set() for turn in session.turns):
+            raise RpcError(INVALID_PARAMS, "Cannot rewind while a turn is running")
+        message_id, mode = params.get("messageId"), params.get("mode", "files")
+        answer: JsonObject = {}
+        if mode in ("files", "both"):
+            answer["files"] = {"canRewind": False, "error": "the demo agent keeps no file checkpoints"}
+        if mode in ("conversation", "both"):
+            at = next(
+                (i for i, u in enumerate(session.history)
+                 if u.get("sessionUpdate") == "user_message_chunk" and u.get("messageId") == message_id),
+                None,
+            )  # fmt: skip
+            if at is None:
+                answer["conversation"] = {"rewound": False, "error": f"no user message {message_id!r}"}
+            else:
+                dropped = len(session.history) - at
+                del session.history[at:]
+                self._touch(session)
+                answer["conversation"] = {"rewound": True, "messagesDropped": dropped}
+        return answer
+
     async def _authenticate(self, params: JsonObject) -> JsonObject:
         method_id = params.get("methodId")
         if (self.options.auth_required or self.options.auth_on_prompt) and method_id != AUTH_METHOD_ID:
@@ -511,3 +553,9 @@ class DemoAgent:
         finally:
             if turn is not None:
                 turn.done()
+
+
+def _text_of(update: JsonObject) -> str:
+    content = update.get("content")
+    text = content.get("text") if isinstance(content, dict) else None
+    return text[:200] if isinstance(text, str) else ""

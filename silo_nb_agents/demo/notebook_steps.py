@@ -2,7 +2,8 @@
 variables, inspects NAME and asks to run code on it (a groupby and a bar plot), as a data scientist's
 agent would — no model, no keys. Asked to ``add a cell that plots NAME``, it reads the open notebook,
 inserts that code as a new cell below the prompt (the user reviews it: Apply / Skip) and, once applied,
-runs it there (asked again), so the plot shows under the new cell.
+runs it there (asked again), so the plot shows under the new cell. Asked to ``run in the kernel:`` followed
+by code (fenced or not), it asks to run exactly that code.
 
 - The server is the stdio one named ``notebook`` among the session's ``mcpServers`` (what silo_nb offers a
   session connected from a kernel). The demo agent is its MCP client, written with the official ``mcp``
@@ -22,10 +23,12 @@ from typing import Any, Protocol
 from silo_nb_agents.demo.rpc_endpoint import JsonObject
 from silo_nb_agents.demo.session_store import Session
 
-__all__ = ["add_cell", "cell_asked", "look_into", "looked_into", "proposed_code"]
+__all__ = ["add_cell", "cell_asked", "code_asked", "look_into", "looked_into", "proposed_code", "run_given"]
 
 _LOOK_INTO = re.compile(r"\blook into\s+`?([A-Za-z_][A-Za-z0-9_]*)`?")
 _ADD_CELL = re.compile(r"\badd a cell\b(?:.*?\bplots?\s+`?([A-Za-z_][A-Za-z0-9_]*)`?)?", re.IGNORECASE)
+_RUN_GIVEN = re.compile(r"\brun in the kernel:\s*(.+)", re.IGNORECASE | re.DOTALL)
+_FENCE = re.compile(r"^```[a-z]*\n(.*?)\n?```\s*$", re.DOTALL)
 _DTYPE = re.compile(r"^- (.+): (\S+)$", re.MULTILINE)
 _NUMBER = re.compile(r"^(u?int|float|Int|UInt|Float|Decimal)")
 _GROUP = re.compile(r"^(object|str|string|category|bool|String|Categorical|Enum|Boolean|Utf8)")
@@ -51,6 +54,16 @@ def cell_asked(text: str) -> str | None:
     """For a prompt that asks to ``add a cell`` (that plots NAME): NAME, or ``""`` when it names none."""
     match = _ADD_CELL.search(text)
     return (match.group(1) or "") if match else None
+
+
+def code_asked(text: str) -> str | None:
+    """The code a prompt asks to ``run in the kernel:`` (its fences taken off), if it does."""
+    match = _RUN_GIVEN.search(text)
+    if match is None:
+        return None
+    code = match.group(1).strip()
+    fenced = _FENCE.match(code)
+    return fenced.group(1) if fenced else code
 
 
 def notebook_server(servers: list[JsonObject]) -> JsonObject | None:
@@ -158,6 +171,17 @@ async def look_into(self: Script, name: str, servers: list[JsonObject]) -> None:
             f"{_summary(name, about)}. I would like to run this in your kernel; it asks you first."
         )
         ran = await client.call_tool("run_code", {"code": proposed_code(name, about)})
+    await _say_how_it_ran(self, ran, "The code", "It ran: the result is in the card above", "came back")
+
+
+async def run_given(self: Script, code: str, servers: list[JsonObject]) -> None:
+    """Ask to run exactly ``code`` in the kernel."""
+    server = await _server_or_say(self, servers, "run code in your kernel")
+    if server is None:
+        return
+    await self.say("I'll run that in your kernel; it asks you first.")
+    async with _client(server) as client:
+        ran = await client.call_tool("run_code", {"code": code})
     await _say_how_it_ran(self, ran, "The code", "It ran: the result is in the card above", "came back")
 
 

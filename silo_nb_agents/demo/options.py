@@ -35,6 +35,7 @@ class Options:
         self.embedded_context: bool = not ns.no_embedded_context
         self.images: bool = not ns.no_images
         self.fork: bool = not ns.no_fork
+        self.rewind: bool = not ns.no_rewind
         self.system_prompt: bool = not ns.no_system_prompt
         self.delay: float = max(0.0, float(ns.delay))
         self.state_dir = Path(ns.state_dir)
@@ -84,6 +85,9 @@ def parse_args(argv: Sequence[str] | None = None, *, exit_on_error: bool = True)
     )
     parser.add_argument("--no-images", action="store_true", help="promptCapabilities.image false")
     parser.add_argument("--no-fork", action="store_true", help="no fork capability; session/fork is -32601")
+    parser.add_argument(
+        "--no-rewind", action="store_true", help="no _session/rewind extension; its methods are -32601"
+    )
     parser.add_argument(
         "--no-system-prompt", action="store_true", help="no systemPrompt capability; one sent is -32602"
     )

@@ -29,7 +29,14 @@ from typing import Any, Final
 from silo_nb_agents.demo.client_scripts import apply_notes_edit, plan_notes_edit, risky_step, run_command
 from silo_nb_agents.demo.client_tools import ClientTools, Peer
 from silo_nb_agents.demo.fixes import SMART_MODEL, apply_fix, fix_tokens, plan_fix
-from silo_nb_agents.demo.notebook_steps import add_cell, cell_asked, look_into, looked_into
+from silo_nb_agents.demo.notebook_steps import (
+    add_cell,
+    cell_asked,
+    code_asked,
+    look_into,
+    looked_into,
+    run_given,
+)
 from silo_nb_agents.demo.prompt_blocks_text import read_prompt
 from silo_nb_agents.demo.replies import reply_markdown
 from silo_nb_agents.demo.rpc_endpoint import INTERNAL_ERROR, JsonObject, RpcError
@@ -239,7 +246,9 @@ class TurnScript:
             await run_subagent(self)
         if has_keyword(self.lowered, "edit") or has_keyword(self.lowered, "tool"):
             await self.edit_notes()
-        if (name := looked_into(self.text)) is not None:
+        if (code := code_asked(self.text)) is not None:
+            await run_given(self, code, self.session.mcp_servers)
+        elif (name := looked_into(self.text)) is not None:
             await look_into(self, name, self.session.mcp_servers)
         elif (plotted := cell_asked(self.text)) is not None:
             await add_cell(self, plotted, self.session.mcp_servers)

@@ -69,6 +69,7 @@ async def start_kernel_tools(
         kernel_namespace(session.shell),
         run_code_timeout=profile.run_code_timeout,
         cell_changes_per_turn=profile.cell_changes_per_turn,
+        checkpoint_max_bytes=profile.checkpoint_max_bytes,
     )
     try:
         return await server.start()

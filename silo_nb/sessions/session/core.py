@@ -44,6 +44,7 @@ from silo_nb.sessions.session.stop_control import StopControl
 from silo_nb.sessions.session.subagents import Subagents
 from silo_nb.sessions.session.terminals import TerminalHost
 from silo_nb.sessions.session.turn_tracker import TurnTracker
+from silo_nb.sessions.session.turn_undo import UndoParts
 from silo_nb.sessions.session.wiring import SessionWiring
 from silo_nb.sessions.system_prompt import SystemPrompt
 from silo_nb.updates import (
@@ -145,6 +146,8 @@ class SessionCore:
             is_open=lambda: self.journal_in_use,
         )
         self.inbound = InboundTraffic(self)
+        # What holds a turn's changes for handle.undo (the cells and variables register from above).
+        self.undo_parts = UndoParts()
 
     @property
     def label(self) -> str:

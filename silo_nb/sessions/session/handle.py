@@ -31,6 +31,9 @@ from silo_nb.model import (
     AgentSessionSummary,
     AgentSessionUpdate,
     ResumeOutcome,
+    TurnUndoneLine,
+    UndoItem,
+    UndoReport,
     no_answer,
 )
 from silo_nb.sessions.auth_status import AgentAuthStatus
@@ -43,6 +46,8 @@ from silo_nb.sessions.session.prompt_blocks import prompt_line, validate_prompt_
 from silo_nb.sessions.session.prompt_call import TurnEnd, list_sessions, send_prompt
 from silo_nb.sessions.session.question_desk import QuestionPolicyLike
 from silo_nb.sessions.session.steering import send_steer
+from silo_nb.sessions.session.turn_undo import TurnUndoPart, rewind_conversation, turns_to_undo, undo_with
+from silo_nb.sessions.status import now_iso
 from silo_nb.util import Disposable
 
 __all__ = ["AgentSessionHandle"]
@@ -433,6 +438,38 @@ class AgentSessionHandle:
         if journal:
             self._core.journal.journals.remove(path, self.session_id)
         return deleted
+
+    # -- undo (issue 32) ----------------------------------------------------------------------------
+
+    def add_undo_part(self, part: TurnUndoPart) -> Disposable:
+        """Register something that holds what turns changed (the notebook's cells, the kernel's variables):
+        :meth:`undo` asks it for each turn it takes back (``turn_undo.py``)."""
+        return self._core.undo_parts.add(part)
+
+    async def undo(self, turn: int | None = None) -> UndoReport:
+        """Take back the last turn, or go back to before turn ``turn`` (it and every later turn not undone
+        yet, newest first): its files, cells and kernel variables, and the agent's memory of it where the
+        agent can rewind. Journaled, so a restore shows those turns undone; the report says exactly what was
+        restored and what could not be. Refused (one line) while a turn runs, or for a turn undone already."""
+        core = self._core
+        updates = self.journal_updates()
+        targets = turns_to_undo(updates, turn, label=self.label, running=core.turns.prompts_in_flight > 0)
+
+        async def conversation(number: int) -> UndoItem:
+            subject = f"session {self.session_id}"
+            if not self.is_live:
+                said = f"the session is not connected: the agent will still remember turn {number}"
+                return UndoItem("conversation", subject, False, said)
+            try:
+                return await rewind_conversation(self._request, self.session_id, updates, number)
+            except AgentSessionError as exc:
+                return UndoItem("conversation", subject, False, str(exc).splitlines()[0])
+
+        items = await undo_with(core.undo_parts.ordered(), targets, conversation)
+        report = UndoReport(tuple(t.number for t in targets if t.number is not None), tuple(items))
+        line = TurnUndoneLine(turns=list(report.turns), items=[item.wire() for item in items])
+        core.record(line.update(timestamp=now_iso()))
+        return report
 
     # -- fork, title, status (ACP v1.25, unstable) --------------------------------------------------
 
