@@ -28,8 +28,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from silo_nb.model import (
+    TURN_UNDONE_KIND,
     USER_PROMPT_KIND,
     AgentSessionUpdate,
+    TurnUndoneLine,
 )
 from silo_nb.sessions import (
     MAX_LINE_BYTES,
@@ -49,6 +51,7 @@ __all__ = ["JournalIndex", "JournalIndexes"]
 log = logging.getLogger("silo_nb.notebook")
 
 _MARK = USER_PROMPT_KIND.encode()
+_UNDONE_MARK = f'"{TURN_UNDONE_KIND}"'.encode()
 _KEEP = 16  # journals indexed per kernel
 CHUNK_BYTES = 4 << 20
 _NONBLANK = re.compile(rb"\S")
@@ -66,6 +69,7 @@ class JournalIndex:
     boundaries: list[int] = field(default_factory=list)  # byte offset of each turn's first line
     prompts: dict[str, list[tuple[int, str | None]]] = field(default_factory=dict)  # cell → (turn, text)
     last_user_end: int = -1  # offset of the newline ending the last user chunk line
+    undone: dict[int, TurnUndoneLine] = field(default_factory=dict)  # turn number → the undo that took it
 
     def refresh(self) -> None:
         """Index what was appended since the last call (everything, if the file was replaced)."""
@@ -107,10 +111,11 @@ class JournalIndex:
 
     def _reset(self, identity: tuple[int, int]) -> None:
         self.identity, self.stat_key, self.consumed = identity, (-1, -1), 0
-        self.boundaries, self.prompts = [], {}
+        self.boundaries, self.prompts, self.undone = [], {}, {}
         self.last_user_end = -1
 
     def _scan(self, data: bytes, base: int) -> None:
+        self._scan_undone(data)
         position = 0
         while (hit := data.find(_MARK, position)) >= 0:
             start = data.rfind(b"\n", 0, hit) + 1
@@ -127,6 +132,19 @@ class JournalIndex:
                 if isinstance(cell, str):
                     self.prompts.setdefault(cell, []).append((len(self.boundaries) - 1, update.text))
             self.last_user_end = base + end
+
+    def _scan_undone(self, data: bytes) -> None:
+        """The undos (``turn_undone`` lines, rare): which turns they took back."""
+        position = 0
+        while (hit := data.find(_UNDONE_MARK, position)) >= 0:
+            start = data.rfind(b"\n", 0, hit) + 1
+            end = data.find(b"\n", hit)
+            position = end + 1
+            for update in parse_lines([data[start:end].decode("utf-8", "replace")]):
+                line = TurnUndoneLine.read(update)
+                if line is not None:
+                    for number in line.turns:
+                        self.undone.setdefault(number, line)
 
     def _follows_user(self, data: bytes, base: int, start: int) -> bool:
         """Whether the update before the line at ``base + start`` is the last user chunk (only lines
@@ -155,12 +173,21 @@ class JournalIndex:
 
     def turn(self, cell_id: str, text: str) -> list[AgentSessionUpdate] | None:
         """The updates of the last turn sent from ``cell_id`` with this very text, if any."""
-        number = next((n for n, said in reversed(self.prompts.get(cell_id, ())) if said == text), None)
+        number = self._number(cell_id, text)
         if number is None:
             return None
         start = self.boundaries[number]
         stop = self.boundaries[number + 1] if number + 1 < len(self.boundaries) else self.consumed
         return list(until_turn_end(read_updates(self.path, root=self.root, start=start, stop=stop)))
+
+    def _number(self, cell_id: str, text: str) -> int | None:
+        return next((n for n, said in reversed(self.prompts.get(cell_id, ())) if said == text), None)
+
+    def undone_turn(self, cell_id: str, text: str) -> tuple[int, TurnUndoneLine] | None:
+        """For that turn (as :meth:`turn` finds it), its number and the undo that took it back, if any."""
+        number = self._number(cell_id, text)
+        line = self.undone.get(number + 1) if number is not None else None
+        return (number + 1, line) if number is not None and line is not None else None
 
 
 def _newline_after(fd: int, position: int, size: int) -> int:
@@ -223,3 +250,8 @@ class JournalIndexes:
             self._indexes.popitem(last=False)
         index.refresh()
         return index.turn(cell_id, text)
+
+    def undone_turn(self, path: Path, cell_id: str, text: str) -> tuple[int, TurnUndoneLine] | None:
+        """After :meth:`find_turn` of the same turn: its number and the undo that took it back, if any."""
+        index = self._indexes.get(path)
+        return index.undone_turn(cell_id, text) if index is not None else None

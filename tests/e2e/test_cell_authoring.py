@@ -137,8 +137,8 @@ def test_the_agent_inserts_a_cell_the_user_applies_runs_and_skips(tmp_path: Path
         ]
         nb = saved_when(path, lambda nb: len(nb["cells"]) == len(CELLS) + 1 and nb["cells"][3].get("outputs"))
 
-        # The first turn's Undo takes its cell back: gone from the page at once, and from the saved file.
-        undo = prompt.locator("button.widget-button", has_text="Undo this turn's cell edits (1)")
+        # Undo turn 1 takes its cell back (and turn 2, after it): gone from the page at once, and saved.
+        undo = prompt.locator("button.widget-button", has_text="Undo turn 1")
         undo.click()
         expect(prompt.locator(".jp-Cell-outputArea")).to_contain_text("the inserted cell removed")
         expect(cells).to_have_count(len(CELLS))

@@ -33,6 +33,7 @@ from silo_nb.notebook.cell_turns import BackgroundTurns
 from silo_nb.notebook.journal_index import JournalIndexes
 from silo_nb.notebook.magics.args import did_you_mean, one_line
 from silo_nb.notebook.widgets.snapshot import ShownWidgets
+from silo_nb.notebook.widgets.undo_turn_row import UndoRows
 from silo_nb.sessions import AgentProfile, default_agents
 from silo_nb.task_set import TaskSet
 
@@ -79,6 +80,7 @@ class NotebookSession:
         self.blocking_sessions: set[str] = set()
         self.background = BackgroundTurns()
         self.shown = ShownWidgets()
+        self.undo_rows = UndoRows()  # each finished turn's Undo row, for %silo undo to mark
         self.journal_index = JournalIndexes()
         self.tasks = TaskSet()
         self.records = ConnectionRecords(

@@ -23,15 +23,17 @@ from typing import TYPE_CHECKING, Any
 
 from IPython.core.error import UsageError
 
+from silo_nb.model import UndoItem
 from silo_nb.notebook import cell_turns as turns
 from silo_nb.notebook.attachments import attachment_blocks, file_blocks, interpolate
 from silo_nb.notebook.cell_records import prompt_cell_key
 from silo_nb.notebook.last_error import last_traceback
 from silo_nb.notebook.magics.args import argument, magic_arguments, one_line, parse, split
 from silo_nb.notebook.magics.kernel_tool_setup import notebook_cell_id
-from silo_nb.notebook.magics.undo_cells import offer_undo_row
+from silo_nb.notebook.magics.undo_turn import offer_undo_turn_row
 from silo_nb.notebook.magics.waker import waker
 from silo_nb.notebook.references import cell_above, error_cell, reference_blocks
+from silo_nb.notebook.widgets.undo_turn_row import undone_text
 from silo_nb.sessions import sampling_asked
 
 if TYPE_CHECKING:
@@ -126,7 +128,8 @@ async def run_prompt(
                 display_id=display_id,
                 background=session.background,
                 metadata={**metadata, "restored": True},
-                meta=None,  # the header's "↺ restored" badge says it; a paragraph would travel with the HTML
+                # The header's "↺ restored" badge says it was restored; a turn undone since says so.
+                meta=_undone_note(session, handle, cell_id, text),
                 label=handle.agent_name,
             )
             return
@@ -143,7 +146,11 @@ async def run_prompt(
         handle,
         text,
         extra,
-        on_end=None if background else lambda turn: offer_undo_row(session, connection.name, turn.view.state),
+        on_end=None
+        if background
+        else lambda turn: offer_undo_turn_row(
+            session, connection.name, turn.handle, turn.handle.current_turn
+        ),
         metadata=metadata,
         background=background,
         display_id=display_id,
@@ -234,6 +241,20 @@ def palette_run(session: NotebookSession, connection: Connection, text: str) -> 
 
 def _metadata(connection: Connection, handle: AgentSessionHandle) -> dict[str, Any]:
     return {"session_id": handle.session_id, "profile_id": connection.profile_id, "name": connection.name}
+
+
+def _offer_undo(session: NotebookSession, name: str, turn: turns.Turn) -> None:
+    offer_undo_turn_row(session, name, turn.handle, turn.handle.current_turn)
+
+
+def _undone_note(session: NotebookSession, handle: AgentSessionHandle, cell_id: str, text: str) -> str | None:
+    """ "↶ Undone …" for a restored turn an undo took back (its journal says so), else None."""
+    path = session.service.sessions.journals.path(handle.workspace_id, handle.session_id)
+    found = session.journal_index.undone_turn(path, cell_id, text)
+    if found is None:
+        return None
+    number, line = found
+    return undone_text(number, [item for raw in line.items if (item := UndoItem.read(raw)) is not None])
 
 
 async def _turn_in_journal(

@@ -50,6 +50,7 @@ from silo_nb.notebook.magics.replaying import replay_profile_id
 from silo_nb.notebook.magics.results import diff_command, runs_command
 from silo_nb.notebook.magics.sign_in import auth_subcommands
 from silo_nb.notebook.magics.undo_cells import undo_cells_command
+from silo_nb.notebook.magics.undo_turn import undo_command
 from silo_nb.sessions import (
     DormantSession,
     sampling_asked,
@@ -359,6 +360,7 @@ SUBCOMMANDS: dict[str, Handler] = {
     "journal": _journal,
     "frame": frame_command,
     "undo-cells": undo_cells_command,
+    "undo": undo_command,
     "runs": runs_command,
     "diff": diff_command,
     "export": export_command,

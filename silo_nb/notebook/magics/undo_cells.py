@@ -6,9 +6,8 @@ moved cells moved back), newest first.
   takes it back), so it works after a kernel restart too.
 - A cell changed since the turn is left as it is (the person who changed it wins) and said so; a turn
   still running is refused in one line; with no open notebook to change, one line says why.
-- A blocking ``%%prompt`` whose turn applied cell changes shows the same undo, for that turn, as a button
-  under its transcript (``widgets/undo_cells_row.py``). The whole undo of a turn (files, variables, the
-  conversation) is issue 32's; this is the cells' part.
+- The whole undo of a turn (files, cells, variables, the conversation) is ``%silo undo`` and the **Undo turn
+  N** row under each finished turn (``undo_turn.py``); this takes back the cells alone.
 """
 
 from __future__ import annotations
@@ -21,10 +20,9 @@ from silo_nb.kernel_tools import undo_changes
 from silo_nb.model import TURN_END_KIND, KernelToolLine
 from silo_nb.notebook.magics.args import argument, magic_arguments
 from silo_nb.notebook.magics.connections import NotebookSession
-from silo_nb.notebook.widgets.undo_cells_row import UndoCellsRow
-from silo_nb.updates import KernelToolEntry, TranscriptState, split_turns
+from silo_nb.updates import split_turns
 
-__all__ = ["offer_undo_row", "undo_cells_command"]
+__all__ = ["undo_cells_command"]
 
 
 @magic_arguments("silo undo-cells")
@@ -52,14 +50,3 @@ async def undo_cells_command(session: NotebookSession, args: argparse.Namespace)
         return
     for said in await undo_changes(undos):
         print(said)
-
-
-def offer_undo_row(session: NotebookSession, name: str, state: TranscriptState) -> None:
-    """Under a finished turn that applied cell changes: the Undo row for exactly those changes."""
-    undos = [
-        dict(entry.undo)
-        for entry in state.entries
-        if isinstance(entry, KernelToolEntry) and entry.status == "completed" and entry.undo
-    ]
-    if undos:
-        session.shown.show(UndoCellsRow(undos, undo=undo_changes, name=name))
