@@ -122,13 +122,15 @@ def journal_prompts(data_dir: Path) -> list[str]:
 
 
 def agent_prompts(state_dir: Path) -> list[str]:
-    """Every prompt the demo agent itself recorded in its session files (its own state, not ours), then
+    """Every prompt the demo agent itself recorded in its session files (its own state, not ours; those a
+    rewind dropped from its conversation included), then
     those the replay agent kept beside it (``replay-agent``: its sessions' progress)."""
     texts: list[str] = []
     for path in sorted(state_dir.glob("*.json")):
         stored = json.loads(path.read_text(encoding="utf-8"))
         history = stored.get("history", [])[stored.get("forkedAt", 0) :]  # a fork's copy of its parent's
-        texts += _user_texts(history, "sessionUpdate", "user_message_chunk")
+        # Prompts an undo rewound out of its conversation were received all the same.
+        texts += _user_texts(history + stored.get("rewound", []), "sessionUpdate", "user_message_chunk")
     for path in sorted(state_dir.with_name("replay-agent").glob("*.json")):
         texts += [str(p) for p in json.loads(path.read_text(encoding="utf-8")).get("prompts", [])]
     return texts

@@ -382,6 +382,11 @@ class DemoAgent:
                 answer["conversation"] = {"rewound": False, "error": f"no user message {message_id!r}"}
             else:
                 dropped = len(session.history) - at
+                kept_from = max(at, session.forked_at)  # a fork's copy of its parent's was not received here
+                session.rewound += [
+                    u for u in session.history[kept_from:] if u.get("sessionUpdate") == "user_message_chunk"
+                ]
+                session.forked_at = min(session.forked_at, at)
                 del session.history[at:]
                 self._touch(session)
                 answer["conversation"] = {"rewound": True, "messagesDropped": dropped}

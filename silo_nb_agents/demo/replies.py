@@ -24,6 +24,7 @@ KEYWORDS: Final[tuple[tuple[str, str], ...]] = (
     ("risky", "ask you a question before a risky step"),
     ("subagent", "hand a part of the turn to a subagent (a child session with its own transcript)"),
     ("edit", "propose an edit to `notes.md`, written only once you allow it"),
+    ("run in the kernel", "run the code after *run in the kernel:* in your kernel, once you allow it"),
     ("look into NAME", "look into a variable of your kernel with the notebook's tools, then offer code"),
     (
         "add a cell",

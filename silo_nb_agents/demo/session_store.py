@@ -65,6 +65,7 @@ class Session:
         self.history: list[JsonObject] = []
         self.seq = 0
         self.forked_at = 0  # a fork's history starts with this many of its parent's updates (copied)
+        self.rewound: list[JsonObject] = []  # the user messages ``_session/rewind`` dropped (still received)
         self.used = 0
         self.cost = 0.0
         self.turns: list[Turn] = []
@@ -91,6 +92,7 @@ class Session:
             "seq": self.seq,
             "usage": {"used": self.used, "cost": self.cost},
             **({"forkedAt": self.forked_at} if self.forked_at else {}),
+            **({"rewound": list(self.rewound)} if self.rewound else {}),
         }
 
     @classmethod
@@ -109,6 +111,8 @@ class Session:
             session.history = [u for u in history if isinstance(u, dict)]
         seq = data.get("seq")
         session.seq = seq if isinstance(seq, int) else len(session.history)
+        rewound = data.get("rewound")
+        session.rewound = [u for u in rewound if isinstance(u, dict)] if isinstance(rewound, list) else []
         forked_at = data.get("forkedAt")
         session.forked_at = forked_at if isinstance(forked_at, int) and forked_at > 0 else 0
         usage = data.get("usage")
