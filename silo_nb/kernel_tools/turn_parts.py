@@ -19,7 +19,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,6 +34,7 @@ from silo_nb.kernel_tools.fingerprints import fingerprint
 from silo_nb.kernel_tools.namespace import KernelNamespace
 from silo_nb.kernel_tools.notebook_tools import undo_cell_changes
 from silo_nb.model import AgentSessionUpdate, KernelToolLine, UndoItem, UndoPart
+from silo_nb.server import NotebookChannel
 
 __all__ = ["CODE_TOOLS", "CellUndo", "VariableCheckpoints"]
 
@@ -166,6 +167,9 @@ class CellUndo:
 
     part: UndoPart = "cells"
 
+    def __init__(self, channel: Callable[[], NotebookChannel | str] = NotebookChannel.from_environment) -> None:
+        self._channel = channel
+
     async def undo_turn(self, turn: int, updates: Sequence[AgentSessionUpdate]) -> list[UndoItem]:
         undos = []
         for update in updates:
@@ -174,5 +178,5 @@ class CellUndo:
                 undos.append(line.undo)
         if not undos:
             return []
-        done = await undo_cell_changes(undos)
+        done = await undo_cell_changes(undos, self._channel)
         return [UndoItem("cells", subject, restored, said) for subject, restored, said in done]

@@ -12,7 +12,8 @@ from jupyter_ydoc import YNotebook
 from silo_nb.experiments import PermissionPolicy
 from silo_nb.kernel_tools.code_runner import CodeResult
 from silo_nb.kernel_tools.notebook_tools import MAX_CHANGES_PER_TURN, NotebookTools, outputs_of
-from silo_nb.model import AgentPermissionOption, AgentPermissionRequest, AgentToolCall
+from silo_nb.kernel_tools.turn_parts import CellUndo
+from silo_nb.model import AgentPermissionOption, AgentPermissionRequest, AgentToolCall, KernelToolLine
 from silo_nb.server import NO_CHANNEL, NotebookChannel, NotebookUnavailable
 from silo_nb.server.cell_ops import CellOpError, apply
 
@@ -292,3 +293,35 @@ async def test_a_channel_that_answers_nonsense_is_a_failed_call_not_an_exception
     made = NotebookTools(run_code=lambda code: CodeResult("completed"), channel=lambda: Broken(notebook()))
     answer = await made.call("read_notebook", {}, Call(None))
     assert answer.status == "failed" and answer.text.startswith("read_notebook failed: KeyError")
+
+
+async def test_a_turns_cell_insert_and_edit_are_undone_by_its_cells_part() -> None:
+    nb = notebook()
+    made, channel = tools(nb)
+    inserted = await made.call("insert_cell", {"source": "df.plot()"}, Call("apply"))
+    edited = await made.call("edit_cell", {"cell_id": "a", "old": "load()", "new": "load(2)"}, Call("apply"))
+    assert sources(nb) == ["df = load(2)", "%%prompt\nplot it", "df.plot()", "# Notes"]
+    journal = [
+        KernelToolLine.written({"callId": str(n), "tool": tool, "status": "completed", "undo": answer.undo})
+        for n, (tool, answer) in enumerate((("insert_cell", inserted), ("edit_cell", edited)))
+    ]
+    items = await CellUndo(channel=lambda: channel).undo_turn(1, journal)
+    assert sources(nb) == [
+        "df = load()",
+        "%%prompt\nplot it",
+        "# Notes",
+    ]  # newest first: the edit, the insert
+    assert [(i.part, i.subject, i.restored) for i in items] == [
+        ("cells", "cell a", True),
+        ("cells", f"cell {inserted.cell_id}", True),
+    ]
+    assert items[1].said == "the inserted cell removed"
+    # Changed since by someone else: left as it is, said so.
+    again = await made.call("insert_cell", {"source": "df.head()"}, Call("apply"))
+    await channel.request("replace", cell_id=again.cell_id, source="mine now")
+    line = KernelToolLine.written(
+        {"callId": "9", "tool": "insert_cell", "status": "completed", "undo": again.undo}
+    )
+    [kept] = await CellUndo(channel=lambda: channel).undo_turn(2, [line])
+    assert not kept.restored and "mine now" in sources(nb)
+    assert await CellUndo(channel=lambda: NO_CHANNEL).undo_turn(3, [line]) != []  # no notebook: said why
