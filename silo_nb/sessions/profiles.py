@@ -112,6 +112,9 @@ class AgentProfile(BaseModel):
     kernel_tools: bool = True
     run_code_timeout: float = Field(default=60.0, gt=0)
     cell_changes_per_turn: int = Field(default=200, gt=0)
+    # Undo (issue 32): a checkpoint of the session's folders at each turn's start and end, kept beside the
+    # session's journal, so that an undo can put back the files a turn changed (session/file_checkpoints.py).
+    checkpoint_files: bool = True
     # Instructions sent as ACP's ``systemPrompt`` (v1.25, unstable) on session/new, load, resume and fork,
     # to agents that take it (``sessions/system_prompt.py``): added to the agent's own (``append``) or
     # replacing them (``override``, where the agent offers it). ``notebook_guidance``: sessions connected

@@ -1,4 +1,5 @@
-"""The files part of a turn's checkpoint (issue 32): ``FileCheckpoints`` on temporary folders."""
+"""The files part of a turn's checkpoint (issue 32): ``FileCheckpoints`` on temporary folders, and one turn of
+the demo agent through a real session whose file edit is undone."""
 
 from __future__ import annotations
 
@@ -9,8 +10,10 @@ from typing import Any
 
 import pytest
 
+import silo_nb
 from silo_nb.model import UndoItem
 from silo_nb.sessions import FileCheckpoints, checkpoint_store
+from tests.conftest import Workspace, demo_agent
 
 
 @pytest.fixture
@@ -317,3 +320,69 @@ async def test_a_damaged_copy_is_listed_and_the_file_left_alone(tmp_path: Path, 
 def test_the_store_sits_beside_the_journal(tmp_path: Path) -> None:
     journal = tmp_path / "chat-sessions" / "abc.jsonl"
     assert checkpoint_store(journal) == tmp_path / "chat-sessions" / "abc.checkpoints"
+
+
+# -- through a real session ----------------------------------------------------------------------------
+
+
+def text(value: str) -> list[dict[str, Any]]:
+    return [{"type": "text", "text": value}]
+
+
+def allow(request: silo_nb.AgentPermissionRequest) -> None:
+    request.respond(next(o.option_id for o in request.options if o.kind == "allow_once"))
+
+
+async def test_a_demo_agent_s_file_edit_is_checkpointed_and_undone(workspace: Workspace) -> None:
+    notes = workspace.folder / "notes.md"
+    notes.write_text("# Notes\n")
+    svc = workspace.service()
+    async with await svc.sessions.connect("demo") as handle:
+        handle.on_permission(allow)
+        assert (await handle.prompt(text("edit: through the client"))).stop_reason == "end_turn"
+        assert "through the client" in notes.read_text()
+        files = handle.file_checkpoints
+        assert files is not None and handle.current_turn == 1
+        journal = svc.sessions.journals.path(svc.workspace_id, handle.session_id)
+        assert files.store == checkpoint_store(journal)
+        assert sorted(p.name for p in files.store.glob("turn-*")) == ["turn-1-end.json", "turn-1-start.json"]
+        (item,) = await files.undo_turn(1)
+        assert (item.subject, item.restored) == ("notes.md", True)
+        assert notes.read_text() == "# Notes\n"
+
+
+async def test_a_session_resumed_after_a_restart_undoes_the_files_of_an_earlier_turn(
+    workspace: Workspace,
+) -> None:
+    notes = workspace.folder / "notes.md"
+    async with await workspace.service().sessions.connect("demo") as handle:
+        handle.on_permission(allow)
+        await handle.prompt(text("edit: before the restart"))
+        session_id = handle.session_id
+    assert notes.exists()
+    svc = workspace.service()  # a new kernel: nothing in memory but the data folder
+    async with await svc.sessions.connect("demo", resume={"session_id": session_id}) as resumed:
+        assert resumed.current_turn == 1 and resumed.file_checkpoints is not None
+        await resumed.prompt(text("hello"))
+        assert resumed.current_turn == 2
+        assert await resumed.file_checkpoints.undo_turn(2) == []
+        (item,) = await resumed.file_checkpoints.undo_turn(1)
+        assert (item.subject, item.restored, item.said) == ("notes.md", True, "removed (the turn created it)")
+    assert not notes.exists()
+
+
+async def test_deleting_the_journal_deletes_the_checkpoints(workspace: Workspace) -> None:
+    async with await workspace.service().sessions.connect("demo") as handle:
+        assert (await handle.prompt(text("hello"))).stop_reason == "end_turn"
+        assert handle.file_checkpoints is not None
+        store = handle.file_checkpoints.store
+        assert store.is_dir() and store.stat().st_mode & 0o777 == 0o700
+        await handle.delete(journal=True)
+    assert not store.exists()
+
+
+async def test_checkpoint_files_off_takes_none(workspace: Workspace) -> None:
+    workspace.add_profiles(demo_agent("demo-nocp", checkpoint_files=False))
+    async with await workspace.service().sessions.connect("demo-nocp") as handle:
+        assert (await handle.prompt(text("hello"))).stop_reason == "end_turn"
+        assert handle.file_checkpoints is None
