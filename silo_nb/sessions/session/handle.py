@@ -279,7 +279,7 @@ class AgentSessionHandle:
             core.user_prompts += 1
             core.record(line)
         files = core.file_checkpoints if line is not None else None  # a turn the journal counts
-        turn = core.turn_number
+        turn = core.turn_number if files is not None else 0
         end = TurnEnd(core.stop)
         try:
             if files is not None:
