@@ -167,7 +167,9 @@ class CellUndo:
 
     part: UndoPart = "cells"
 
-    def __init__(self, channel: Callable[[], NotebookChannel | str] = NotebookChannel.from_environment) -> None:
+    def __init__(
+        self, channel: Callable[[], NotebookChannel | str] = NotebookChannel.from_environment
+    ) -> None:
         self._channel = channel
 
     async def undo_turn(self, turn: int, updates: Sequence[AgentSessionUpdate]) -> list[UndoItem]:

@@ -28,10 +28,12 @@ from silo_nb.sessions.safe_files import (
 from silo_nb.sessions.sampling import sampling_asked
 from silo_nb.sessions.service import AgentSessionsService
 from silo_nb.sessions.session.client_tool_calls import ClientToolCall, ClientToolCalls
+from silo_nb.sessions.session.file_checkpoints import FileCheckpoints
 from silo_nb.sessions.session.handle import AgentSessionHandle
 from silo_nb.sessions.session.turn_undo import TurnUndoPart
 from silo_nb.sessions.status import now_iso
 from silo_nb.sessions.storage import (
+    checkpoint_store,
     data_dir,
     decode_session_id,
     encode_session_id,
@@ -51,12 +53,14 @@ __all__ = [
     "ClientToolCall",
     "ClientToolCalls",
     "DormantSession",
+    "FileCheckpoints",
     "JournalFiles",
     "McpServerConfig",
     "TurnUndoPart",
     "UnsafeFileError",
     "add_profile",
     "check_folder",
+    "checkpoint_store",
     "data_dir",
     "decode_session_id",
     "default_agents",

@@ -115,6 +115,9 @@ class AgentProfile(BaseModel):
     # The memory the kernel variables' undo checkpoints may take (issue 32; kernel_tools/turn_parts.py): a
     # value whose copy would pass it is not copied, and listed "not restorable".
     checkpoint_max_bytes: int = Field(default=512 * 1024 * 1024, gt=0)
+    # Undo (issue 32): a checkpoint of the session's folders at each turn's start and end, kept beside the
+    # session's journal, so that an undo can put back the files a turn changed (session/file_checkpoints.py).
+    checkpoint_files: bool = True
     # Instructions sent as ACP's ``systemPrompt`` (v1.25, unstable) on session/new, load, resume and fork,
     # to agents that take it (``sessions/system_prompt.py``): added to the agent's own (``append``) or
     # replacing them (``override``, where the agent offers it). ``notebook_guidance``: sessions connected

@@ -20,6 +20,7 @@ from pathlib import Path
 from silo_nb_agents.user_dirs import data_dir, ensure_private_dir
 
 __all__ = [
+    "checkpoint_store",
     "data_dir",
     "decode_session_id",
     "encode_session_id",
@@ -85,3 +86,9 @@ def journal_dir(root: Path, workspace_id: str) -> Path:
 
 def journal_path(root: Path, workspace_id: str, session_id: str) -> Path:
     return journal_dir(root, workspace_id) / f"{encode_session_id(session_id)}.jsonl"
+
+
+def checkpoint_store(journal: Path) -> Path:
+    """Where the file checkpoints of the session whose journal is ``journal`` are kept (issue 32): a folder
+    beside it, ``<journal stem>.checkpoints`` (``session/file_checkpoints.py``); it goes with the journal."""
+    return journal.with_name(journal.stem + ".checkpoints")

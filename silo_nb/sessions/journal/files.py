@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import shutil
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -30,7 +31,7 @@ from silo_nb.sessions.journal.locks import JournalLocks
 from silo_nb.sessions.journal.reader import iter_lines, parse_lines, read_lines, read_updates
 from silo_nb.sessions.journal.writer import JournalWriter
 from silo_nb.sessions.safe_files import check_folder, open_file, remove_file
-from silo_nb.sessions.storage import decode_session_id, journal_path
+from silo_nb.sessions.storage import checkpoint_store, decode_session_id, journal_path
 
 __all__ = ["JournalFiles"]
 
@@ -179,6 +180,8 @@ class JournalFiles:
         with self.holding(path, session_id):  # nobody else may be writing it
             existed = path.exists()
             self.discard(path)  # the lock file stays: unlinking it would race another process's lock
+            # The session's file checkpoints (copies of its folders' files) go with it.
+            shutil.rmtree(checkpoint_store(path), ignore_errors=True)
         return existed
 
     def close(self) -> None:

@@ -4,8 +4,9 @@
   agent connection, its capabilities, the session id) and a :class:`~.journal_slot.JournalSlot`; the parts
   each own one job: ``inbound`` (what the agent sends, in arrival order), ``turns`` (turn tracking and the
   quiet-period timer), ``permissions`` (pending permissions), ``options`` (config options), ``stop`` (a Stop
-  and its bound), ``client_tools`` (tools silo_nb runs for the agent). They reach each other only
-  through this object's public attributes.
+  and its bound), ``client_tools`` (tools silo_nb runs for the agent), ``file_checkpoints`` (the session's
+  folders at each turn's start and end, for an undo). They reach each other only through this object's
+  public attributes.
 - :meth:`SessionCore.record` is the one way into the transcript: the journal, then ``on_transcript``.
 - Everything the session reports to its service goes to ``registry`` (``host.SessionRegistry``).
 - :attr:`SessionCore.opening`: what the agent sent a new session before its first prompt (pi's banner
@@ -36,6 +37,7 @@ from silo_nb.sessions.profiles import AgentProfile
 from silo_nb.sessions.session.client_files import ClientFiles
 from silo_nb.sessions.session.client_tool_calls import ClientToolCalls
 from silo_nb.sessions.session.config_options import ConfigOptions
+from silo_nb.sessions.session.file_checkpoints import FileCheckpoints
 from silo_nb.sessions.session.inbound import InboundTraffic
 from silo_nb.sessions.session.journal_slot import JournalSlot
 from silo_nb.sessions.session.permission_desk import PermissionDesk
@@ -46,6 +48,7 @@ from silo_nb.sessions.session.terminals import TerminalHost
 from silo_nb.sessions.session.turn_tracker import TurnTracker
 from silo_nb.sessions.session.turn_undo import UndoParts
 from silo_nb.sessions.session.wiring import SessionWiring
+from silo_nb.sessions.storage import checkpoint_store
 from silo_nb.sessions.system_prompt import SystemPrompt
 from silo_nb.updates import (
     MessageIdSynthesizer,
@@ -148,6 +151,20 @@ class SessionCore:
         self.inbound = InboundTraffic(self)
         # What holds a turn's changes for handle.undo (the cells and variables register from above).
         self.undo_parts = UndoParts()
+        self._file_checkpoints: FileCheckpoints | None = None
+
+    @property
+    def file_checkpoints(self) -> FileCheckpoints | None:
+        """The session's file checkpoints (issue 32), kept beside its journal; None while the session has no
+        id yet, or when the profile's ``checkpoint_files`` is off. Made again when the id changes (a load
+        that adopts a new id, ``start_fresh``): the checkpoints go with the journal they belong to."""
+        if not self.profile.checkpoint_files or not self.session_id:
+            return None
+        journals = self.journal.journals
+        store = checkpoint_store(journals.path(self.workspace_id, self.session_id))
+        if self._file_checkpoints is None or self._file_checkpoints.store != store:
+            self._file_checkpoints = FileCheckpoints(store, self.folders, exclude=(journals.data_dir,))
+        return self._file_checkpoints
 
     @property
     def label(self) -> str:

@@ -41,6 +41,7 @@ from silo_nb.sessions.journal import parse_lines
 from silo_nb.sessions.mcp_servers import McpServerConfig
 from silo_nb.sessions.session.client_tool_calls import ClientToolCalls
 from silo_nb.sessions.session.core import SessionCore
+from silo_nb.sessions.session.file_checkpoints import FileCheckpoints
 from silo_nb.sessions.session.permission_desk import RuleAnswerer
 from silo_nb.sessions.session.prompt_blocks import prompt_line, validate_prompt_blocks
 from silo_nb.sessions.session.prompt_call import TurnEnd, list_sessions, send_prompt
@@ -141,6 +142,13 @@ class AgentSessionHandle:
         """The number of the running or latest turn, as the journal counts turns (turns a resumed or
         forked journal carried included); 0 before the first. ``undo(turn=N)`` takes these numbers."""
         return self._core.turn_number
+
+    @property
+    def file_checkpoints(self) -> FileCheckpoints | None:
+        """The checkpoints of the session's folders taken at each turn's start and end (issue 32), whose
+        ``undo_turn(n)`` puts back the files turn ``n`` changed; None when the profile's
+        ``checkpoint_files`` is off."""
+        return self._core.file_checkpoints
 
     @property
     def pending_permissions(self) -> tuple[AgentPermissionRequest, ...]:
@@ -275,8 +283,12 @@ class AgentSessionHandle:
         if line is not None:
             core.user_prompts += 1
             core.record(line)
+        files = core.file_checkpoints if line is not None else None  # a turn the journal counts
+        turn = core.turn_number if files is not None else 0
         end = TurnEnd(core.stop)
         try:
+            if files is not None:
+                await files.capture(turn, "start")
             result = await send_prompt(
                 connection,
                 self.session_id,
@@ -291,6 +303,9 @@ class AgentSessionHandle:
             raise
         finally:
             core.turns.prompt_ended(end.outcome, **end.details)
+            if files is not None:
+                with anyio.CancelScope(shield=True):  # a Stop or an interrupt still leaves the turn's end
+                    await files.capture(turn, "end")
 
     def _cancel_if_live(self) -> None:
         if not self.disposed:
@@ -465,7 +480,9 @@ class AgentSessionHandle:
             except AgentSessionError as exc:
                 return UndoItem("conversation", subject, False, str(exc).splitlines()[0])
 
-        items = await undo_with(core.undo_parts.ordered(), targets, conversation)
+        parts = core.undo_parts.ordered()
+        files = core.file_checkpoints
+        items = await undo_with([files, *parts] if files is not None else parts, targets, conversation)
         report = UndoReport(tuple(t.number for t in targets if t.number is not None), tuple(items))
         line = TurnUndoneLine(turns=list(report.turns), items=[item.wire() for item in items])
         core.record(line.update(timestamp=now_iso()))

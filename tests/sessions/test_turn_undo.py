@@ -1,0 +1,74 @@
+"""``handle.undo()`` through a real session with the demo agent (issue 32): the files a turn wrote through
+the client put back, the agent rewound where it offers ``_session/rewind`` (else the report says it still
+remembers), back to before turn N (the later turns too, newest first), a file the user changed since left
+alone, and the bad inputs as one line each."""
+
+from __future__ import annotations
+
+import pytest
+
+import silo_nb
+from silo_nb.model import TurnUndoneLine
+from tests.conftest import Workspace, demo_agent
+
+
+def allow(request: silo_nb.AgentPermissionRequest) -> None:
+    request.respond(next(o.option_id for o in request.options if o.kind == "allow_once"))
+
+
+def text(value: str) -> list[dict[str, str]]:
+    return [{"type": "text", "text": value}]
+
+
+async def test_back_to_before_turn_1_puts_the_files_back_and_rewinds_the_agent(workspace: Workspace) -> None:
+    notes = workspace.folder / "notes.md"
+    notes.write_text("# Notes\n")
+    async with await workspace.service().sessions.connect("demo") as handle:
+        handle.on_permission(allow)
+        await handle.prompt(text("edit: the first change"))
+        await handle.prompt(text("hello"))
+        assert "the first change" in notes.read_text()
+        report = await handle.undo(turn=1)
+        assert report.turns == (2, 1) and notes.read_text() == "# Notes\n"
+        files = report.part("files")
+        assert [(i.subject, i.restored) for i in files] == [("notes.md", True)]
+        [conversation] = report.part("conversation")
+        assert conversation.restored and "rewound to before turn 1" in conversation.said
+        [line] = [TurnUndoneLine.read(u) for u in handle.journal_updates() if u.kind == "turn_undone"]
+        assert line is not None and line.turns == [2, 1] and len(line.items) == len(report.items)
+        for turn in (1, 2):
+            with pytest.raises(silo_nb.AgentSessionError, match=f"turn {turn} is already undone"):
+                await handle.undo(turn=turn)
+        with pytest.raises(silo_nb.AgentSessionInputError, match="from 1 to 2"):
+            await handle.undo(turn=0)
+
+
+async def test_a_file_the_user_changed_since_is_refused_and_kept(workspace: Workspace) -> None:
+    notes = workspace.folder / "notes.md"
+    notes.write_text("# Notes\n")
+    async with await workspace.service().sessions.connect("demo") as handle:
+        handle.on_permission(allow)
+        await handle.prompt(text("edit: the agent's change"))
+        notes.write_text("# Notes\nmine\n")  # the user's edit after the turn
+        report = await handle.undo()
+        [item] = report.part("files")
+        assert (item.subject, item.restored) == ("notes.md", False) and "your change wins" in item.said
+        assert notes.read_text() == "# Notes\nmine\n"
+        assert report.text().startswith("Undid turn 1: 1 restored, 1 not restored.")  # the rewind, the file
+
+
+async def test_an_agent_without_rewind_is_said_to_still_remember(workspace: Workspace) -> None:
+    workspace.add_profiles(demo_agent("plain", "--no-rewind"))
+    async with await workspace.service().sessions.connect("plain") as handle:
+        await handle.prompt(text("hello"))
+        report = await handle.undo()
+        [conversation] = report.part("conversation")
+        assert not conversation.restored
+        assert conversation.said == "the agent will still remember turn 1 (it offers no rewind)"
+
+
+async def test_nothing_to_undo_is_one_line(workspace: Workspace) -> None:
+    async with await workspace.service().sessions.connect("demo") as handle:
+        with pytest.raises(silo_nb.AgentSessionError, match="no turn yet") as raised:
+            await handle.undo()
+        assert "\n" not in str(raised.value)
