@@ -134,6 +134,8 @@ class VariableCheckpoints:
             checkpoint.saved.pop(name, None)
             if name in checkpoint.absent:
                 checkpoint.absent.remove(name)
+        for name in [n for n, saved in checkpoint.saved.items() if _unchanged(saved, ns.get(n, _ABSENT))]:
+            del checkpoint.saved[name]  # the turn only read it (``df.groupby(...)`` looked like a change)
         report = checkpoint.restore(ns)
         items = [UndoItem("variables", n, False, "changed since the turn — left as it is (your change wins)")
                  for n in changed_since]  # fmt: skip
@@ -152,6 +154,27 @@ def _changed_since(ns: Mapping[str, Any], name: str, mark: tuple[int, str | None
     if mark is None:
         return value is not _ABSENT
     return value is _ABSENT or _mark(value) != mark
+
+
+def _unchanged(saved: Any, now: Any) -> bool:
+    """Whether a saved name is as it was, where that can be told without running the user's code: the very
+    same immutable value, or a frame or an array equal to its copy. Anything else is put back regardless."""
+    if now is _ABSENT:
+        return False
+    if saved is now:
+        return True
+    try:
+        module = type(now).__module__
+        if type(saved) is type(now) and module.startswith("pandas") and hasattr(now, "equals"):
+            return bool(now.equals(saved))  # values, dtypes and axes
+        if type(saved) is type(now) and module.startswith("numpy") and hasattr(now, "shape"):
+            import numpy as np
+
+            nan_equal = now.dtype.kind in "fc"
+            return bool(now.dtype == saved.dtype and np.array_equal(now, saved, equal_nan=nan_equal))
+    except Exception:  # an odd subclass: put it back
+        return False
+    return False
 
 
 def _ran_code(updates: Sequence[AgentSessionUpdate]) -> bool:

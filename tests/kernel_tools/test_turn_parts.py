@@ -86,3 +86,16 @@ async def test_a_turn_that_ran_no_code_has_nothing_to_say() -> None:
         KernelToolLine.written({"callId": "c", "tool": "run_code", "status": "refused"})
     ]
     assert await part.undo_turn(1, refused) == []
+
+
+async def test_a_frame_the_code_only_read_is_not_listed_as_put_back() -> None:
+    df = pd.DataFrame({"s": ["a", "b", "a"], "v": [1.0, 2.0, np.nan]})
+    ns: dict[str, Any] = {"df": df, "arr": np.array([1.0, np.nan])}
+    part = VariableCheckpoints(KernelNamespace(ns))
+    await run(part, 1, "summary = df.groupby('s').v.mean()\nm = arr.mean()\narr.sort()")
+    items = by_name(await part.undo_turn(1, RAN))
+    assert set(items) == {"summary", "m"} and ns["df"] is df  # read only: left alone, not listed
+    ns2: dict[str, Any] = {"df": df.copy()}
+    part2 = VariableCheckpoints(KernelNamespace(ns2))
+    await run(part2, 1, "df.loc[2, 'v'] = 3.0")
+    assert by_name(await part2.undo_turn(1, RAN))["df"].restored and np.isnan(ns2["df"].loc[2, "v"])

@@ -8,9 +8,10 @@ one manifest per turn's start and end, and the walk that makes it.
   two manifests that differ only in which files were "racy" are equal (the flag only says what to read
   again).
 - :class:`FolderWalk`: the folders' files in a stable order, without ``.git``, ``node_modules``,
-  ``__pycache__``, ``.ipynb_checkpoints``, ``.venv``/``venv``, the folders it is told to skip, and notebooks
-  (``*.ipynb``); past ``max_files`` it stops and says so. Paths are strings: a walk of 2,000 files costs its
-  ``scandir`` and ``lstat`` calls, not pathlib's parsing.
+  ``__pycache__``, ``.ipynb_checkpoints``, ``.venv``/``venv``, the folders it is told to skip, notebooks
+  (``*.ipynb``) and Jupyter's collaboration store (``.jupyter_ystore.db``); past ``max_files`` it stops and
+  says so. Paths are strings: a walk of 2,000 files costs its ``scandir`` and ``lstat`` calls, not pathlib's
+  parsing.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any
 
 __all__ = [
     "NOT_A_FILE",
+    "SKIPPED_FILES",
     "SKIPPED_FOLDERS",
     "SKIPPED_SUFFIXES",
     "FileEntry",
@@ -33,6 +35,9 @@ __all__ = [
 
 SKIPPED_FOLDERS = frozenset({".git", "node_modules", "__pycache__", ".ipynb_checkpoints", ".venv", "venv"})
 SKIPPED_SUFFIXES = (".ipynb",)
+# Jupyter's own state beside the notebooks (the collaboration's document store and its journal): written by
+# the server all the time, never the agent's work.
+SKIPPED_FILES = frozenset({".jupyter_ystore.db", ".jupyter_ystore.db-journal", ".jupyter_ystore.db-wal"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,7 +207,7 @@ class FolderWalk:
                             continue
                         if not (entry.is_file(follow_symlinks=False) or entry.is_symlink()):
                             continue  # FIFOs, sockets, devices: not files anyone edits
-                        if entry.name.endswith(SKIPPED_SUFFIXES):
+                        if entry.name.endswith(SKIPPED_SUFFIXES) or entry.name in SKIPPED_FILES:
                             continue
                         info = entry.stat(follow_symlinks=False)
                     except OSError:
