@@ -137,13 +137,19 @@ async def run_prompt(
         )
     session.sent_cells.add(cell_id)
     background = args.bg or not blocking
+
+    def ended(turn: turns.Turn) -> None:
+        offer_undo_row(session, connection.name, turn.view.state)
+        if connection.stale is not None:  # issue 32: the stale badge, hidden until what it read changes
+            connection.stale.offer_badge(turn, text, args.attach)
+
     drive = send_turn(
         session,
         connection,
         handle,
         text,
         extra,
-        on_end=None if background else lambda turn: offer_undo_row(session, connection.name, turn.view.state),
+        on_end=None if background else ended,
         metadata=metadata,
         background=background,
         display_id=display_id,
