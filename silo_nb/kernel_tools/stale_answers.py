@@ -17,17 +17,21 @@ which of it changed since the turn's answer.
   deleted"). A cell the turn read that runs again (:meth:`cell_ran`, from the same hook) makes it stale
   too ("cell 3 changed", or "cell 3 ran again" when its source is the same). A cell edited and not run is
   not seen. Stale stays stale: a changed subject is no longer watched.
-- Bounded: a check stops fingerprinting after :data:`CHECK_SECONDS` (the names left are checked first
-  next time); a value whose fingerprint runs past :data:`VALUE_SECONDS` (a ``__repr__`` or ``__len__``
-  that hangs: stopped by ``guard.bounded_call``) is no longer watched, and listed in :attr:`unwatched`.
-  A fingerprint never raises; nothing here raises into the caller.
+- Bounded: a check first fingerprints the watched names the cell that ran mentions (``df.loc[0, "a"] =
+  99`` → ``df``), then the others in turn until :data:`CHECK_SECONDS` have gone (the names left go first
+  next time: a change made out of sight, by a function, is seen a few cells later at worst); a value
+  whose fingerprint runs past :data:`VALUE_SECONDS` (a ``__repr__`` or ``__len__`` that hangs: stopped
+  by ``guard.bounded_call``) is no longer watched, and listed in :attr:`unwatched`. A fingerprint never
+  raises; nothing here raises into the caller.
 - :meth:`watch` ties a tracker to a session: its ``turn_end`` seals the running turn's reads, and
   ``handle.stale_turns()`` asks :meth:`report`.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
+import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -62,6 +66,8 @@ CHECK_SECONDS = 0.004  # a check's fingerprints stop here; the names left go fir
 SEAL_SECONDS = 1.0  # a turn's end: its fingerprints stop here (the names left are not watched)
 VALUE_SECONDS = 0.25  # a fingerprint running this far past the budget is stopped, its name unwatched
 MAX_CELL_RUNS = 1_000  # execution counts remembered with the id of the cell that ran as that count
+SOURCE_CHARS = 20_000  # of a cell's source, read for the names it mentions
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 VALUE, LISTED = "value", "listed"
 _SHAPED = ("numpy", "pandas-dataframe", "pandas-series", "polars-dataframe", "polars-series")
@@ -130,6 +136,7 @@ class StaleAnswers:
         self.value_seconds = value_seconds
         self.unwatched: dict[str, str] = {}  # name -> why it is no longer watched
         self.checks = 0
+        self.checked = 0  # names the last check fingerprinted
         self._running = _Reads()  # the running turn's reads: sealed at its end
         self._turns: dict[int, _Reads] = {}  # sealed turns, oldest first
         self._watched: dict[Key, set[int]] = {}  # a name still watched -> the turns that read it
@@ -238,30 +245,35 @@ class StaleAnswers:
             return None
         return fingerprint(value) if kind == VALUE else _listed_mark(value)
 
-    def _marks(self, keys: Sequence[Key], budget: float, *, each: bool = False) -> dict[Key, str | None]:
-        """The marks of ``keys`` in order, until ``budget`` seconds have gone (the first key always: a check
-        makes progress whatever its budget). A key whose fingerprint runs :attr:`value_seconds` past the
-        budget (``each``: past its own start) is stopped and unwatched. ``each`` arms the bound per key (a
-        turn's end, where many large values may take longer together); else once for the whole run (a
-        check, within a few ms)."""
+    def _marks(
+        self, keys: Sequence[Key], budget: float, *, each: bool = False, first: int = 1
+    ) -> dict[Key, str | None]:
+        """The marks of ``keys`` in order: the ``first`` keys always (at least one: a check makes progress
+        whatever its budget), the others until ``budget`` seconds have gone. A fingerprint that runs past
+        its bound is stopped and its name unwatched: the bound is :attr:`value_seconds` from the key's
+        start for the ``first`` keys and with ``each`` (a turn's end, where many large values may take
+        longer together: armed per key), else from the end of the budget (armed once for the rest of a
+        check, which takes a few ms)."""
         done: dict[Key, str | None] = {}
         start = time.perf_counter()
         at = [0]
+        first = max(1, first)
 
         def within() -> bool:
-            return at[0] < len(keys) and (at[0] == 0 or time.perf_counter() - start < budget)
+            return at[0] < len(keys) and (at[0] < first or time.perf_counter() - start < budget)
 
-        def run() -> None:
+        def run(single: bool) -> None:
             while within():
                 done[keys[at[0]]] = self._mark(keys[at[0]])
                 at[0] += 1
-                if each:
+                if single:
                     return
 
         while within():
-            bound = self.value_seconds + (0.0 if each else max(0.0, budget - (time.perf_counter() - start)))
+            single = each or at[0] < first
+            left = 0.0 if single else max(0.0, budget - (time.perf_counter() - start))
             try:
-                bounded_call(bound, run)
+                bounded_call(left + self.value_seconds, functools.partial(run, single))
             except ToolTimeout:
                 self._unwatch(keys[at[0]][1], f"its fingerprint took over {self.value_seconds:g} s")
                 at[0] += 1
@@ -287,16 +299,21 @@ class StaleAnswers:
             label, before = reads.cells.pop(cell_id or "")
             reads.changed.append(f"{label} changed" if source != before else f"{label} ran again")
 
-    def check(self) -> list[StaleTurn]:
+    def check(self, source: str = "") -> list[StaleTurn]:
         """Compare what is still watched with now (bounded: see the module docstring); the turns that went
-        stale, or staler, since the last check."""
+        stale, or staler, since the last check. ``source``: the cell that just ran — the watched names it
+        mentions are checked first, whatever the budget."""
         self.checks += 1
         try:
             keys = list(self._watched)
             if keys:
-                cursor = self._cursor % len(keys)
-                now = self._marks(keys[cursor:] + keys[:cursor], self.check_seconds)
-                self._cursor = cursor + len(now)
+                named = set(_NAME.findall(source[:SOURCE_CHARS])) if source else set()
+                first = [key for key in keys if key[1] in named]
+                rest = [key for key in keys if key[1] not in named]
+                cursor = self._cursor % len(rest) if rest else 0
+                now = self._marks(first + rest[cursor:] + rest[:cursor], self.check_seconds, first=len(first))
+                self._cursor = cursor + sum(1 for key in now if key[1] not in named)
+                self.checked = len(now)
                 for key, mark in now.items():
                     self._compare(key, mark)
         except Exception:

@@ -142,6 +142,17 @@ def test_a_check_over_budget_goes_on_where_it_stopped() -> None:
     assert sorted(seen) == sorted(f"v{i} changed" for i in range(30))
 
 
+def test_the_names_a_cell_mentions_are_checked_first_whatever_the_budget() -> None:
+    stale = StaleAnswers(KernelNamespace({f"v{i}": [i] for i in range(30)}), check_seconds=0.0)
+    stale.note_values(1, [f"v{i}" for i in range(30)])
+    stale.namespace.user_ns["v17"].append(0)
+    stale.namespace.user_ns["v23"].append(0)
+    assert stale.check("v17.append(0); v23.append(0)  # v99 is not watched") == [
+        StaleTurn(1, ("v17 changed", "v23 changed"))
+    ]
+    assert stale.checked == 2
+
+
 class Hangs:
     def __repr__(self) -> str:
         while True:

@@ -86,8 +86,9 @@ class StaleWatch:
             info = getattr(result, "info", None)
             cell_id, source = getattr(info, "cell_id", None), getattr(info, "raw_cell", None)
             count = getattr(result, "execution_count", None)
-            self.stale.cell_ran(cell_id if isinstance(cell_id, str) else None, str(source or ""), count)
-            for turn in self.stale.check():
+            source = source if isinstance(source, str) else ""
+            self.stale.cell_ran(cell_id if isinstance(cell_id, str) else None, source, count)
+            for turn in self.stale.check(source):
                 badge = self.badges.get(turn.turn)
                 if badge is not None:
                     badge.mark_stale(turn.changed)
