@@ -59,6 +59,7 @@ if TYPE_CHECKING:
         ImageBlock,
         ResourceBlock,
         ResourceLinkBlock,
+        StaleTurn,
         TextBlock,
     )
     from silo_nb.notebook import report, show
@@ -104,6 +105,7 @@ _FROM_MODEL = (
     "ImageBlock",
     "ResourceBlock",
     "ResourceLinkBlock",
+    "StaleTurn",
     "TextBlock",
 )
 _FROM_SESSIONS = (
@@ -171,6 +173,7 @@ __all__ = [
     "ResourceBlock",
     "ResourceLinkBlock",
     "Rule",
+    "StaleTurn",
     "TextBlock",
     "agents",
     "command_scorer",

@@ -11,6 +11,9 @@
   :class:`KernelNamespace` (``namespace.py``); ``guard.py`` bounds them in time; ``static_view.py`` reads
   values without running the user's code; ``limits.py`` holds every cap; ``report_text.py`` formats what
   the agent reads.
+- ``stale_answers.py`` (:class:`StaleAnswers`): what each turn read, and what of it changed since (issue
+  32: "df changed since this answer"); the server records the reads, the notebook layer checks after
+  each cell.
 - A layer above ``sessions`` that never imports IPython: the notebook layer (``%silo connect``) and
   ``run_grid(kernel_tools=True)`` lend it a namespace.
 """
@@ -18,6 +21,16 @@
 from silo_nb.kernel_tools.namespace import KernelNamespace
 from silo_nb.kernel_tools.notebook_tools import undo_changes
 from silo_nb.kernel_tools.socket_server import KernelToolServer
+from silo_nb.kernel_tools.stale_answers import NotebookCell, StaleAnswers, StaleSession
 from silo_nb.kernel_tools.tools import KernelTools, ToolOutcome
 
-__all__ = ["KernelNamespace", "KernelToolServer", "KernelTools", "ToolOutcome", "undo_changes"]
+__all__ = [
+    "KernelNamespace",
+    "KernelToolServer",
+    "KernelTools",
+    "NotebookCell",
+    "StaleAnswers",
+    "StaleSession",
+    "ToolOutcome",
+    "undo_changes",
+]

@@ -15,6 +15,7 @@ whether it changed (a "stale" answer).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Mapping
 from typing import Any
@@ -50,15 +51,17 @@ def _digest(*parts: bytes) -> str:
     return hasher.hexdigest()
 
 
-def _rows(count: int) -> list[int]:
+@functools.lru_cache(maxsize=64)
+def _rows(count: int) -> tuple[int, ...]:
+    """The rows sampled of ``count`` (cached: a stale check samples the same frames after every cell)."""
     if count <= SAMPLE_ROWS:
-        return list(range(count))
+        return tuple(range(count))
     step = (count - 1) / (SAMPLE_ROWS - 1)
-    return sorted({round(i * step) for i in range(SAMPLE_ROWS)} | {0, count - 1})
+    return tuple(sorted({round(i * step) for i in range(SAMPLE_ROWS)} | {0, count - 1}))
 
 
 def _frame(value: Any) -> str:
-    sample = value.iloc[_rows(len(value))]
+    sample = value.iloc[list(_rows(len(value)))]
     columns = [sample[name] for name in sample.columns] if hasattr(sample, "columns") else [sample]
     parts = [_values(sample.index.to_numpy())] + [_values(column.to_numpy()) for column in columns]
     names = repr(list(getattr(value, "columns", [getattr(value, "name", None)])))

@@ -24,6 +24,7 @@ from typing import Any, Protocol
 from silo_nb.kernel_tools.code_runner import CodeResult
 from silo_nb.kernel_tools.limits import OUTPUT_CHARS
 from silo_nb.kernel_tools.report_text import cut
+from silo_nb.kernel_tools.stale_answers import NotebookCell
 from silo_nb.kernel_tools.wire import CELL_TOOL_NAMES
 from silo_nb.server import MAX_SOURCE_CHARS, NotebookChannel, NotebookUnavailable
 
@@ -84,9 +85,11 @@ class ToolAnswer:
         diff: tuple[str, str] | None = None,
         run: CodeResult | None = None,
         undo: dict[str, Any] | None = None,
+        read: Sequence[NotebookCell] = (),
     ) -> None:
         self.status, self.text, self.cell_id, self.diff, self.run = status, text, cell_id, diff, run
         self.undo = undo  # the request that takes an applied change back
+        self.read = read  # read_notebook: the cells it showed (but the prompt's), for stale answers
 
 
 def _str(arguments: Mapping[str, Any], name: str, *, required: bool = True) -> str | None:
@@ -244,7 +247,12 @@ class NotebookTools:
             lines += [head, cell["source"]]
             if cell.get("outputs"):
                 lines += ["--- outputs:", cell["outputs"]]
-        return ToolAnswer("completed", cut("\n".join(lines), OUTPUT_CHARS))
+        read = [
+            NotebookCell(str(cell["id"]), str(cell["source"]), position)
+            for position, cell in enumerate(cells, 1)
+            if cell["id"] != prompt_cell
+        ]
+        return ToolAnswer("completed", cut("\n".join(lines), OUTPUT_CHARS), read=read)
 
     async def _change(
         self, channel: NotebookChannel, tool: str, arguments: Mapping[str, Any], call: CellCall

@@ -15,6 +15,8 @@ event loop, whose requests run the tools on the user's namespace for one session
   session's permission flow (``allow code`` for policies); anything but "Run it" runs nothing and says so.
 - A tool that fails, a request that is not JSON, a client that goes away: one answer or a closed
   connection, never an exception into the kernel.
+- What each reading tool answered is noted in :attr:`~KernelToolServer.stale_answers` (issue 32: which
+  turns' answers went stale since; ``stale_answers.py``).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from silo_nb.kernel_tools.code_runner import CodeResult, run_code
 from silo_nb.kernel_tools.limits import MAX_CODE_CHARS, TOOL_SECONDS
 from silo_nb.kernel_tools.namespace import KernelNamespace
 from silo_nb.kernel_tools.notebook_tools import NotebookTools
+from silo_nb.kernel_tools.stale_answers import StaleAnswers
 from silo_nb.kernel_tools.tools import KernelTools, ToolOutcome
 from silo_nb.kernel_tools.turn_parts import CellUndo, VariableCheckpoints
 from silo_nb.kernel_tools.wire import (
@@ -117,6 +120,7 @@ class KernelToolServer:
         self.variables = VariableCheckpoints(namespace, max_bytes=checkpoint_max_bytes)
         self.cell_undo = CellUndo()
         self._undo_parts: list[Disposable] = []
+        self.stale_answers = StaleAnswers(namespace)  # what each turn read (issue 32: stale answers)
         self.token = secrets.token_urlsafe(32)
         self.folder: str | None = None
         self.socket_path: str | None = None
@@ -235,6 +239,8 @@ class KernelToolServer:
             outcome = await self._run_code(call, arguments)
         else:
             outcome = self.tools.read(str(tool), arguments)
+            if not outcome.is_error:
+                self.stale_answers.tool_read(str(tool), arguments)
         call.finish(outcome.status, output=outcome.text, images=outcome.previews)
         return {"id": request_id, "isError": outcome.is_error, "content": outcome.content()}
 
@@ -242,6 +248,8 @@ class KernelToolServer:
         self, request_id: Any, tool: str, arguments: Any, call: ClientToolCall
     ) -> dict[str, Any]:
         answer = await self.cells.call(tool, arguments if isinstance(arguments, dict) else {}, call)
+        if answer.read:
+            self.stale_answers.tool_read(tool, arguments, cells=answer.read)
         run = answer.run
         cell: dict[str, Any] = {"cellId": answer.cell_id} if answer.cell_id else {}
         if answer.diff is not None:

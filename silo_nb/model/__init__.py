@@ -80,6 +80,7 @@ from silo_nb.model.question_schema import (
     check_answer,
     read_fields,
 )
+from silo_nb.model.stale import StaleTurn
 from silo_nb.model.undo import UNDO_PARTS, UndoItem, UndoPart, UndoReport
 
 __all__ = [
@@ -137,6 +138,7 @@ __all__ = [
     "ResourceBlock",
     "ResourceLinkBlock",
     "ResumeOutcome",
+    "StaleTurn",
     "TextBlock",
     "UndoItem",
     "UndoPart",

@@ -27,7 +27,7 @@ from silo_nb.notebook.attachments import describe_value
 from silo_nb.notebook.image_attachments import image_block
 from silo_nb.server import NotebookChannel, NotebookUnavailable
 
-__all__ = ["REFERENCE", "cell_above", "error_cell", "reference_blocks"]
+__all__ = ["REFERENCE", "cell_above", "error_cell", "reference_blocks", "variable_references"]
 
 REFERENCE = re.compile(r"(?<![\w@.])@(In\[-?\d+\]|Out\[-?\d+\]|this\b|fig\b|[A-Za-z_][A-Za-z0-9_]*)")
 _INDEXED = re.compile(r"^(In|Out)\[(-?\d+)\]$")
@@ -75,6 +75,19 @@ def error_cell(traceback_text: str) -> str | None:
     """``In[n]`` of the cell a traceback names (``Cell In[5]``), the innermost one; None when none."""
     found = _ERROR_CELL.findall(traceback_text)
     return f"In[{found[-1]}]" if found else None
+
+
+def variable_references(text: str, namespace: Mapping[str, Any]) -> list[str]:
+    """The variables of ``namespace`` that ``text`` names as ``@name`` (each once, in order)."""
+    tokens = dict.fromkeys(match.group(1) for match in REFERENCE.finditer(text))
+    return [
+        token
+        for token in tokens
+        if token not in ("this", "fig")
+        and not _INDEXED.match(token)
+        and not token.startswith("_")
+        and token in namespace
+    ]
 
 
 def reference_blocks(

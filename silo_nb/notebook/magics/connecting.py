@@ -38,12 +38,13 @@ from silo_nb.notebook.magics.connections import Connection, NotebookSession
 from silo_nb.notebook.magics.kernel_tool_setup import start_kernel_tools
 from silo_nb.notebook.magics.prompt import palette_run
 from silo_nb.notebook.magics.sign_in import sign_in_action
+from silo_nb.notebook.magics.stale_watch import StaleWatch
 from silo_nb.notebook.render import styles
 
 if TYPE_CHECKING:
     from silo_nb.sessions import AgentSessionHandle
 
-__all__ = ["connect", "default_title", "fork"]
+__all__ = ["connect", "default_title", "fork", "open_fork"]
 
 log = logging.getLogger("silo_nb.notebook")
 
@@ -190,6 +191,11 @@ async def _open(
     connection.handle = handle
     if connection.kernel_tools is not None:
         connection.kernel_tools.bind(handle)
+
+    async def fork_quietly(name: str) -> Connection:  # a Re-ask's fork: its panel is not shown
+        return await open_fork(session, connection, handle, name, lambda _shown: None)
+
+    connection.stale = StaleWatch(session, connection, handle, fork=fork_quietly)
     session.shell.user_ns[connection.name] = handle
     if handle.session_id:
         session.records.put(
@@ -271,20 +277,31 @@ async def fork(session: NotebookSession, parent_name: str | None, name: str, *, 
         )
     if existing is not None:
         session.drop(existing)
+    status_id = f"silo-connect-{name}-{id(parent)}"
+    forking = f"forking {parent_connection.name}…"
+    display(
+        {"text/plain": forking, "text/html": f"<i>{html.escape(forking)}</i>"}, raw=True, display_id=status_id
+    )
+    await open_fork(session, parent_connection, parent, name, session.shown.in_displays([status_id]))
+
+
+async def open_fork(
+    session: NotebookSession,
+    parent_connection: Connection,
+    parent: AgentSessionHandle,
+    name: str,
+    show: Callable[[Any], None],
+) -> Connection:
+    """``parent``'s session forked into a new connection ``name`` (its own handle, journal and kernel
+    tools), its panel handed to ``show``; a one-line ``UsageError`` when the fork fails."""
     connection = Connection(
         name=name,
-        profile_id=profile_id,
+        profile_id=parent_connection.profile_id,
         kernel_tools_wanted=parent_connection.kernel_tools_wanted,
         system_prompt=parent_connection.system_prompt,
         notebook_guidance=parent_connection.notebook_guidance,
     )
     previous = session.add(connection)
-    status_id = f"silo-connect-{id(connection)}"
-    forking = f"forking {parent_connection.name}…"
-    display(
-        {"text/plain": forking, "text/html": f"<i>{html.escape(forking)}</i>"}, raw=True, display_id=status_id
-    )
-    show = session.shown.in_displays([status_id])
 
     def open_session(servers: list[Any], kernel_session: bool) -> Awaitable[AgentSessionHandle]:
         guidance = kernel_session and connection.notebook_guidance
@@ -296,6 +313,7 @@ async def fork(session: NotebookSession, parent_name: str | None, name: str, *, 
     await connection.task
     if connection.handle is None:
         raise UsageError(connection.error or "fork failed")
+    return connection
 
 
 def _panel(session: NotebookSession, connection: Connection, handle: AgentSessionHandle) -> Any:

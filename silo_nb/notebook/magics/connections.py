@@ -23,13 +23,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from IPython.core.error import UsageError
 
 from silo_nb.notebook.cell_records import ConnectionRecords, RunDigest, notebook_identity
-from silo_nb.notebook.cell_turns import BackgroundTurns
+from silo_nb.notebook.cell_turns import BackgroundTurns, Turn
 from silo_nb.notebook.journal_index import JournalIndexes
 from silo_nb.notebook.magics.args import did_you_mean, one_line
 from silo_nb.notebook.widgets.snapshot import ShownWidgets
@@ -44,10 +45,19 @@ if TYPE_CHECKING:
     from silo_nb.notebook.widgets import SessionPanel
     from silo_nb.sessions import AgentSessionHandle, AgentsService
 
-__all__ = ["Connection", "NotebookSession"]
+__all__ = ["AnswerWatch", "Connection", "NotebookSession"]
 
 # What a prompt waits for a connect of a profile no longer listed (its profile file changed meanwhile).
 _FALLBACK_CONNECT_TIMEOUT: float = AgentProfile.model_fields["connect_timeout"].default
+
+
+class AnswerWatch(Protocol):
+    """A connection's watch on its answers (``stale_watch.StaleWatch``): a finished turn's badge, and its
+    end with the connection."""
+
+    def offer_badge(self, turn: Turn, text: str, attach: Sequence[str]) -> None: ...
+
+    def close(self) -> None: ...
 
 
 @dataclass
@@ -64,6 +74,7 @@ class Connection:
     kernel_tools_wanted: bool | None = None  # --no-kernel-tools: False; None: as the profile says
     system_prompt: str | None = None  # --system-prompt: instead of the profile's (kept on a reconnect)
     notebook_guidance: bool = True  # --no-notebook-guidance: False (sent only with the kernel tools)
+    stale: AnswerWatch | None = None  # what its turns read, and their stale badges (stale_watch.py)
 
 
 class NotebookSession:
@@ -158,6 +169,8 @@ class NotebookSession:
             connection.handle.dispose()
         if connection.kernel_tools is not None:
             connection.kernel_tools.close()
+        if connection.stale is not None:
+            connection.stale.close()
         self.connections.pop(connection.name, None)
         if self.last_name == connection.name:
             self.last_name = next(iter(self.connections), None)

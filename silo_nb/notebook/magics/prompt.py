@@ -140,17 +140,19 @@ async def run_prompt(
         )
     session.sent_cells.add(cell_id)
     background = args.bg or not blocking
+
+    def ended(turn: turns.Turn) -> None:
+        offer_undo_turn_row(session, connection.name, turn.handle, turn.handle.current_turn)
+        if connection.stale is not None:  # issue 32: the stale badge, hidden until what it read changes
+            connection.stale.offer_badge(turn, text, args.attach)
+
     drive = send_turn(
         session,
         connection,
         handle,
         text,
         extra,
-        on_end=None
-        if background
-        else lambda turn: offer_undo_turn_row(
-            session, connection.name, turn.handle, turn.handle.current_turn
-        ),
+        on_end=None if background else ended,
         metadata=metadata,
         background=background,
         display_id=display_id,
@@ -241,10 +243,6 @@ def palette_run(session: NotebookSession, connection: Connection, text: str) -> 
 
 def _metadata(connection: Connection, handle: AgentSessionHandle) -> dict[str, Any]:
     return {"session_id": handle.session_id, "profile_id": connection.profile_id, "name": connection.name}
-
-
-def _offer_undo(session: NotebookSession, name: str, turn: turns.Turn) -> None:
-    offer_undo_turn_row(session, name, turn.handle, turn.handle.current_turn)
 
 
 def _undone_note(session: NotebookSession, handle: AgentSessionHandle, cell_id: str, text: str) -> str | None:

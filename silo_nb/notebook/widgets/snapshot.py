@@ -92,6 +92,14 @@ class ShownWidgets:
         """The widgets shown now, each once."""
         return list({id(w): w for w in list(self._shown.values())}.values())
 
+    def refresh(self, widget: Any) -> None:
+        """Re-send ``widget``'s bundle wherever it is shown (its snapshot changed between turns)."""
+        for display_id in self.live_displays(widget):
+            try:
+                update_display(widget, display_id=display_id)
+            except Exception:
+                log.exception("could not refresh the output %s", display_id)
+
     def refresh_all(self) -> None:
         """Re-send every live widget's bundle, so each saved output holds its current snapshot."""
         for display_id, widget in list(self._shown.items()):

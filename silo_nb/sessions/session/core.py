@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,7 @@ import anyio
 from silo_nb.model import (
     AgentCommand,
     AgentSessionUpdate,
+    StaleTurn,
 )
 from silo_nb.sessions.host import SessionRegistry
 from silo_nb.sessions.journal import JournalFiles
@@ -107,6 +108,7 @@ class SessionCore:
         self.update_listeners: ListenerSet[[AgentSessionUpdate]] = ListenerSet("on_update")
         self.transcript_listeners: ListenerSet[[AgentSessionUpdate]] = ListenerSet("on_transcript")
         self.command_listeners: ListenerSet[[]] = ListenerSet("on_commands_changed")
+        self.stale_sources: list[Callable[[], Iterable[StaleTurn]]] = []  # handle.add_stale_source
         self.turns = TurnTracker(
             registry, lambda: self.id, self.journal.flush, self.record, self.turn_context
         )

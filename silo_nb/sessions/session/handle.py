@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -31,6 +32,7 @@ from silo_nb.model import (
     AgentSessionSummary,
     AgentSessionUpdate,
     ResumeOutcome,
+    StaleTurn,
     TurnUndoneLine,
     UndoItem,
     UndoReport,
@@ -52,6 +54,8 @@ from silo_nb.sessions.status import now_iso
 from silo_nb.util import Disposable
 
 __all__ = ["AgentSessionHandle"]
+
+log = logging.getLogger("silo_nb.sessions")
 
 RESOURCE_NOT_FOUND = -32002  # ACP: session/status of a session the agent does not know
 
@@ -256,6 +260,36 @@ class AgentSessionHandle:
 
     def on_commands_changed(self, listener: Callable[[], None]) -> Disposable:
         return self._core.command_listeners.add(listener)
+
+    # -- stale answers (issue 32) -------------------------------------------------------------------
+
+    def add_stale_source(self, source: Callable[[], Iterable[StaleTurn]]) -> Disposable:
+        """Register what tells this session's stale turns (the kernel tools' tracker of what each turn
+        read registers itself); dispose of the result to take it back."""
+        sources = self._core.stale_sources
+        sources.append(source)
+
+        def remove() -> None:
+            if source in sources:
+                sources.remove(source)
+
+        return Disposable(remove)
+
+    def stale_turns(self) -> list[StaleTurn]:
+        """The turns whose answer was based on a variable or a cell that changed since (what changed, one
+        phrase each: ``df changed``, ``df was deleted``, ``cell 3 changed``), oldest first. Empty where
+        nothing tracks what the turns read (no kernel tools)."""
+        changed: dict[int, list[str]] = {}
+        for source in list(self._core.stale_sources):
+            try:
+                found = list(source())
+            except Exception:
+                log.exception("%s: a stale-answer source raised", self.label)
+                continue
+            for stale in found:
+                said = changed.setdefault(stale.turn, [])
+                said += [phrase for phrase in stale.changed if phrase not in said]
+        return [StaleTurn(turn, tuple(said)) for turn, said in sorted(changed.items()) if said]
 
     # -- prompt / cancel --------------------------------------------------------------------------
 
