@@ -41,7 +41,7 @@ from silo_nb.kernel_tools.fingerprints import fingerprint
 from silo_nb.kernel_tools.guard import ToolTimeout, bounded_call
 from silo_nb.kernel_tools.namespace import KernelNamespace
 from silo_nb.kernel_tools.static_view import builtin_length, class_names, library_family
-from silo_nb.model import TURN_END_KIND, AgentSessionUpdate, StaleTurn
+from silo_nb.model import TURN_END_KIND, AgentSessionUpdate, StaleTurn, TurnUndoneLine
 from silo_nb.util import Disposable
 
 __all__ = [
@@ -221,6 +221,11 @@ class StaleAnswers:
         while len(self._turns) > MAX_TURNS:
             self._forget(next(iter(self._turns)))
 
+    def forget(self, turn: int) -> None:
+        """Stop watching what turn ``turn`` read (it was undone: its answer is no longer on the record)."""
+        if turn in self._turns:
+            self._forget(turn)
+
     def _forget(self, turn: int) -> None:
         reads = self._turns.pop(turn)
         for key in [*((VALUE, n) for n in reads.values), *((LISTED, n) for n in reads.listed)]:
@@ -350,12 +355,15 @@ class StaleAnswers:
     # -- a session ----------------------------------------------------------------------------------
 
     def watch(self, session: StaleSession) -> Disposable:
-        """Seal the running turn's reads at each of ``session``'s turn ends, and answer its
-        ``stale_turns()``; dispose of the result to stop."""
+        """Seal the running turn's reads at each of ``session``'s turn ends, forget the turns an undo took
+        back, and answer its ``stale_turns()``; dispose of the result to stop."""
 
         def on_transcript(update: AgentSessionUpdate) -> None:
             if update.kind == TURN_END_KIND:
                 self.seal(session.current_turn)
+            elif (undone := TurnUndoneLine.read(update)) is not None:
+                for turn in undone.turns:
+                    self.forget(turn)
 
         ended = session.on_transcript(on_transcript)
         source = session.add_stale_source(self.report)

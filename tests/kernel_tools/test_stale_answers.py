@@ -14,7 +14,7 @@ import pandas as pd
 
 from silo_nb.kernel_tools import KernelNamespace, NotebookCell, StaleAnswers
 from silo_nb.kernel_tools.stale_answers import MAX_TURNS, MAX_VALUES
-from silo_nb.model import AgentSessionUpdate, StaleTurn
+from silo_nb.model import AgentSessionUpdate, StaleTurn, TurnUndoneLine
 from silo_nb.util import Disposable, ListenerSet
 from tests.conftest import Workspace
 
@@ -222,6 +222,8 @@ def test_watch_seals_at_the_session_s_turn_end() -> None:
     stale.namespace.user_ns["df"] = frame().head(1)
     (source,) = session.sources
     assert list(source()) == [StaleTurn(2, ("df changed",))]  # report() checks first
+    session.transcript.emit(TurnUndoneLine(turns=[2]).update())  # an undo took the turn back
+    assert list(source()) == [] and not stale.read_by(2)
     watching.dispose()
     assert session.sources == [] and not session.transcript
 
