@@ -53,7 +53,6 @@ from silo_nb.sessions.storage import checkpoint_store
 from silo_nb.sessions.system_prompt import SystemPrompt
 from silo_nb.updates import (
     MessageIdSynthesizer,
-    split_turns,
 )
 from silo_nb.util import ListenerSet
 
@@ -177,7 +176,7 @@ class SessionCore:
         """The number of this session's latest turn as the journal's splitter counts it (``split_turns``:
         turns carried over from a resumed or forked journal included); 0 before the first."""
         if self._turns_at_setup is None:
-            self._turns_at_setup = sum(1 for t in split_turns(self.journal.lines_at_setup) if t.number)
+            self._turns_at_setup = self.journal.turns_at_setup()
         return self._turns_at_setup + self.user_prompts
 
     @property

@@ -19,14 +19,17 @@ from pathlib import Path
 from typing import Any
 
 from silo_nb.model import (
+    USER_PROMPT_KIND,
     AgentSessionError,
     AgentSessionUpdate,
 )
 from silo_nb.sessions.journal import JournalFiles, JournalWriter, iter_lines, parse_lines
+from silo_nb.updates import split_turns, starts_prompt
 
-__all__ = ["MAX_EARLY_UPDATES", "JournalSlot"]
+__all__ = ["MAX_EARLY_UPDATES", "JournalSlot", "turns_in_lines"]
 
 log = logging.getLogger("silo_nb.sessions")
+_USER_MARK = USER_PROMPT_KIND  # a line naming it may be a user chunk: only those are parsed to count turns
 
 MAX_EARLY_UPDATES = 10_000  # updates kept from before the session exists (its journal is not open yet)
 
@@ -125,6 +128,22 @@ class JournalSlot:
             self._at_setup = tuple(parse_lines(iter_lines(path, root=self.journals.data_dir, stop=size)))
         return self._at_setup  # type: ignore[return-value]
 
+    def turns_at_setup(self) -> int:
+        """How many turns the journal held at setup (``split_turns``' numbered turns), counted without
+        keeping its parsed updates: only the lines that name a user chunk are parsed (a resumed journal of
+        100,000 lines is not held in memory for a count)."""
+        start = self._at_setup
+        if isinstance(start, tuple) and not (start and isinstance(start[0], Path)):
+            return sum(1 for turn in split_turns(start) if turn.number is not None)  # parsed already
+        if isinstance(start, list):
+            lines: Iterable[str] = start
+        elif isinstance(start, tuple) and start:
+            path, size = start
+            lines = iter_lines(path, root=self.journals.data_dir, stop=size)
+        else:
+            return 0
+        return turns_in_lines(lines)
+
     def hand_back(self) -> None:
         """Flush and give the writer back to the journal files (a failed connect, a swap, a dispose)."""
         if self._writer is not None:
@@ -144,3 +163,20 @@ class JournalSlot:
         if self._writer is not None:
             self.hand_back()
             self._released = True
+
+
+def turns_in_lines(lines: Iterable[str]) -> int:
+    """The numbered turns ``split_turns`` would find in journal ``lines``, parsing only the lines that name a
+    user chunk (a line that does not is another update: a prompt after it starts a turn)."""
+    count, after_user = 0, False
+    for line in lines:
+        if _USER_MARK not in line:
+            after_user = after_user and not line.strip()
+            continue
+        parsed = parse_lines([line])
+        if not parsed:
+            continue
+        update = parsed[0]
+        count += starts_prompt(update, after_user=after_user)
+        after_user = update.kind == USER_PROMPT_KIND and update.child_session_id is None
+    return count
