@@ -114,6 +114,7 @@ class TurnEndLine(SiloLine):
     ended_at: str | None = None
     duration_ms: float | None = None
     usage: dict[str, Any] | None = None  # the prompt answer's token usage (ACP ``usage``), when it sent one
+    checkpoint_fork: str | None = None  # the fork of the session taken before the turn (issue 32), if any
     profile: str | None = None
     agent: str | None = None
     config: dict[str, Any] | None = None

@@ -118,6 +118,10 @@ class AgentProfile(BaseModel):
     # Undo (issue 32): a checkpoint of the session's folders at each turn's start and end, kept beside the
     # session's journal, so that an undo can put back the files a turn changed (session/file_checkpoints.py).
     checkpoint_files: bool = True
+    # The conversation's part of an undo: "rewind" (the agent's ``_session/rewind`` extension, where offered),
+    # "fork" (also fork the session before each turn, where the agent offers session/fork, so an undo can
+    # point at the conversation from before the turn: one agent session per turn), "off" (never touched).
+    checkpoint_conversation: Literal["rewind", "fork", "off"] = "rewind"
     # Instructions sent as ACP's ``systemPrompt`` (v1.25, unstable) on session/new, load, resume and fork,
     # to agents that take it (``sessions/system_prompt.py``): added to the agent's own (``append``) or
     # replacing them (``override``, where the agent offers it). ``notebook_guidance``: sessions connected

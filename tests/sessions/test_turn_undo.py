@@ -72,3 +72,39 @@ async def test_nothing_to_undo_is_one_line(workspace: Workspace) -> None:
         with pytest.raises(silo_nb.AgentSessionError, match="no turn yet") as raised:
             await handle.undo()
         assert "\n" not in str(raised.value)
+
+
+async def test_with_checkpoint_conversation_fork_the_undo_points_at_the_fork_from_before_the_turn(
+    workspace: Workspace,
+) -> None:
+    workspace.add_profiles(demo_agent("forky", "--no-rewind", checkpoint_conversation="fork"))
+    svc = workspace.service()
+    async with await svc.sessions.connect("forky") as handle:
+        await handle.prompt(text("the first thing"))
+        await handle.prompt(text("the second thing"))
+        ends = [u for u in handle.journal_updates() if u.kind == "turn_end"]
+        forks = [u.raw.get("checkpointFork") for u in ends]
+        assert all(isinstance(f, str) and f.startswith("demo-") for f in forks) and len(set(forks)) == 2
+        # The forks' own traffic (the commands the agent announces for them) is not shown as a subagent.
+        assert not any(u.child_session_id in forks for u in handle.journal_updates())
+        report = await handle.undo()
+        [conversation] = report.part("conversation")
+        assert conversation.restored and conversation.subject == f"fork {forks[1]}"
+        assert f"%silo connect forky --resume {forks[1]}" in conversation.said
+        assert report.fork_session_id == forks[1]
+    # The fork is the conversation from before turn 2: it remembers the first prompt only.
+    async with await svc.sessions.connect("forky", resume={"session_id": forks[1]}) as before:
+        said: list[str] = []
+        before.on_update(
+            lambda u: said.append(u.raw["content"]["text"]) if u.kind == "compaction_summary_chunk" else None
+        )
+        await before.prompt(text("/compact"))
+        assert "asked 1 thing(s) before this; the last: 'the first thing'" in "".join(said), said
+
+
+async def test_checkpoint_conversation_off_leaves_the_agent_alone(workspace: Workspace) -> None:
+    workspace.add_profiles(demo_agent("quiet", checkpoint_conversation="off"))
+    async with await workspace.service().sessions.connect("quiet") as handle:
+        await handle.prompt(text("hello"))
+        [conversation] = (await handle.undo()).part("conversation")
+        assert not conversation.restored and "checkpoint_conversation is off" in conversation.said

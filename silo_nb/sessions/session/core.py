@@ -38,6 +38,7 @@ from silo_nb.sessions.profiles import AgentProfile
 from silo_nb.sessions.session.client_files import ClientFiles
 from silo_nb.sessions.session.client_tool_calls import ClientToolCalls
 from silo_nb.sessions.session.config_options import ConfigOptions
+from silo_nb.sessions.session.conversation_forks import ConversationForks
 from silo_nb.sessions.session.file_checkpoints import FileCheckpoints
 from silo_nb.sessions.session.inbound import InboundTraffic
 from silo_nb.sessions.session.journal_slot import JournalSlot
@@ -149,6 +150,7 @@ class SessionCore:
             turn_running=lambda: self.turns.prompts_in_flight > 0,
             is_open=lambda: self.journal_in_use,
         )
+        self.conversation_forks = ConversationForks()  # checkpoint_conversation = "fork"
         self.inbound = InboundTraffic(self)
         # What holds a turn's changes for handle.undo (the cells and variables register from above).
         self.undo_parts = UndoParts()
@@ -215,7 +217,9 @@ class SessionCore:
     def turn_context(self) -> dict[str, object]:
         """What a ``turn_end`` line records of the session (``silo_nb.frame`` reads it)."""
         config = {option.id: option.current_value for option in self.options.options}
-        return {"profile": self.profile.id, "agent": self.wiring.caps.agent_name, "config": config}
+        context: dict[str, object] = {"profile": self.profile.id, "agent": self.wiring.caps.agent_name}
+        fork = self.conversation_forks.take()
+        return {**context, "config": config, **({"checkpointFork": fork} if fork else {})}
 
     def _permission_answered(self) -> None:
         """A permission or a question was answered: the session works again."""

@@ -49,7 +49,14 @@ from silo_nb.sessions.session.prompt_blocks import prompt_line, validate_prompt_
 from silo_nb.sessions.session.prompt_call import TurnEnd, list_sessions, send_prompt
 from silo_nb.sessions.session.question_desk import QuestionPolicyLike
 from silo_nb.sessions.session.steering import send_steer
-from silo_nb.sessions.session.turn_undo import TurnUndoPart, rewind_conversation, turns_to_undo, undo_with
+from silo_nb.sessions.session.turn_undo import (
+    TurnUndoPart,
+    fork_of,
+    forked_before,
+    rewind_conversation,
+    turns_to_undo,
+    undo_with,
+)
 from silo_nb.sessions.status import now_iso
 from silo_nb.util import Disposable
 
@@ -323,6 +330,8 @@ class AgentSessionHandle:
         try:
             if files is not None:
                 await files.capture(turn, "start")
+            if line is not None and core.profile.checkpoint_conversation == "fork" and self.can_fork:
+                await core.conversation_forks.before_turn(self._request, self.session_id, core.cwd)
             result = await send_prompt(
                 connection,
                 self.session_id,
@@ -509,16 +518,30 @@ class AgentSessionHandle:
             if not self.is_live:
                 said = f"the session is not connected: the agent will still remember turn {number}"
                 return UndoItem("conversation", subject, False, said)
+            if core.profile.checkpoint_conversation == "off":
+                said = (
+                    "not rewound (the profile's checkpoint_conversation is off): the agent still remembers "
+                    f"turn {number}"
+                )
+                return UndoItem("conversation", subject, False, said)
             try:
-                return await rewind_conversation(self._request, self.session_id, updates, number)
+                item = await rewind_conversation(self._request, self.session_id, updates, number)
             except AgentSessionError as exc:
-                return UndoItem("conversation", subject, False, str(exc).splitlines()[0])
+                item = UndoItem("conversation", subject, False, str(exc).splitlines()[0])
+            return item if item.restored else (forked_before(targets[-1], self.profile_id) or item)
 
         parts = core.undo_parts.ordered()
         files = core.file_checkpoints
         items = await undo_with([files, *parts] if files is not None else parts, targets, conversation)
-        report = UndoReport(tuple(t.number for t in targets if t.number is not None), tuple(items))
-        line = TurnUndoneLine(turns=list(report.turns), items=[item.wire() for item in items])
+        fork = (
+            fork_of(targets[-1])
+            if any(i.part == "conversation" and i.subject.startswith("fork ") for i in items)
+            else None
+        )
+        report = UndoReport(tuple(t.number for t in targets if t.number is not None), tuple(items), fork)
+        line = TurnUndoneLine(
+            turns=list(report.turns), items=[item.wire() for item in items], fork_session_id=fork
+        )
         core.record(line.update(timestamp=now_iso()))
         return report
 

@@ -30,6 +30,7 @@ from silo_nb.model import (
 from silo_nb.sessions.host import SessionRegistry
 from silo_nb.sessions.session.client_files import ClientFiles
 from silo_nb.sessions.session.config_options import ConfigOptions
+from silo_nb.sessions.session.conversation_forks import ConversationForks
 from silo_nb.sessions.session.journal_slot import JournalSlot
 from silo_nb.sessions.session.permission_desk import PermissionDesk
 from silo_nb.sessions.session.question_desk import QuestionDesk
@@ -72,6 +73,7 @@ class InboundSession(Protocol):
     files: ClientFiles
     terminals: TerminalHost
     subagents: Subagents
+    conversation_forks: ConversationForks
     transcript_listeners: ListenerSet[[AgentSessionUpdate]]
     update_listeners: ListenerSet[[AgentSessionUpdate]]
     command_listeners: ListenerSet[[]]
@@ -94,6 +96,7 @@ class InboundTraffic:
         self._transcript = core.transcript_listeners
         self._updates = core.update_listeners
         self._subagents = core.subagents
+        self._forks = core.conversation_forks
 
     def handlers(self) -> tuple[dict[str, Any], dict[str, Any]]:
         """(request handlers, notification handlers) for the session's ``AgentConnection``: every request
@@ -192,7 +195,10 @@ class InboundTraffic:
         self._updates.emit(update)
 
     def _on_child_update(self, child_id: str, update_raw: dict[str, Any]) -> None:
-        """A subagent's update: journaled and shown under the parent, with the child's id on it."""
+        """A subagent's update: journaled and shown under the parent, with the child's id on it (a fork
+        taken as the conversation's checkpoint is not a subagent: its traffic is dropped)."""
+        if self._forks.is_quiet(child_id):
+            return
         child = self._subagents.child(child_id)
         connection = self._wiring.connection
         shallow = connection is not None and connection.rpc.nesting_bound <= MAX_RAW_DEPTH

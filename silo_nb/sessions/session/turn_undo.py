@@ -11,7 +11,8 @@
   ``_session/rewind`` with ``mode: "conversation"`` drops that message and everything after it), the agent
   is rewound to before turn N. Its points count the turns the agent still remembers, so turn N is the k-th
   point from the end, k being the turns from N on whose conversation was not rewound yet. An agent without
-  it (the method is not found) keeps the turn: the report says the agent will still remember it.
+  it (the method is not found) keeps the turn: the report says the agent will still remember it — unless a
+  fork was taken before the turn (``conversation_forks.py``), which the report then points at.
 - The undo is journaled (``TurnUndoneLine``): a restore after a restart shows those turns undone, and a
   second undo of them is refused.
 """
@@ -27,6 +28,7 @@ from silo_nb.model import (
     AgentSessionError,
     AgentSessionInputError,
     AgentSessionUpdate,
+    TurnEndLine,
     TurnUndoneLine,
     UndoItem,
     UndoPart,
@@ -37,6 +39,8 @@ from silo_nb.util import Disposable
 __all__ = [
     "TurnUndoPart",
     "UndoParts",
+    "fork_of",
+    "forked_before",
     "rewind_conversation",
     "turns_to_undo",
     "undo_with",
@@ -175,6 +179,27 @@ async def rewind_conversation(
         True,
         f"rewound to before turn {turn}{count}: the agent no longer remembers it",
     )
+
+
+def fork_of(turn: JournalTurn) -> str | None:
+    """The fork of the session taken before ``turn`` (``checkpoint_conversation = "fork"``), if any."""
+    for update in turn.updates:
+        line = TurnEndLine.read(update)
+        if line is not None:
+            return line.checkpoint_fork
+    return None
+
+
+def forked_before(turn: JournalTurn, profile_id: str) -> UndoItem | None:
+    """Where the agent cannot rewind but a fork was taken before ``turn``: the item that points at it."""
+    fork = fork_of(turn)
+    if fork is None:
+        return None
+    said = (
+        f"this session still remembers turn {turn.number}; the fork taken before it holds the conversation "
+        f"as it was — continue there: %silo connect {profile_id} --resume {fork}"
+    )
+    return UndoItem("conversation", f"fork {fork}", True, said)
 
 
 async def undo_with(
