@@ -95,10 +95,13 @@ def test_quickstart_in_a_real_browser(tmp_path: Path, kernel: str) -> None:
         expect(edit.locator(".jp-InputPrompt")).to_have_text("[*]:")
         expect(edit.get_by_role("button", name="Reject", exact=True)).to_be_visible()
         shoot_cell(page, screens, edit, "1-permission-while-running.png")
+        expect(edit.locator(".jp-Cell-outputArea .jupyter-widgets.silo-transcript")).to_have_count(1)  # live
         allow.click()
         wait_done(edit)
         expect(edit.locator(".jp-Cell-outputArea")).to_contain_text("Edited notes.md.")
-        expect(edit.locator(".jp-Cell-outputArea .jupyter-widgets")).to_have_count(0)  # static now
+        # Static now: no live turn view is left, only the Undo row of a turn that changed a file (issue 32).
+        expect(edit.locator(".jp-Cell-outputArea .jupyter-widgets.silo-transcript")).to_have_count(0)
+        expect(edit.get_by_role("button", name="Undo turn 2")).to_be_visible()
         shoot_cell(page, screens, edit, "2-finished-transcript.png")
 
         # The agent asks before a risky step: a form inside the running turn.

@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import nbformat
 import pytest
 
 from tests.support.browser import (
@@ -25,6 +24,7 @@ from tests.support.browser import (
     run_all,
     wait_done,
     wait_kernel_idle,
+    write_code_notebook,
 )
 from tests.support.lab import require_browser_stack
 
@@ -57,14 +57,7 @@ CELLS = [
 
 def write_notebook(folder: Path) -> None:
     (folder / "notes.md").write_text("# Notes\n\n- 344 penguins measured\n- two bill lengths are missing\n")
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {
-        "name": "python3",
-        "display_name": "Python 3 (ipykernel)",
-        "language": "python",
-    }
-    nb.cells = [nbformat.v4.new_code_cell(source) for source in CELLS]
-    nbformat.write(nb, folder / NOTEBOOK)
+    write_code_notebook(folder / NOTEBOOK, CELLS)
 
 
 def test_readability_in_a_real_browser(tmp_path: Path) -> None:

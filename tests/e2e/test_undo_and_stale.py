@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import nbformat
 import pytest
 
 from tests.support.browser import (
@@ -25,6 +24,7 @@ from tests.support.browser import (
     shoot_cell,
     wait_done,
     wait_kernel_idle,
+    write_code_notebook,
 )
 from tests.support.lab import require_browser_stack
 
@@ -42,14 +42,7 @@ CHECK = "int(df.loc[0, 'mass']), 'x' in globals()"
 
 
 def write_notebook(folder: Path) -> None:
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {
-        "name": "python3",
-        "display_name": "Python 3 (ipykernel)",
-        "language": "python",
-    }
-    nb.cells = [nbformat.v4.new_code_cell(source) for source in [*CELLS, CHECK]]
-    nbformat.write(nb, folder / NOTEBOOK)
+    write_code_notebook(folder / NOTEBOOK, [*CELLS, CHECK])
 
 
 def test_a_stale_answer_and_an_undo_in_a_real_browser(tmp_path: Path) -> None:

@@ -96,6 +96,7 @@ async def test_a_hanging_repr_after_the_turn_costs_one_bound_then_nothing(
     shell: InteractiveShell, workspace: Workspace
 ) -> None:
     shell.user_ns["weird"] = Switch()
+    shell.user_ns.pop("unrelated", None)  # the process's one shell: names other tests left are listed too
     await run(shell, "%silo connect demo")
     handle: silo_nb.AgentSessionHandle = shell.user_ns["demo"]
     handle.on_permission(lambda request: request.respond("skip"))
@@ -109,7 +110,7 @@ async def test_a_hanging_repr_after_the_turn_costs_one_bound_then_nothing(
     assert time.perf_counter() - start < 5
     assert "weird" in stale.unwatched
     start = time.perf_counter()
-    await cell(shell, "x = 1")
+    await cell(shell, "unrelated = 1")
     assert time.perf_counter() - start < 0.5  # not tried again
     assert handle.stale_turns() == []
     Switch.hang = False

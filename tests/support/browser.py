@@ -23,6 +23,20 @@ ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "tests" / "e2e" / "artifacts"
 QUICKSTARTS = (ROOT / "notebooks" / "01-quickstart.ipynb",)
 NOTEBOOK = "quickstart.ipynb"
+
+
+def write_code_notebook(path: Path, sources: list[str]) -> None:
+    """A notebook of code cells for the Python 3 kernel, at ``path``."""
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3 (ipykernel)",
+        "language": "python",
+    }
+    nb.cells = [nbformat.v4.new_code_cell(source) for source in sources]
+    nbformat.write(nb, path)
+
+
 STOP_PROMPT = "%%prompt\nNow edit notes.md once more"  # waits for a permission: Stop it there
 EXTRA_CELLS = [STOP_PROMPT, "%silo disconnect demo"]
 WAIT_MS = 60_000  # the bound on every single wait

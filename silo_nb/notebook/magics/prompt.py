@@ -142,7 +142,7 @@ async def run_prompt(
     background = args.bg or not blocking
 
     def ended(turn: turns.Turn) -> None:
-        offer_undo_turn_row(session, connection.name, turn.handle, turn.handle.current_turn)
+        offer_undo_turn_row(session, connection.name, turn.handle, turn.handle.current_turn, turn.view.state)
         if connection.stale is not None:  # issue 32: the stale badge, hidden until what it read changes
             connection.stale.offer_badge(turn, text, args.attach)
 

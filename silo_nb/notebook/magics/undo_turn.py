@@ -7,6 +7,8 @@
 - A turn already undone is not an error here: the magic prints what that undo did (journaled), so a
   notebook that undoes a turn runs top to bottom again after a restart. A running turn is refused in one
   line (the API raises for both).
+- The row shows under a turn that changed something an undo puts back (code run in the kernel, cells,
+  files); ``%silo undo`` works for any turn.
 - ``NAME`` may be left out (the most recent connection); ``%silo undo 3`` is turn 3 of it.
 """
 
@@ -22,11 +24,23 @@ from silo_nb.model import AgentSessionError, AgentSessionUpdate, TurnUndoneLine,
 from silo_nb.notebook.magics.args import argument, magic_arguments
 from silo_nb.notebook.magics.connections import NotebookSession
 from silo_nb.notebook.widgets.undo_turn_row import UndoTurnRow, undone_text
+from silo_nb.updates import KernelToolEntry, TranscriptState
 
 if TYPE_CHECKING:
     from silo_nb.sessions import AgentSessionHandle
 
-__all__ = ["offer_undo_turn_row", "undo_command"]
+__all__ = ["changed_something", "offer_undo_turn_row", "undo_command"]
+
+_RAN = ("completed", "error", "interrupted", "timed_out")
+_CHANGING_TOOLS = (
+    "run_code",
+    "run_cell",
+    "insert_cell",
+    "edit_cell",
+    "replace_cell",
+    "delete_cell",
+    "move_cell",
+)
 
 
 @magic_arguments("silo undo")
@@ -61,8 +75,24 @@ def _earlier_undo(updates: Iterable[AgentSessionUpdate], turn: int) -> tuple[int
     return None
 
 
-def offer_undo_turn_row(session: NotebookSession, name: str, handle: AgentSessionHandle, turn: int) -> None:
-    """Under a finished turn: its Undo row (``handle.undo(turn=N)`` on a click)."""
+def changed_something(handle: AgentSessionHandle, turn: int, state: TranscriptState) -> bool:
+    """Whether a finished turn left something an undo puts back: code it ran in the kernel (allowed), cells
+    it changed, or files (its checkpoints differ). A turn that only talked gets no row: ``%silo undo`` still
+    rewinds the agent."""
+    for entry in state.entries:
+        if isinstance(entry, KernelToolEntry) and entry.status in _RAN and entry.tool in _CHANGING_TOOLS:
+            return True
+    files = handle.file_checkpoints
+    return files is not None and files.changed_files(turn) is True
+
+
+def offer_undo_turn_row(
+    session: NotebookSession, name: str, handle: AgentSessionHandle, turn: int, state: TranscriptState
+) -> None:
+    """Under a finished turn that changed something (:func:`changed_something`): its Undo row
+    (``handle.undo(turn=N)`` on a click)."""
+    if not changed_something(handle, turn, state):
+        return
 
     async def undo(number: int) -> UndoReport:
         report = await handle.undo(number)

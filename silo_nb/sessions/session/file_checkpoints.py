@@ -49,6 +49,7 @@ import anyio.to_thread
 import orjson
 
 from silo_nb.model import AgentSessionUpdate, UndoItem, UndoPart
+from silo_nb.sessions.safe_files import write_named_file
 from silo_nb.sessions.session.file_manifests import (
     NOT_A_FILE,
     FileEntry,
@@ -116,7 +117,7 @@ class _PackWriter:
         os.replace(self._temp, pack)
         index = {sha: [offset, length] for sha, (_, offset, length) in self.added.items()}
         try:
-            _write_file(self.packs / f"{self.name}.idx", orjson.dumps(index))
+            write_named_file(self.packs / f"{self.name}.idx", orjson.dumps(index))
         except OSError:
             with contextlib.suppress(OSError):
                 os.unlink(pack)  # a pack without its index is never read
@@ -216,7 +217,7 @@ class FileCheckpoints:
         manifest = FileManifest(tuple(map(str, self.roots)), files, tuple(walk.problems))
         name = self._keep_manifest(manifest)
         record = {"version": 1, "turn": turn, "phase": phase, "manifest": name}
-        _write_file(self.manifest_path(turn, phase), orjson.dumps(record))
+        write_named_file(self.manifest_path(turn, phase), orjson.dumps(record))
         self._last = (name, manifest)
         self._failures.pop((turn, phase), None)
 
@@ -231,7 +232,7 @@ class FileCheckpoints:
         if not path.exists():
             if self._store_bytes + len(data) > self.max_store_bytes:
                 raise OSError(errno.ENOSPC, f"the checkpoint store is full ({_size(self.max_store_bytes)})")
-            _write_file(path, data)
+            write_named_file(path, data)
             self._store_bytes += len(data)
         return name
 
@@ -434,25 +435,20 @@ class FileCheckpoints:
         if before is None:
             os.unlink(path)
             return "removed (the turn created it)"
-        folder, name = os.path.split(path)
-        os.makedirs(folder, exist_ok=True)
-        temp = os.path.join(folder, f".{name}.silo-undo-{secrets.token_hex(6)}.tmp")
-        try:
-            if before.link is not None:
-                os.symlink(before.link, temp)
-            else:
-                data = self._content(before.sha256, index)
-                fd = os.open(temp, _NEW_FLAGS, 0o600)
-                try:
-                    _write_all(fd, data)
-                    os.fchmod(fd, before.mode & 0o7777)
-                finally:
-                    os.close(fd)
-            os.replace(temp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(temp)
-            raise
+        if before.link is not None:  # a link is put back as a link (made beside it, then renamed over)
+            folder, name = os.path.split(path)
+            os.makedirs(folder, exist_ok=True)
+            temp = os.path.join(folder, f".{name}.silo-undo-{secrets.token_hex(6)}.tmp")
+            os.symlink(before.link, temp)
+            try:
+                os.replace(temp, path)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(temp)
+                raise
+        else:
+            write_named_file(Path(path), self._content(before.sha256, index))
+            os.chmod(path, before.mode & 0o7777, follow_symlinks=False)
         return "recreated (the turn deleted it)" if after is None else "put back as it was before the turn"
 
     def _content(self, sha: str, index: dict[str, _Where]) -> bytes:
@@ -467,6 +463,18 @@ class FileCheckpoints:
         return data
 
     # -- reading the store ------------------------------------------------------------------------
+
+    def changed_files(self, turn: int) -> bool | None:
+        """Whether turn ``turn`` changed the folders (its start and end checkpoints name different manifests;
+        two small reads, no walk); None when a checkpoint of it is missing."""
+        names = []
+        for phase in ("start", "end"):
+            try:
+                record = orjson.loads(_read_file(self.manifest_path(turn, phase)))
+            except (OSError, ValueError):
+                return None
+            names.append(record.get("manifest") if isinstance(record, dict) else None)
+        return None if None in names else names[0] != names[1]
 
     def _load(self, turn: int, phase: Phase) -> FileManifest | None:
         found = self._load_path(self.manifest_path(turn, phase))
@@ -502,22 +510,6 @@ def _read_file(path: Path) -> bytes:
         return b"".join(chunks)
     finally:
         os.close(fd)
-
-
-def _write_file(path: Path, data: bytes) -> None:
-    """``path`` written whole or not at all (a 0600 temporary file beside it, then a rename)."""
-    temp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
-    fd = os.open(temp, _NEW_FLAGS, 0o600)
-    try:
-        try:
-            _write_all(fd, data)
-        finally:
-            os.close(fd)
-        os.replace(temp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
 
 
 def _write_all(fd: int, data: bytes) -> None:
