@@ -114,7 +114,7 @@ class KernelToolServer:
             run_code=lambda code: run_code(namespace, code, timeout=run_code_timeout),
             execution_count=namespace.execution_count or (lambda: None),
             max_changes=cell_changes_per_turn,
-            guard_run=self._checkpointed,
+            guard_run=self.guarded_run,
         )
         # The undo's kernel parts (issue 32): variables saved before each allowed run, the turn's cell edits.
         self.variables = VariableCheckpoints(namespace, max_bytes=checkpoint_max_bytes)
@@ -287,17 +287,21 @@ class KernelToolServer:
             outcome.append(self.tools.run(arguments))
             return CodeResult(outcome[0].status)
 
-        notes = (await self._checkpointed(code, run)).notes
+        notes = (await self.guarded_run(code, run)).notes
         if notes:
             outcome[0].text += "\n\n" + "\n".join(notes)
         return outcome[0]
 
-    async def _checkpointed(self, code: str, run: Callable[[], CodeResult]) -> CodeResult:
+    async def guarded_run(self, code: str, run: Callable[[], CodeResult]) -> CodeResult:
         """Run allowed code after saving what it may change for this turn's undo (``turn_parts.py``); a
         name that could not be saved is said in the result's notes."""
         session = self._session
         turn = session.current_turn if session is not None else 0
-        notes = await self.variables.before_run(turn, code) if turn else []
+        try:
+            notes = await self.variables.before_run(turn, code) if turn else []
+        except Exception as exc:  # a bug here must not keep the code from running, nor the agent waiting
+            log.exception("kernel tools: the checkpoint before a run failed")
+            notes = [f"not checkpointed (an undo cannot restore what this run changes): {type(exc).__name__}"]
         result = run()
         if turn:
             self.variables.after_run(turn, code)

@@ -99,3 +99,32 @@ async def test_a_frame_the_code_only_read_is_not_listed_as_put_back() -> None:
     part2 = VariableCheckpoints(KernelNamespace(ns2))
     await run(part2, 1, "df.loc[2, 'v'] = 3.0")
     assert by_name(await part2.undo_turn(1, RAN))["df"].restored and np.isnan(ns2["df"].loc[2, "v"])
+
+
+async def test_a_failing_checkpoint_does_not_keep_the_code_from_running(monkeypatch: Any) -> None:
+    from silo_nb.kernel_tools import KernelToolServer
+    from silo_nb.kernel_tools.code_runner import CodeResult
+    from silo_nb.util import Disposable
+
+    class Session:
+        current_turn = 1
+        client_tool_calls = None
+
+        def add_undo_part(self, part: Any) -> Disposable:
+            return Disposable(lambda: None)
+
+    async def broken(turn: int, code: str) -> list[str]:
+        raise RuntimeError("a bug")
+
+    server = KernelToolServer(KernelNamespace({}))
+    server.bind(Session())  # type: ignore[arg-type]  # the parts of a session the run asks
+    monkeypatch.setattr(server.variables, "before_run", broken)
+    ran: list[str] = []
+
+    def run_it() -> CodeResult:
+        ran.append("x = 1")
+        return CodeResult("completed")
+
+    result = await server.guarded_run("x = 1", run_it)
+    assert ran == ["x = 1"]
+    assert result.notes == ["not checkpointed (an undo cannot restore what this run changes): RuntimeError"]
