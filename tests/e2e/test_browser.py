@@ -23,7 +23,6 @@ import re
 import shutil
 from pathlib import Path
 
-import nbformat
 import pytest
 
 from tests.integration.kernels import ipykernel6_python
@@ -44,6 +43,7 @@ from tests.support.browser import (
     wait_done,
     wait_for_saved,
     wait_kernel_idle,
+    write_code_notebook,
     write_notebook,
 )
 from tests.support.lab import require_browser_stack
@@ -193,14 +193,7 @@ def test_the_results_view_and_the_report_in_a_real_browser(tmp_path: Path) -> No
 
     root = tmp_path / "work"
     shutil.copytree(ROOT / "notebooks" / "data", root / "data")
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {
-        "name": "python3",
-        "display_name": "Python 3 (ipykernel)",
-        "language": "python",
-    }
-    nb.cells = [nbformat.v4.new_code_cell(source) for source in RESULTS_CELLS]
-    nbformat.write(nb, root / RESULTS_NOTEBOOK)
+    write_code_notebook(root / RESULTS_NOTEBOOK, RESULTS_CELLS)
     screens = Screens(tmp_path / "artifacts")
     with lab_in_chromium(
         root,
