@@ -13,7 +13,8 @@
   option's kind (``allow_*``, ``reject_*``, cancelled when no option was chosen); the agent's questions
   by how they were answered (accepted, declined, cancelled).
 - ``notices``: the agent's notices in the turn (ACP v1.25); ``compactions``: the context compactions it
-  reported (distinct ``compactionId``s), which explain a turn that "forgot".
+  reported (distinct ``compactionId``s), which explain a turn that "forgot"; ``undone``: an undo took the
+  turn back (``handle.undo``: its ``turn_undone`` line, wherever it is in the journal).
 - Tokens and cost come from the turn's last ``usage_update`` (ACP: ``used`` tokens in context,
   ``size`` the window, ``cost`` the session's running total); ``cost`` is this turn's part of it.
   ``tokens_in``/``_out``/``_thought``/``_cached_read``/``_cached_write`` are the prompt answer's own
@@ -30,11 +31,13 @@ from typing import Any
 
 from silo_nb.model import (
     KINDS,
+    TURN_UNDONE_KIND,
     USER_PROMPT_KIND,
     AgentSessionUpdate,
     PermissionDecisionLine,
     QuestionDecisionLine,
     TurnEndLine,
+    TurnUndoneLine,
     token_counts,
 )
 from silo_nb.updates import (
@@ -80,6 +83,7 @@ COLUMNS = (
     "questions_cancelled",
     "notices",
     "compactions",
+    "undone",
     "tokens_in",
     "tokens_out",
     "tokens_thought",
@@ -125,6 +129,8 @@ def turn_rows(updates: Iterable[AgentSessionUpdate], *, session: str = "") -> li
     """One dict per turn of one session's journal (see the module docstring for each column)."""
     state = _Session()
     rows: list[dict[str, Any]] = []
+    updates = list(updates)
+    undone = {n for u in updates if u.kind == TURN_UNDONE_KIND for n in _undone_numbers(u)}
     for journal_turn in split_turns(updates):
         lines = journal_turn.updates
         position = 0
@@ -145,11 +151,18 @@ def turn_rows(updates: Iterable[AgentSessionUpdate], *, session: str = "") -> li
                 if in_prompt:  # the prompt: the run of user chunks the turn starts with
                     turn.prompt = (turn.prompt or "") + (update.text or "")
                 _fold(turn, update, state)
-            rows.append(_row(turn, state, session, len(rows) + 1))
+            row = _row(turn, state, session, len(rows) + 1)
+            row["undone"] = prompted and journal_turn.number in undone
+            rows.append(row)
             position = stop
         for update in lines[position:]:
             state.facts.apply(update)
     return rows
+
+
+def _undone_numbers(update: AgentSessionUpdate) -> list[int]:
+    line = TurnUndoneLine.read(update)
+    return list(line.turns) if line is not None else []
 
 
 _PARENT_ONLY = frozenset({"text", "tool", "usage", "end"})
@@ -242,6 +255,7 @@ def _row(turn: _Turn, state: _Session, session: str, number: int) -> dict[str, A
         "questions_cancelled": turn.questions.get("cancel", 0),
         "notices": turn.notices,
         "compactions": len(turn.compactions),
+        "undone": False,
         **{column: tokens.get(field) for column, field in _TOKEN_COLUMNS},
         "tokens_used": used,
         "context_size": size,

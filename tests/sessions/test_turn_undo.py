@@ -108,3 +108,18 @@ async def test_checkpoint_conversation_off_leaves_the_agent_alone(workspace: Wor
         await handle.prompt(text("hello"))
         [conversation] = (await handle.undo()).part("conversation")
         assert not conversation.restored and "checkpoint_conversation is off" in conversation.said
+
+
+async def test_the_turns_as_data_say_which_were_undone(workspace: Workspace) -> None:
+    from silo_nb.experiments.rows import turn_rows
+
+    async with await workspace.service().sessions.connect("demo") as handle:
+        for said in ("one", "two", "three"):
+            await handle.prompt(text(said))
+        await handle.undo(turn=2)
+        rows = turn_rows(handle.journal_updates())
+        assert [(row["prompt"], row["undone"]) for row in rows] == [
+            ("one", False),
+            ("two", True),
+            ("three", True),
+        ]
