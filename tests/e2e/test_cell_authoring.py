@@ -113,6 +113,10 @@ def test_the_agent_inserts_a_cell_the_user_applies_runs_and_skips(tmp_path: Path
         expect(added.locator(".jp-Editor")).to_contain_text("groupby('species')")
         run_it = prompt.get_by_role("button", name="Run it", exact=True)
         run_it.wait_for(state="visible", timeout=WAIT_MS)
+        # The transcript above the buttons grows as the request streams in (its card, its permission line):
+        # clicked before it settles, the click can land where the button was (seen once in a full run).
+        expect(prompt.locator(".jp-Cell-outputArea")).to_contain_text("waiting for you", timeout=WAIT_MS)
+        expect(prompt.locator(".jp-Cell-outputArea")).to_contain_text("→ waiting", timeout=WAIT_MS)
         run_it.click()
         expect(added.locator(".jp-OutputArea-output img")).to_have_count(1, timeout=WAIT_MS)
         wait_done(prompt)
