@@ -199,12 +199,14 @@ def kill_9_then_run_again(runs: Path, script: str, *args: str, when: Any, waitin
         while not (when(before) and own()):
             assert child.poll() is None and time.monotonic() < deadline, waiting_for
             time.sleep(0.05)
+        # What it leaves, seen before the kill: once its pid is dead, another xdist worker's grid may sweep
+        # them first (a full run did), which is what is tested — swept by the next run, whoever runs it.
+        left = own()
         child.send_signal(signal.SIGKILL)  # the kernel dies: no finally, no cleanup of its own
         child.wait(timeout=10)
     finally:
         if child.poll() is None:
             child.kill()
-    left = own()
     assert left, "the killed run left its cell's folder (what the next run must sweep)"
     anyio.run(lambda: run_grid(["hello there"], name="next", folder=runs, config_dirs=[], progress=False))
     assert not (grid_folders() - before) & left
