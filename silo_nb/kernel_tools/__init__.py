@@ -23,8 +23,10 @@ from silo_nb.kernel_tools.notebook_tools import undo_changes
 from silo_nb.kernel_tools.socket_server import KernelToolServer
 from silo_nb.kernel_tools.stale_answers import NotebookCell, StaleAnswers, StaleSession
 from silo_nb.kernel_tools.tools import KernelTools, ToolOutcome
+from silo_nb.kernel_tools.turn_parts import RAN_STATUSES
 
 __all__ = [
+    "RAN_STATUSES",
     "KernelNamespace",
     "KernelToolServer",
     "KernelTools",

@@ -36,10 +36,10 @@ from silo_nb.kernel_tools.notebook_tools import undo_cell_changes
 from silo_nb.model import AgentSessionUpdate, KernelToolLine, UndoItem, UndoPart
 from silo_nb.server import NotebookChannel
 
-__all__ = ["CODE_TOOLS", "CellUndo", "VariableCheckpoints"]
+__all__ = ["CODE_TOOLS", "RAN_STATUSES", "CellUndo", "VariableCheckpoints"]
 
 CODE_TOOLS = ("run_code", "run_cell")
-_RAN = ("completed", "error", "interrupted", "timed_out")  # a code tool's statuses once it ran
+RAN_STATUSES = ("completed", "error", "interrupted", "timed_out")  # a code tool's statuses once it ran
 _ABSENT = object()
 
 
@@ -180,7 +180,7 @@ def _unchanged(saved: Any, now: Any) -> bool:
 def _ran_code(updates: Sequence[AgentSessionUpdate]) -> bool:
     for update in updates:
         line = KernelToolLine.read(update)
-        if line is not None and line.tool in CODE_TOOLS and line.status in _RAN:
+        if line is not None and line.tool in CODE_TOOLS and line.status in RAN_STATUSES:
             return True
     return False
 

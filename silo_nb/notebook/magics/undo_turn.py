@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from IPython.core.error import UsageError
 
+from silo_nb.kernel_tools import RAN_STATUSES
 from silo_nb.model import AgentSessionError, AgentSessionUpdate, TurnUndoneLine, UndoItem, UndoReport
 from silo_nb.notebook.magics.args import argument, magic_arguments
 from silo_nb.notebook.magics.connections import NotebookSession
@@ -31,7 +32,6 @@ if TYPE_CHECKING:
 
 __all__ = ["changed_something", "offer_undo_turn_row", "undo_command"]
 
-_RAN = ("completed", "error", "interrupted", "timed_out")
 _CHANGING_TOOLS = (
     "run_code",
     "run_cell",
@@ -80,7 +80,11 @@ def changed_something(handle: AgentSessionHandle, turn: int, state: TranscriptSt
     it changed, or files (its checkpoints differ). A turn that only talked gets no row: ``%silo undo`` still
     rewinds the agent."""
     for entry in state.entries:
-        if isinstance(entry, KernelToolEntry) and entry.status in _RAN and entry.tool in _CHANGING_TOOLS:
+        if (
+            isinstance(entry, KernelToolEntry)
+            and entry.status in RAN_STATUSES
+            and entry.tool in _CHANGING_TOOLS
+        ):
             return True
     files = handle.file_checkpoints
     return files is not None and files.changed_files(turn) is True

@@ -51,7 +51,6 @@ from silo_nb.sessions.session.question_desk import QuestionPolicyLike
 from silo_nb.sessions.session.steering import send_steer
 from silo_nb.sessions.session.turn_undo import (
     TurnUndoPart,
-    fork_of,
     forked_before,
     rewind_conversation,
     turns_to_undo,
@@ -533,10 +532,14 @@ class AgentSessionHandle:
         parts = core.undo_parts.ordered()
         files = core.file_checkpoints
         items = await undo_with([files, *parts] if files is not None else parts, targets, conversation)
-        fork = (
-            fork_of(targets[-1])
-            if any(i.part == "conversation" and i.subject.startswith("fork ") for i in items)
-            else None
+        # The fork an item points at (``forked_before``: its subject is "fork <id>").
+        fork = next(
+            (
+                i.subject.removeprefix("fork ")
+                for i in items
+                if i.part == "conversation" and i.subject.startswith("fork ")
+            ),
+            None,
         )
         report = UndoReport(tuple(t.number for t in targets if t.number is not None), tuple(items), fork)
         line = TurnUndoneLine(

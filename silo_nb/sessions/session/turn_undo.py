@@ -39,7 +39,6 @@ from silo_nb.util import Disposable
 __all__ = [
     "TurnUndoPart",
     "UndoParts",
-    "fork_of",
     "forked_before",
     "rewind_conversation",
     "turns_to_undo",
