@@ -12,12 +12,15 @@
   ``grid_run.py``), ``diffs`` (what each cell changed), ``budgets`` (per cell and per grid), ``rescore``
   (score a finished run again, no agent), ``summary`` (``summarize``: pass rates with Wilson intervals,
   pass@k) with ``summary_plots``; ``run_rows`` rebuilds a run's rows from its folder.
+- ``atif`` (``export_trajectories``): a session's or each grid cell's journal as an ATIF trajectory
+  (Harbor's trajectory format).
 - Layering: this package uses ``sessions`` (and so ``acp``) only; never IPython or ipywidgets. pandas
   and dask are optional extras, imported only when used.
 """
 
 from __future__ import annotations
 
+from silo_nb.experiments.atif import export_trajectories
 from silo_nb.experiments.budgets import CellBudget
 from silo_nb.experiments.executors import CellExecutor, DaskExecutor, LocalExecutor
 from silo_nb.experiments.grid import DEFAULT_RUNS_FOLDER, expand_grid, run_grid
@@ -58,6 +61,7 @@ __all__ = [
     "cells_frame",
     "command_scorer",
     "expand_grid",
+    "export_trajectories",
     "find_run",
     "format_counts",
     "frame",
