@@ -20,7 +20,7 @@
 
 from __future__ import annotations
 
-from silo_nb.experiments.atif import export_trajectories
+from silo_nb.experiments.atif import SCHEMA_VERSION, export_trajectories, trajectory, write_trajectory
 from silo_nb.experiments.budgets import CellBudget
 from silo_nb.experiments.executors import CellExecutor, DaskExecutor, LocalExecutor
 from silo_nb.experiments.grid import DEFAULT_RUNS_FOLDER, expand_grid, run_grid
@@ -40,6 +40,7 @@ from silo_nb.experiments.table import frame, journal_rows, rows_to_frame
 
 __all__ = [
     "DEFAULT_RUNS_FOLDER",
+    "SCHEMA_VERSION",
     "SCORE_PREFIX",
     "CellBudget",
     "CellExecutor",
@@ -76,5 +77,7 @@ __all__ = [
     "run_cell_blocking",
     "run_grid",
     "summarize",
+    "trajectory",
     "wilson_interval",
+    "write_trajectory",
 ]

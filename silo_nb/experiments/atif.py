@@ -44,7 +44,7 @@ from silo_nb.model import (
 from silo_nb.updates import SessionFacts, split_turns
 from silo_nb.version import VERSION
 
-__all__ = ["SCHEMA_VERSION", "TEXT_LIMIT", "export_trajectories", "trajectory"]
+__all__ = ["SCHEMA_VERSION", "TEXT_LIMIT", "export_trajectories", "trajectory", "write_trajectory"]
 
 SCHEMA_VERSION = "ATIF-v1.8"
 TEXT_LIMIT = 100_000  # characters of one text field; the rest is left out, with a marker
@@ -403,11 +403,18 @@ def export_trajectories(
     for relative, document in _documents(source, workspace_id):
         path = out / relative
         path.parent.mkdir(parents=True, exist_ok=True)
-        from silo_nb.experiments.run_folder import atomic_write
-
-        atomic_write(path, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+        write_trajectory(path, document)
         written.append(path)
     return written
+
+
+def write_trajectory(path: Path, document: Mapping[str, Any]) -> None:
+    """Write one trajectory whole (a new file 0600, as it holds the prompts; a link at ``path`` is
+    replaced, never followed: ``sessions.write_named_file``)."""
+    from silo_nb.sessions import write_named_file
+
+    text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+    write_named_file(path, text.encode("utf-8", "backslashreplace"))
 
 
 def _documents(source: Any, workspace_id: str | None) -> Iterable[tuple[str, dict[str, Any]]]:

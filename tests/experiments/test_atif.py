@@ -13,6 +13,7 @@ from typing import Any
 
 import anyio
 import pytest
+from IPython.core.interactiveshell import InteractiveShell
 
 import silo_nb
 from silo_nb.experiments.atif import SCHEMA_VERSION, TEXT_LIMIT, trajectory
@@ -20,6 +21,7 @@ from silo_nb.model import AgentSessionUpdate
 from tests.agents.scripted import Peer, scripted_service
 from tests.agents.subagent_turns import CHILD, delegate
 from tests.conftest import Workspace
+from tests.support.shell import run, shell  # noqa: F401  (a fixture)
 
 VERSIONS = {f"ATIF-v1.{n}" for n in range(9)}
 _FIELDS = {
@@ -242,3 +244,26 @@ def test_a_grid_run_exports_one_trajectory_per_cell(demo_env: Path) -> None:
     # The run's folder gives the same files.
     again = silo_nb.export_trajectories(table.attrs["run_folder"], demo_env / "again")
     assert [p.read_text() for p in again] == [p.read_text() for p in written]
+
+
+async def test_the_export_magic_writes_a_session_s_trajectory(
+    shell: InteractiveShell,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    await run(shell, "%silo connect demo")
+    await run(shell, "%%prompt\nhello there")
+    captured, result = await run(shell, f"%silo export demo --atif --out {tmp_path}")
+    assert result.success, captured.stderr
+    document = json.loads((tmp_path / "trajectory.json").read_text())
+    check_atif(document)
+    assert [s["source"] for s in document["steps"]] == ["user", "agent"]
+    assert document["steps"][0]["message"] == "hello there" and "2 steps (ATIF-v1.8)" in captured.stdout
+    captured, result = await run(shell, f"%silo export demo {tmp_path / 'again.json'} --atif")
+    assert (
+        result.success and (tmp_path / "again.json").read_text() == (tmp_path / "trajectory.json").read_text()
+    )
+    # Without --atif the page export is as before; --out alone is one line.
+    captured, result = await run(shell, f"%silo export demo --out {tmp_path / 'x.md'}")
+    assert not result.success and "NAME --atif [--out PATH]" in captured.stderr + captured.stdout
+    captured, result = await run(shell, f"%silo export demo {tmp_path / 'chat.md'}")
+    assert result.success and (tmp_path / "chat.md").is_file()
