@@ -5,7 +5,7 @@
 ``silo_nb.frame(...)`` (turns as a DataFrame), ``silo_nb.run_grid(...)`` with ``silo_nb.PermissionPolicy``
 and scorers (``silo_nb.command_scorer``, any function of a ``GridRun``), ``silo_nb.rescore``,
 ``silo_nb.summarize`` (with ``plot_pass_rates`` / ``plot_cost_vs_pass``), ``silo_nb.show`` (a run's
-results) and ``silo_nb.report`` (a run as one HTML page).
+results), ``silo_nb.report`` (a run as one HTML page) and ``silo_nb.export_trajectories`` (ATIF files).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ if TYPE_CHECKING:
         QuestionPolicy,
         Rule,
         command_scorer,
+        export_trajectories,
         frame,
         plot_cost_vs_pass,
         plot_pass_rates,
@@ -124,6 +125,7 @@ _LAZY = {
     "QuestionPolicy": "silo_nb.experiments",
     "Rule": "silo_nb.experiments",
     "command_scorer": "silo_nb.experiments",
+    "export_trajectories": "silo_nb.experiments",
     "plot_cost_vs_pass": "silo_nb.experiments",
     "plot_pass_rates": "silo_nb.experiments",
     "rescore": "silo_nb.experiments",
@@ -177,6 +179,7 @@ __all__ = [
     "TextBlock",
     "agents",
     "command_scorer",
+    "export_trajectories",
     "frame",
     "plot_cost_vs_pass",
     "plot_pass_rates",

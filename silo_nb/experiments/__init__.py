@@ -12,12 +12,15 @@
   ``grid_run.py``), ``diffs`` (what each cell changed), ``budgets`` (per cell and per grid), ``rescore``
   (score a finished run again, no agent), ``summary`` (``summarize``: pass rates with Wilson intervals,
   pass@k) with ``summary_plots``; ``run_rows`` rebuilds a run's rows from its folder.
+- ``atif`` (``export_trajectories``): a session's or each grid cell's journal as an ATIF trajectory
+  (Harbor's trajectory format).
 - Layering: this package uses ``sessions`` (and so ``acp``) only; never IPython or ipywidgets. pandas
   and dask are optional extras, imported only when used.
 """
 
 from __future__ import annotations
 
+from silo_nb.experiments.atif import SCHEMA_VERSION, export_trajectories, trajectory, write_trajectory
 from silo_nb.experiments.budgets import CellBudget
 from silo_nb.experiments.executors import CellExecutor, DaskExecutor, LocalExecutor
 from silo_nb.experiments.grid import DEFAULT_RUNS_FOLDER, expand_grid, run_grid
@@ -37,6 +40,7 @@ from silo_nb.experiments.table import frame, journal_rows, rows_to_frame
 
 __all__ = [
     "DEFAULT_RUNS_FOLDER",
+    "SCHEMA_VERSION",
     "SCORE_PREFIX",
     "CellBudget",
     "CellExecutor",
@@ -58,6 +62,7 @@ __all__ = [
     "cells_frame",
     "command_scorer",
     "expand_grid",
+    "export_trajectories",
     "find_run",
     "format_counts",
     "frame",
@@ -72,5 +77,7 @@ __all__ = [
     "run_cell_blocking",
     "run_grid",
     "summarize",
+    "trajectory",
     "wilson_interval",
+    "write_trajectory",
 ]
