@@ -1,0 +1,259 @@
+"""``run_grid(retry=, cache=)`` on real agent subprocesses: retries by error class, each attempt a row and
+only the final one counted; cached cells reused across runs without starting an agent."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pandas as pd
+import pytest
+
+import silo_nb
+from silo_nb.experiments import run_grid
+from silo_nb.experiments.grid_cache import cell_key
+from silo_nb.experiments.grid_cell import CellSpec
+from silo_nb.experiments.retries import ERROR_CLASSES, error_class
+from silo_nb.experiments.summary import cells_frame
+from tests.experiments.grid_checks import Recorder
+from tests.support.profiles import toml_profile, write_toml
+
+FLAKY = Path(__file__).resolve().parents[1] / "agents" / "flaky_agent.py"
+# A demo agent that first appends a line to the file named by argv[1]: the test counts its starts.
+COUNTED_DEMO = (
+    "import os, sys; open(sys.argv[1], 'a').write('start\\n'); "
+    "os.execv(sys.executable, [sys.executable, '-m', 'silo_nb_agents.demo'])"
+)
+
+
+@pytest.fixture
+def place(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A private data dir (the cache's index) and demo state; profiles for each way to fail."""
+    monkeypatch.setenv("SILO_NB_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("SILO_NB_DEMO_STATE_DIR", str(tmp_path / "demo-state"))
+    monkeypatch.setenv("SILO_NB_DEMO_DELAY", "0")
+    monkeypatch.delenv("SILO_NB_PROFILES", raising=False)
+    text = ""
+    for mode, bad in [("crash", 1), ("crash-start", 1), ("rate-limit", 2), ("hang", 1), ("refuse", 1)]:
+        text += toml_profile(
+            mode, command=sys.executable, args=[str(FLAKY), mode, str(tmp_path / mode), str(bad)]
+        )
+    for name, mode in [("crash-always", "crash"), ("refuse-always", "refuse")]:
+        args = [str(FLAKY), mode, str(tmp_path / name), "99"]
+        text += toml_profile(name, command=sys.executable, args=args)
+    text += toml_profile(
+        "counted", command=sys.executable, args=["-c", COUNTED_DEMO, str(tmp_path / "demo-starts")]
+    )
+    write_toml(tmp_path / "cfg", text)
+    yield tmp_path
+
+
+def starts(place: Path, name: str) -> int:
+    path = place / name / "starts" if name != "demo-starts" else place / name
+    return len(path.read_text().splitlines()) if path.exists() else 0
+
+
+def grid(place: Path, profiles: list[str], **options: Any) -> Any:
+    options = {"timeout": 30.0, "progress": False, "retry_backoff": 0.01, **options}
+    return anyio.run(
+        lambda: run_grid(
+            ["hi"], profiles=profiles, folder=place / "runs", config_dirs=[place / "cfg"], **options
+        )
+    )
+
+
+def passed(run: Any) -> bool:
+    return bool(run.status == "finished")
+
+
+def test_a_crash_once_agent_retried_once_gives_two_rows_and_counts_once(place: Path) -> None:
+    recorder = Recorder()
+    df = grid(place, ["crash"], retry={"crashed": 1}, scorers={"ok": passed}, progress=recorder)
+    assert starts(place, "crash") == 2
+    assert list(df["attempt"]) == [1, 2] and list(df["final"]) == [False, True]
+    assert list(df["cell_status"]) == ["failed", "finished"]
+    assert df["error_class"].iloc[0] == "crashed" and pd.isna(df["error_class"].iloc[1])
+    assert "agent exited with code 3" in df["error"].iloc[0] and df["text"].iloc[1] == "done 2"
+    assert list(df["score.ok"]) == [False, True]  # each attempt was scored where it ran
+    summary = silo_nb.summarize(df)
+    assert summary["n"].tolist() == [1] and summary["ok_pass_rate"].tolist() == [1.0]
+    assert summary["ok_n"].tolist() == [1] and summary["ok_pass@1"].tolist() == [1.0]
+    assert len(cells_frame(df)) == 1 and recorder.seen[-1].failed == 0 and recorder.seen[-1].done == 1
+    folder = Path(df.attrs["run_folder"])
+    assert json.loads((folder / "cells" / "p0-crash-c0-r0.json").read_text())["attempt"] == 2
+    assert (folder / "attempts" / "cells" / "p0-crash-c0-r0.a1.json").is_file()
+    pd.testing.assert_frame_equal(silo_nb.frame(folder), df)  # rebuilt from the folder alone
+    # Called again, the finished cell is skipped: no start, the same rows.
+    again = grid(place, ["crash"], retry={"crashed": 1}, scorers={"ok": passed})
+    assert starts(place, "crash") == 2
+    pd.testing.assert_frame_equal(again, df)
+
+
+def test_each_retried_class_by_its_own_cause(place: Path) -> None:
+    retry = {"crashed": 1, "timeout": 1, "rate_limited": 3}
+    df = grid(place, ["crash-start", "hang", "rate-limit"], retry=retry, timeout=4.0)
+    by_cell = {cell: group for cell, group in df.groupby("cell", sort=False)}
+    start = by_cell["p0-crash-start-c0-r0"]
+    assert list(start["error_class"].fillna("-")) == ["crashed", "-"] and start["final"].tolist() == [
+        False,
+        True,
+    ]
+    hang = by_cell["p0-hang-c0-r0"]
+    assert list(hang["error_class"].fillna("-")) == ["timeout", "-"]
+    assert hang["error"].iloc[0] == "timed out after 4 s" and hang["cell_status"].iloc[-1] == "finished"
+    limited = by_cell["p0-rate-limit-c0-r0"]  # two bad starts: two retries, the third attempt works
+    assert list(limited["attempt"]) == [1, 2, 3]
+    assert list(limited["error_class"].fillna("-")) == ["rate_limited", "rate_limited", "-"]
+    assert "429" in limited["error"].iloc[0] and limited["text"].iloc[-1] == "done 3"
+    assert [starts(place, m) for m in ("crash-start", "hang", "rate-limit")] == [2, 2, 3]
+    assert silo_nb.summarize(df, by="profile")["n"].tolist() == [1, 1, 1]
+
+
+def test_a_class_not_listed_is_not_retried_and_refused_never_is(place: Path) -> None:
+    df = grid(place, ["crash", "refuse"], retry={"timeout": 2, "rate_limited": 2})
+    assert list(df["attempt"]) == [1, 1] and df["final"].all()
+    assert list(df["error_class"]) == ["crashed", "refused"] and (df["cell_status"] == "failed").all()
+    assert starts(place, "crash") == 1 and starts(place, "refuse") == 1
+    df = grid(place, ["refuse-always"], name="again", retry={"crashed": 2, "timeout": 2, "rate_limited": 2})
+    assert len(df) == 1 and df["error_class"].iloc[0] == "refused" and starts(place, "refuse-always") == 1
+
+
+def test_retries_stop_at_the_limit_and_the_final_failure_is_the_cell(place: Path) -> None:
+    recorder = Recorder()
+    df = grid(place, ["crash-always"], retry={"crashed": 2}, progress=recorder)
+    assert list(df["attempt"]) == [1, 2, 3] and list(df["final"]) == [False, False, True]
+    assert (df["cell_status"] == "failed").all() and starts(place, "crash-always") == 3
+    assert recorder.seen[-1].failed == 1 and recorder.seen[-1].done == 1
+    assert silo_nb.summarize(df)["n"].tolist() == [1]
+
+
+def test_a_resumed_run_retries_a_failure_on_disk_with_the_attempts_left(place: Path) -> None:
+    first = grid(place, ["crash"], name="resumed")
+    assert len(first) == 1 and first["error_class"].iloc[0] == "crashed"
+    df = grid(place, ["crash"], name="resumed", retry={"crashed": 1})
+    assert list(df["attempt"]) == [1, 2] and list(df["cell_status"]) == ["failed", "finished"]
+    assert starts(place, "crash") == 2
+    # The retry is spent: a third call leaves the cell as it is.
+    assert (
+        len(grid(place, ["crash"], name="resumed", retry={"crashed": 1})) == 2 and starts(place, "crash") == 2
+    )
+
+
+def test_bad_retry_and_cache_arguments_say_what_to_give(place: Path) -> None:
+    for options, message in [
+        ({"retry": {"crashd": 1}}, r"no error class 'crashd' — retry one of: crashed, timeout, rate_limited"),
+        ({"retry": {"refused": 1}}, r"'refused' \(never retried"),
+        ({"retry": {"crashed": -1}}, "give how many extra attempts"),
+        ({"retry": {"crashed": True}}, "give how many extra attempts"),
+        ({"retry_backoff": -1}, "retry_backoff=-1"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            grid(place, ["crash"], **options)
+    with pytest.raises(TypeError, match="retry= takes a dict"):
+        grid(place, ["crash"], retry=["crashed"])
+    with pytest.raises(TypeError, match="cache='yes'"):
+        grid(place, ["crash"], cache="yes")
+    assert starts(place, "crash") == 0 and not (place / "runs").exists()
+
+
+def test_error_classes_from_the_words_of_real_errors() -> None:
+    cases = {
+        "timed out after 300 s": "timeout",
+        "The prompt turn failed: 429 rate_limit_error: Overloaded": "rate_limited",
+        'The prompt turn failed: {"type":"overloaded_error","message":"Overloaded"}': "rate_limited",
+        "The prompt turn failed: Too Many Requests": "rate_limited",
+        "Could not start x: agent exited with code 1": "crashed",
+        "The prompt turn failed: ACP connection closed": "crashed",
+        "The prompt turn failed: invalid request": "refused",
+        "TypeError: run() gave NoneType, not a CellResult": "other",
+    }
+    assert {text: error_class(text) for text in cases} == cases
+    assert error_class(None) is None and error_class("anything", agent_gone=True) == "crashed"
+    assert set(cases.values()) == set(ERROR_CLASSES)
+
+
+def cached_grid(place: Path, name: str, **options: Any) -> Any:
+    options = {
+        "configs": [{"model": "demo-fast"}],
+        "repeats": 2,
+        "scorers": {"said": said_something},
+        "template": place / "template",
+        **options,
+    }
+    return anyio.run(
+        lambda: run_grid(
+            ["hello there"],
+            profiles=["counted"],
+            name=name,
+            folder=place / "runs",
+            config_dirs=[place / "cfg"],
+            progress=False,
+            cache=True,
+            **options,
+        )
+    )
+
+
+def said_something(run: Any) -> bool:
+    return bool(run.final_text)
+
+
+def said_something_else(run: Any) -> bool:
+    return len(run.final_text) > 3
+
+
+def test_a_cache_hit_across_runs_starts_no_agent_and_a_changed_input_misses(place: Path) -> None:
+    (place / "template").mkdir()
+    (place / "template" / "notes.md").write_text("first\n")
+    first = cached_grid(place, "a")
+    assert starts(place, "demo-starts") == 2 and first["cached_from"].isna().all()
+    second = cached_grid(place, "b")
+    assert starts(place, "demo-starts") == 2  # both cells reused: no agent started
+    assert list(second["cached_from"]) == ["a/p0-counted-c0-r0", "a/p0-counted-c0-r1"]
+    for column in ("text", "session", "score.said", "cell_status", "attempt"):
+        assert list(second[column]) == list(first[column]), column
+    assert Path(second.attrs["run_folder"], "journals", "p0-counted-c0-r1.jsonl").is_file()
+    assert silo_nb.summarize(second)["n"].tolist() == [2]
+    # Each input that changes what a cell does is a miss (both repeats run again).
+    cached_grid(place, "config", configs=[{"model": "demo-smart"}])
+    assert starts(place, "demo-starts") == 4
+    cached_grid(place, "scorer", scorers={"said": said_something_else})
+    assert starts(place, "demo-starts") == 6
+    (place / "template" / "notes.md").write_text("second\n")
+    changed = cached_grid(place, "template")
+    assert starts(place, "demo-starts") == 8 and changed["cached_from"].isna().all()
+    # The source of an entry deleted: a miss (the stale entry is dropped), not an error.
+    (place / "template" / "notes.md").write_text("first\n")
+    shutil.rmtree(place / "runs" / "a")
+    shutil.rmtree(place / "runs" / "b")
+    redo = cached_grid(place, "redo")
+    assert starts(place, "demo-starts") == 10 and redo["cached_from"].isna().all()
+    assert list(cached_grid(place, "reuse")["cached_from"]) == [
+        "redo/p0-counted-c0-r0",
+        "redo/p0-counted-c0-r1",
+    ]
+    assert starts(place, "demo-starts") == 10
+
+
+def test_a_failed_cell_is_not_cached(place: Path) -> None:
+    grid(place, ["refuse"], name="one", cache=True)
+    df = grid(place, ["refuse"], name="two", cache=True)
+    assert (
+        starts(place, "refuse") == 2
+        and df["cached_from"].isna().all()
+        and df["cell_status"].iloc[0] == "finished"
+    )
+
+
+def test_the_key_covers_a_pinned_agent_spec() -> None:
+    spec = CellSpec(cell="c", profile="p", config={}, prompts=("hi",), timeout=1.0)
+    plain = cell_key(spec, {"profile": "p", "command": "x"}, None)
+    pinned = cell_key(spec, {"spec": "npm:pkg@1.0.0"}, None)
+    other = cell_key(spec, {"spec": "npm:pkg@1.0.1"}, None)
+    assert len({plain, pinned, other}) == 3
+    assert cell_key(spec, {"spec": "npm:pkg@1.0.0"}, None) == pinned
