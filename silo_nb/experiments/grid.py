@@ -147,15 +147,11 @@ async def run_grid(
         todo = []
         for cell in cells:
             record = run.record(cell["cell"])
-            if (
-                record is None
-                or (retry_failed and record["status"] == "failed")
-                or retry_wanted(record, retries)
-            ):
+            for usage in spent_by(run, cell["cell"], record):  # every attempt's, a cell redone too
+                spend.add(usage)
+            failed = record is not None and record["status"] == "failed"
+            if record is None or (retry_failed and failed) or retry_wanted(record, retries):
                 todo.append(cell)
-            else:
-                for usage in spent_by(run, cell["cell"], record):  # every attempt's (none if cached)
-                    spend.add(usage)
         sink: GridProgress | None = TextProgress() if progress is True else (progress or None)
         tracker = _Tracker(run_name, len(cells), len(cells) - len(todo), sink, runner.label)
         tracker.failed = sum(
@@ -220,15 +216,17 @@ async def _one_cell(runner: CellExecutor, spec: CellSpec, attempt: _Attempt) -> 
         tracker.done += 1
         tracker.changed()
         return
+    final = attempt.run.record(spec.cell) if number > 1 else None  # a resumed cell's failed attempt
     while True:
         record = await _run_attempt(runner, spec, attempt, {"attempt": number, "retries": counts})
-        if record is None or not await attempt.retries.again(attempt.run, record, attempt.spend):
+        final = record or final  # a retry the budget kept back: the last attempt stays the cell's
+        if record is None or not await attempt.retries.again(record, attempt.spend):
             break
         number, counts = number + 1, next_retries(record)
-    if key is not None and record is not None and record["status"] == "finished":
+    if key is not None and final is not None and final["status"] == "finished":
         await remember_cached(attempt.run, spec.cell, key)
     tracker.done += 1
-    tracker.failed += record is not None and record["status"] == "failed"
+    tracker.failed += final is not None and final["status"] == "failed"
     tracker.changed()
 
 
@@ -239,9 +237,11 @@ async def _run_attempt(
     run, tracker, spend = attempt.run, attempt.tracker, attempt.spend
     async with attempt.limiter:
         if spend.reached() is not None:  # the grid's budget is spent: this cell does not start
-            attempt.not_run.append(spec.cell)
-            tracker.not_run += 1
+            if fields["attempt"] == 1 or run.record(spec.cell) is None:  # else: its last attempt stays
+                attempt.not_run.append(spec.cell)
+                tracker.not_run += 1
             return None
+        attempt.retries.starting(run, spec.cell, fields["attempt"])
         tracker.running += 1
         tracker.changed()
         try:

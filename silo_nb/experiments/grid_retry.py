@@ -39,23 +39,27 @@ class CellRetries:
 
     def resume(self, run: RunFolder, cell: str) -> tuple[int, dict[str, int]]:
         """The number and retry counts of the cell's next attempt: after its record's when that is a
-        failure still to retry (the record is set aside first), else 1 (or the record's, overwritten by
-        ``retry_failed=True`` as before)."""
+        failure still to retry, else 1 (or the record's own, overwritten by ``retry_failed=True``)."""
         previous = run.record(cell)
         if previous is None:
             return 1, {}
-        number = attempt_number(previous)
         if retry_wanted(previous, self.retry):
-            set_attempt_aside(run, cell, number)
-            return number + 1, next_retries(previous)
-        return number, dict(previous.get("retries") or {})
+            return attempt_number(previous) + 1, next_retries(previous)
+        return attempt_number(previous), dict(previous.get("retries") or {})
 
-    async def again(self, run: RunFolder, record: Mapping[str, Any], spend: GridSpend) -> bool:
-        """Whether the attempt just saved runs again; if so it is set aside (and a rate-limited cell waits
-        first, outside the concurrency limit). Not once the grid's budget is spent."""
+    @staticmethod
+    def starting(run: RunFolder, cell: str, number: int) -> None:
+        """Attempt ``number`` starts now: the cell's earlier attempt is set aside (only now — a retry the
+        grid's budget keeps back leaves that attempt the cell's final one)."""
+        previous = run.record(cell)
+        if previous is not None and attempt_number(previous) < number:
+            set_attempt_aside(run, cell, attempt_number(previous))
+
+    async def again(self, record: Mapping[str, Any], spend: GridSpend) -> bool:
+        """Whether the attempt just saved runs again (a rate-limited one after its pause, waited outside
+        the concurrency limit). Not once the grid's budget is spent."""
         if not retry_wanted(record, self.retry) or spend.reached() is not None:
             return False
-        set_attempt_aside(run, str(record["cell"]), attempt_number(record))
         if record_class(record) == "rate_limited":
             await anyio.sleep(backoff_seconds(self.backoff, next_retries(record)))
         return True

@@ -195,10 +195,10 @@ def earlier_attempts(run: RunFolder, cell: str, final: Mapping[str, Any]) -> lis
     return [(aside, attempt_name(cell, n)) for n in range(1, count) if aside.record(attempt_name(cell, n))]
 
 
-def spent_by(run: RunFolder, cell: str, final: Mapping[str, Any]) -> list[Any]:
-    """The usage of each attempt of a done cell, for the grid's budget on resume; none for a cached cell
-    (reusing it spent nothing)."""
-    if final.get("cached_from"):
+def spent_by(run: RunFolder, cell: str, final: Mapping[str, Any] | None) -> list[Any]:
+    """The usage of each attempt of a done cell, for the grid's budget on resume; none for a cell not
+    done or cached (reusing it spent nothing)."""
+    if final is None or final.get("cached_from"):
         return []
     earlier = [aside.record(name) or {} for aside, name in earlier_attempts(run, cell, final)]
     return [record.get("usage") for record in [*earlier, final]]

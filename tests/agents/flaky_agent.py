@@ -7,7 +7,7 @@ test counts spawns); while fewer than N starts (default 1) have happened before 
 - ``crash-start``: exits before answering ``initialize``.
 - ``rate-limit``: answers the prompt with the JSON-RPC error real APIs pass on (``429 rate_limit_error:
   overloaded``).
-- ``hang``: never answers the prompt (the cell's timeout ends it).
+- ``hang``: reports a usage (100 tokens, 0.01) and never answers the prompt (the cell's timeout ends it).
 - ``refuse``: answers the prompt with a plain error (``invalid request``), a class never retried.
 - ``ok``: always works.
 
@@ -26,6 +26,12 @@ MODE = sys.argv[1]
 STATE = Path(sys.argv[2])
 BAD_STARTS = int(sys.argv[3]) if len(sys.argv) > 3 else 1
 SESSION = "flaky-1"
+USAGE = {
+    "sessionUpdate": "usage_update",
+    "used": 100,
+    "size": 1000,
+    "cost": {"amount": 0.01, "currency": "USD"},
+}
 
 
 def send(message: dict[str, Any]) -> None:
@@ -63,7 +69,8 @@ def main() -> None:
             if bad and MODE == "crash":
                 sys.stderr.write("flaky: crashing on purpose\n")
                 sys.exit(3)
-            if bad and MODE == "hang":
+            if bad and MODE == "hang":  # what it spent before it hung still counts
+                update(USAGE)
                 continue
             if bad and MODE == "rate-limit":
                 error = {"code": -32603, "message": "429 rate_limit_error: Overloaded, retry later"}
@@ -78,14 +85,7 @@ def main() -> None:
                     "content": {"type": "text", "text": f"done {number}"},
                 }
             )
-            update(
-                {
-                    "sessionUpdate": "usage_update",
-                    "used": 100,
-                    "size": 1000,
-                    "cost": {"amount": 0.01, "currency": "USD"},
-                }
-            )
+            update(USAGE)
             send({"id": request_id, "result": {"stopReason": "end_turn"}})
         elif request_id is not None:
             send({"id": request_id, "error": {"code": -32601, "message": f"no {method}"}})

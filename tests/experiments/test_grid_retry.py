@@ -43,8 +43,12 @@ def place(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
         text += toml_profile(
             mode, command=sys.executable, args=[str(FLAKY), mode, str(tmp_path / mode), str(bad)]
         )
-    for name, mode in [("crash-always", "crash"), ("refuse-always", "refuse")]:
-        args = [str(FLAKY), mode, str(tmp_path / name), "99"]
+    for name, mode, bad in [
+        ("crash-always", "crash", 99),
+        ("refuse-always", "refuse", 99),
+        ("hang-twice", "hang", 2),
+    ]:
+        args = [str(FLAKY), mode, str(tmp_path / name), str(bad)]
         text += toml_profile(name, command=sys.executable, args=args)
     text += toml_profile(
         "counted", command=sys.executable, args=["-c", COUNTED_DEMO, str(tmp_path / "demo-starts")]
@@ -257,3 +261,35 @@ def test_the_key_covers_a_pinned_agent_spec() -> None:
     other = cell_key(spec, {"spec": "npm:pkg@1.0.1"}, None)
     assert len({plain, pinned, other}) == 3
     assert cell_key(spec, {"spec": "npm:pkg@1.0.0"}, None) == pinned
+
+
+def test_the_grid_budget_counts_what_every_attempt_spent(place: Path) -> None:
+    # hang-twice spends 0.01 and hangs on its first two starts. One at a time: p0 hangs (0.01), p1 hangs
+    # (0.02), p0's retry works (0.03): p1's retry finds the 0.025 spent and does not start — its first
+    # attempt stays its final one. Resumed, the spend is read back from every attempt on disk (0.03), so
+    # p1 is still not retried; counting only final attempts (0.02) would have retried it.
+    def run() -> Any:
+        return anyio.run(
+            lambda: run_grid(
+                ["hi", "again"],
+                profiles=["hang-twice"],
+                folder=place / "runs",
+                config_dirs=[place / "cfg"],
+                progress=False,
+                timeout=4.0,
+                concurrency=1,
+                retry={"timeout": 1},
+                budget={"cost": 0.025},
+            )
+        )
+
+    df = run()
+    first, second = (df[df["cell"] == f"p{n}-hang-twice-c0-r0"] for n in (0, 1))
+    assert list(first["attempt"]) == [1, 2] and list(first["cell_cost"]) == [0.01, 0.01]
+    assert list(first["cell_status"]) == ["failed", "finished"]
+    assert list(second["attempt"]) == [1] and list(second["error_class"]) == ["timeout"]
+    assert starts(place, "hang-twice") == 3
+    assert not (Path(df.attrs["run_folder"]) / "not_run.json").exists()  # both cells ran
+    again = run()
+    assert starts(place, "hang-twice") == 3
+    pd.testing.assert_frame_equal(again, df)
