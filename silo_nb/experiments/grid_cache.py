@@ -66,11 +66,11 @@ def template_hash(template: str | None) -> str | None:
     return digest.hexdigest()
 
 
-def scorer_identity(scorer: Any) -> str:
+def scorer_identity(scorer: Any, depth: int = 0) -> str:
     """A hash of what a scorer is: a changed function body or command is another scorer."""
     argv = getattr(scorer, "argv", None)
     if argv is not None and hasattr(scorer, "timeout"):  # a command scorer
-        shown = scorer_identity(argv) if callable(argv) else list(argv)
+        shown = scorer_identity(argv, depth + 1) if callable(argv) else list(argv)
         text = json.dumps([shown, scorer.timeout, sorted(getattr(scorer, "env", {}).items())])
     else:
         function = getattr(scorer, "__func__", scorer)
@@ -80,8 +80,38 @@ def scorer_identity(scorer: Any) -> str:
             code = getattr(function, "__code__", None)
             body = repr((code.co_code, code.co_consts)) if code is not None else repr(function)
         name = f"{getattr(function, '__module__', '')}.{getattr(function, '__qualname__', type(function))}"
-        text = name + "\n" + body
+        # What the body reads from outside it: a threshold in a closure or a default is part of the scorer.
+        cells = [
+            _shown(c.cell_contents, depth) for c in getattr(function, "__closure__", None) or () if _filled(c)
+        ]
+        text = "\n".join([name, body, repr(cells), _shown(getattr(function, "__defaults__", None), depth)])
     return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+
+
+def _filled(cell: Any) -> bool:
+    try:
+        cell.cell_contents  # noqa: B018 - an empty cell raises
+    except ValueError:
+        return False
+    return True
+
+
+def _shown(value: Any, depth: int) -> str:
+    """A closure's value as text: plain data by value, anything else by its type (an object's default
+    repr holds its address, which would make every run a miss)."""
+    if value is None or isinstance(value, bool | int | float | str | bytes):
+        return repr(value)
+    if depth > 8:  # a list that holds itself
+        return type(value).__qualname__
+    if isinstance(value, list | tuple):
+        return "[" + ",".join(_shown(v, depth + 1) for v in value) + "]"
+    if isinstance(value, dict):
+        return (
+            "{" + ",".join(f"{_shown(k, depth + 1)}:{_shown(v, depth + 1)}" for k, v in value.items()) + "}"
+        )
+    if callable(value) and depth < 4:  # a helper the scorer calls (bounded: a function may close over itself)
+        return scorer_identity(value, depth + 1)
+    return type(value).__qualname__
 
 
 def key_parts(spec: CellSpec, agent: Mapping[str, Any], template: str | None) -> dict[str, Any]:

@@ -16,10 +16,11 @@ import pytest
 
 import silo_nb
 from silo_nb.experiments import run_grid
-from silo_nb.experiments.grid_cache import cell_key
+from silo_nb.experiments.grid_cache import cell_key, scorer_identity
 from silo_nb.experiments.grid_cell import CellSpec
 from silo_nb.experiments.retries import ERROR_CLASSES, error_class
 from silo_nb.experiments.summary import cells_frame
+from silo_nb.notebook.results.loaded_run import LoadedRun
 from tests.experiments.grid_checks import Recorder
 from tests.support.profiles import toml_profile, write_toml
 
@@ -96,6 +97,9 @@ def test_a_crash_once_agent_retried_once_gives_two_rows_and_counts_once(place: P
     again = grid(place, ["crash"], retry={"crashed": 1}, scorers={"ok": passed})
     assert starts(place, "crash") == 2
     pd.testing.assert_frame_equal(again, df)
+    rescored = anyio.run(lambda: silo_nb.rescore(folder, {"again": passed}))  # the final attempt only
+    assert rescored["score.again"].isna().tolist() == [True, False] and bool(rescored["score.again"].iloc[1])
+    assert len(LoadedRun.load(folder).cells) == 1  # show / report: one cell
 
 
 def test_each_retried_class_by_its_own_cause(place: Path) -> None:
@@ -293,3 +297,27 @@ def test_the_grid_budget_counts_what_every_attempt_spent(place: Path) -> None:
     again = run()
     assert starts(place, "hang-twice") == 3
     pd.testing.assert_frame_equal(again, df)
+
+
+def threshold_scorer(limit: int) -> Any:
+    def long_enough(run: Any) -> bool:
+        return len(run.final_text) > limit
+
+    return long_enough
+
+
+def test_a_scorer_s_identity_follows_its_body_closure_and_command() -> None:
+    assert scorer_identity(threshold_scorer(3)) == scorer_identity(threshold_scorer(3))
+    assert scorer_identity(threshold_scorer(3)) != scorer_identity(threshold_scorer(4))
+    assert scorer_identity(said_something) != scorer_identity(said_something_else)
+    tests = silo_nb.command_scorer(["pytest", "-q"])
+    assert scorer_identity(tests) == scorer_identity(silo_nb.command_scorer(["pytest", "-q"]))
+    assert scorer_identity(tests) != scorer_identity(silo_nb.command_scorer(["pytest", "-x"]))
+    assert scorer_identity(tests) != scorer_identity(silo_nb.command_scorer(["pytest", "-q"], timeout=5))
+    looped: list[Any] = [1]
+    looped.append(looped)
+
+    def odd(run: Any, seen: list[Any] = looped) -> Any:  # holds itself: still a finite identity
+        return odd
+
+    assert len(scorer_identity(odd)) == 16
