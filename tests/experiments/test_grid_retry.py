@@ -321,3 +321,25 @@ def test_a_scorer_s_identity_follows_its_body_closure_and_command() -> None:
         return odd
 
     assert len(scorer_identity(odd)) == 16
+
+
+def test_retries_and_the_cache_on_a_dask_local_cluster(place: Path) -> None:
+    distributed = pytest.importorskip("distributed")  # the test extra installs it; CI never skips
+    with (
+        distributed.LocalCluster(
+            n_workers=1,
+            threads_per_worker=2,
+            processes=True,
+            dashboard_address=None,
+            worker_dashboard_address=None,
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        retry = {"crashed": 1, "rate_limited": 2}
+        df = grid(place, ["crash", "rate-limit"], name="dask", executor=client, retry=retry, cache=True)
+        again = grid(place, ["crash", "rate-limit"], name="dask-again", executor=client, cache=True)
+    assert list(df["attempt"]) == [1, 2, 1, 2, 3] and df["executor"].str.startswith("dask").all()
+    assert list(df["error_class"].fillna("-")) == ["crashed", "-", "rate_limited", "rate_limited", "-"]
+    assert silo_nb.summarize(df, by="profile")["n"].tolist() == [1, 1]
+    assert list(again["cached_from"]) == ["dask/p0-crash-c0-r0", "dask/p0-rate-limit-c0-r0"]
+    assert starts(place, "crash") == 2 and starts(place, "rate-limit") == 3  # the hits started nothing
