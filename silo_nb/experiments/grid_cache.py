@@ -181,7 +181,12 @@ class CellCache:
             data = json.loads(read_small_file(entry, root=self.root, limit=1 << 16))
             source = RunFolder(Path(data["run_folder"]), str(data["run"]), ())
             cell = str(data["cell"])
+            if not source.path.is_dir():
+                raise FileNotFoundError(source.path)
+            check_folder(source.path, source.path)  # refused if another user's, or others may write it
         except (OSError, ValueError, KeyError, TypeError):
+            with contextlib.suppress(OSError):
+                entry.unlink()
             return None
         record = source.record(cell)
         if record is None or record.get("status") != "finished" or record.get("cache_key") != key:

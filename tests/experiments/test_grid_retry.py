@@ -16,9 +16,10 @@ import pytest
 
 import silo_nb
 from silo_nb.experiments import run_grid
-from silo_nb.experiments.grid_cache import cell_key, scorer_identity
+from silo_nb.experiments.grid_cache import CellCache, cell_key, scorer_identity
 from silo_nb.experiments.grid_cell import CellSpec
 from silo_nb.experiments.retries import ERROR_CLASSES, error_class
+from silo_nb.experiments.run_folder import RunFolder
 from silo_nb.experiments.summary import cells_frame
 from silo_nb.notebook.results.loaded_run import LoadedRun
 from tests.experiments.grid_checks import Recorder
@@ -343,3 +344,27 @@ def test_retries_and_the_cache_on_a_dask_local_cluster(place: Path) -> None:
     assert silo_nb.summarize(df, by="profile")["n"].tolist() == [1, 1]
     assert list(again["cached_from"]) == ["dask/p0-crash-c0-r0", "dask/p0-rate-limit-c0-r0"]
     assert starts(place, "crash") == 2 and starts(place, "rate-limit") == 3  # the hits started nothing
+
+
+def test_a_stale_or_tampered_cache_entry_is_a_miss(tmp_path: Path) -> None:
+    cache = CellCache(tmp_path / "grid-cache")
+    run = RunFolder.create(tmp_path / "runs" / "a", "a", [{"cell": "c"}])
+    run.save("c", [], {"cell": "c", "status": "finished", "cache_key": "k" * 64})
+    cache.remember("k" * 64, run, "c")
+    assert cache.find("k" * 64) == (RunFolder(run.path, "a", ()), "c")
+    assert cache.find("j" * 64) is None  # never indexed
+    entry = tmp_path / "grid-cache" / "kk" / f"{'k' * 64}.json"
+    run.path.chmod(0o777)  # others may write the source: a forged result could be there
+    assert cache.find("k" * 64) is None and not entry.exists()
+    run.path.chmod(0o700)
+    cache.remember("k" * 64, run, "c")
+    run.save("c", [], {"cell": "c", "status": "failed", "cache_key": "k" * 64})  # re-run: now failed
+    assert cache.find("k" * 64) is None and not entry.exists()
+    cache.remember("m" * 64, run, "c")  # an entry whose record was written under another key
+    assert cache.find("m" * 64) is None
+    entry = tmp_path / "grid-cache" / "nn" / f"{'n' * 64}.json"
+    entry.parent.mkdir(mode=0o700)
+    entry.write_text("{not json")
+    assert cache.find("n" * 64) is None
+    cache.remember("p" * 64, RunFolder(tmp_path / "runs" / "gone", "gone", ()), "c")
+    assert cache.find("p" * 64) is None and not (tmp_path / "runs" / "gone").exists()
