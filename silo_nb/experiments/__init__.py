@@ -8,13 +8,13 @@
   workers or by an executor of one's own (``executors.py``: ``CellExecutor``, which runs ``run_cell`` /
   ``run_cell_blocking`` on a ``CellSpec`` and returns its ``CellResult``), with a progress display
   (``progress.py``; the notebook has a widget).
+- ``retries`` (``run_grid(retry=)``: failed cells retried by error class, each attempt a row) and
+  ``grid_cache`` (``run_grid(cache=True)``: a finished cell with the same inputs reused), tied to the grid
+  in ``grid_retry``.
 - Scoring and comparing: ``scorers`` (``command_scorer``, plain functions of a ``GridRun`` from
   ``grid_run.py``), ``diffs`` (what each cell changed), ``budgets`` (per cell and per grid), ``rescore``
   (score a finished run again, no agent), ``summary`` (``summarize``: pass rates with Wilson intervals,
   pass@k) with ``summary_plots``; ``run_rows`` rebuilds a run's rows from its folder.
-- ``retries`` (``run_grid(retry=)``: failed cells retried by error class, each attempt a row) and
-  ``grid_cache`` (``run_grid(cache=True)``: a finished cell with the same inputs reused), tied to the grid
-  in ``grid_retry``.
 - Layering: this package uses ``sessions`` (and so ``acp``) only; never IPython or ipywidgets. pandas
   and dask are optional extras, imported only when used.
 """
