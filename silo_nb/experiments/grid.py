@@ -11,6 +11,8 @@
 - ``scorers=`` score each cell where it ran (``scorers.py``); ``max_tokens`` / ``max_cost`` /
   ``max_seconds`` bound each cell and ``budget=`` the grid's total (``budgets.py``): past it no new cell
   starts, and those cells are listed in the folder (``not_run.json``) and the DataFrame.
+- ``retry=`` runs a failed cell again by its error class, each attempt a row (``retries.py``);
+  ``cache=True`` reuses a cell any run finished with the same inputs, starting no agent (``grid_cache.py``).
 - The DataFrame is rebuilt from the run's folder alone (``silo_nb.frame(folder)`` gives the same one);
   its ``attrs["run_folder"]`` says where that is.
 - Cancelling the call (the stop button) cancels every running cell; each closes its session (the agent's
