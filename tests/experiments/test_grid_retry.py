@@ -343,6 +343,7 @@ def test_retries_and_the_cache_on_a_dask_local_cluster(place: Path) -> None:
     assert list(df["error_class"].fillna("-")) == ["crashed", "-", "rate_limited", "rate_limited", "-"]
     assert silo_nb.summarize(df, by="profile")["n"].tolist() == [1, 1]
     assert list(again["cached_from"]) == ["dask/p0-crash-c0-r0", "dask/p0-rate-limit-c0-r0"]
+    assert list(again["attempt"]) == [1, 1] and list(again["text"]) == ["done 2", "done 3"]  # the final ones
     assert starts(place, "crash") == 2 and starts(place, "rate-limit") == 3  # the hits started nothing
 
 
