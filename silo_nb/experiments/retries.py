@@ -2,7 +2,8 @@
 
 - Every failed cell gets one class (:data:`ERROR_CLASSES`, column ``error_class``):
 
-  ``timeout``       the cell's ``timeout=`` ran out (``grid_cell`` says so itself).
+  ``timeout``       the cell's ``timeout=`` ran out (``grid_cell`` says so itself), or the agent left
+                    a request unanswered past its profile's ``request_timeout`` (it hung).
   ``rate_limited``  the agent's error says rate limit / 429 / overloaded / too many requests — what the
                     Claude and OpenAI APIs answer, and what ACP adapters pass on as a JSON-RPC error
                     (claude-agent-acp forwards the API's ``rate_limit_error`` / ``overloaded_error``).
@@ -65,7 +66,7 @@ _CRASHED = re.compile(
     r"supervisor exited|broken pipe",
     re.I,
 )
-_TIMED_OUT = re.compile(r"^timed out after |; timed out after ")
+_TIMED_OUT = re.compile(r"^timed out after |; timed out after | did not answer \S+ within ")
 _AGENT_SAID = re.compile(r"^(The prompt turn failed|.* could not (start a session|sign in))", re.I)
 
 

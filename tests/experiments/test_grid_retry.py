@@ -173,6 +173,7 @@ def test_bad_retry_and_cache_arguments_say_what_to_give(place: Path) -> None:
 def test_error_classes_from_the_words_of_real_errors() -> None:
     cases = {
         "timed out after 300 s": "timeout",
+        "The prompt turn failed: Demo did not answer session/prompt within 60 s (raise …)": "timeout",
         "The prompt turn failed: 429 rate_limit_error: Overloaded": "rate_limited",
         'The prompt turn failed: {"type":"overloaded_error","message":"Overloaded"}': "rate_limited",
         "The prompt turn failed: Too Many Requests": "rate_limited",
