@@ -8,6 +8,9 @@
   workers or by an executor of one's own (``executors.py``: ``CellExecutor``, which runs ``run_cell`` /
   ``run_cell_blocking`` on a ``CellSpec`` and returns its ``CellResult``), with a progress display
   (``progress.py``; the notebook has a widget).
+- ``retries`` (``run_grid(retry=)``: failed cells retried by error class, each attempt a row) and
+  ``grid_cache`` (``run_grid(cache=True)``: a finished cell with the same inputs reused), tied to the grid
+  in ``grid_retry``.
 - Scoring and comparing: ``scorers`` (``command_scorer``, plain functions of a ``GridRun`` from
   ``grid_run.py``), ``diffs`` (what each cell changed), ``budgets`` (per cell and per grid), ``rescore``
   (score a finished run again, no agent), ``summary`` (``summarize``: pass rates with Wilson intervals,
@@ -30,6 +33,7 @@ from silo_nb.experiments.policy import PermissionPolicy, Rule
 from silo_nb.experiments.progress import GridCounts, GridProgress, TextProgress, format_counts
 from silo_nb.experiments.question_policy import QuestionPolicy
 from silo_nb.experiments.rescore import rescore
+from silo_nb.experiments.retries import ERROR_CLASSES, RETRY_CLASSES
 from silo_nb.experiments.run_folder import RunFolder, atomic_write
 from silo_nb.experiments.run_rows import SCORE_PREFIX
 from silo_nb.experiments.runs_index import RunInfo, find_run, list_runs
@@ -40,6 +44,8 @@ from silo_nb.experiments.table import frame, journal_rows, rows_to_frame
 
 __all__ = [
     "DEFAULT_RUNS_FOLDER",
+    "ERROR_CLASSES",
+    "RETRY_CLASSES",
     "SCHEMA_VERSION",
     "SCORE_PREFIX",
     "CellBudget",

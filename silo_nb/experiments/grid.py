@@ -11,6 +11,8 @@
 - ``scorers=`` score each cell where it ran (``scorers.py``); ``max_tokens`` / ``max_cost`` /
   ``max_seconds`` bound each cell and ``budget=`` the grid's total (``budgets.py``): past it no new cell
   starts, and those cells are listed in the folder (``not_run.json``) and the DataFrame.
+- ``retry=`` runs a failed cell again by its error class, each attempt a row (``retries.py``);
+  ``cache=True`` reuses a cell any run finished with the same inputs, starting no agent (``grid_cache.py``).
 - The DataFrame is rebuilt from the run's folder alone (``silo_nb.frame(folder)`` gives the same one);
   its ``attrs["run_folder"]`` says where that is.
 - Cancelling the call (the stop button) cancels every running cell; each closes its session (the agent's
@@ -37,9 +39,11 @@ from silo_nb.experiments._pandas import require_pandas
 from silo_nb.experiments.budgets import CellBudget, GridSpend, check_grid_budget
 from silo_nb.experiments.executors import CellExecutor, executor_for
 from silo_nb.experiments.grid_cell import CellResult, CellSpec, one_line_error, template_folder
+from silo_nb.experiments.grid_retry import CacheKeys, CellRetries, remember_cached, reuse_cached
 from silo_nb.experiments.policy import PermissionPolicy
 from silo_nb.experiments.progress import GridCounts, GridProgress, TextProgress
 from silo_nb.experiments.question_policy import QuestionPolicy
+from silo_nb.experiments.retries import check_backoff, check_retry, next_retries, retry_wanted, spent_by
 from silo_nb.experiments.run_folder import RunFolder
 from silo_nb.experiments.run_rows import run_rows
 from silo_nb.experiments.scorers import check_scorers
@@ -79,6 +83,9 @@ async def run_grid(
     budget: Mapping[str, float] | None = None,
     keep_workdirs: bool = False,
     kernel_tools: bool = False,
+    retry: Mapping[str, int] | None = None,
+    retry_backoff: float = 2.0,
+    cache: bool = False,
 ) -> Any:
     """Run every cell of the grid (skipping those a previous attempt finished); return the DataFrame.
 
@@ -102,6 +109,11 @@ async def run_grid(
     ``keep_workdirs``: keep each cell's working copy under the run's folder (``workdirs/<cell>``).
     ``kernel_tools``: offer each session the kernel tools on this kernel's namespace (off by default; code
     runs only where ``policy`` says ``allow code``); cells must then run on this loop (no ``executor``).
+    ``retry``: error class → extra attempts, e.g. ``{"crashed": 2, "timeout": 1, "rate_limited": 3}``
+    (``retries.py``); each attempt is a row (``attempt``, ``final``), only final ones are summarized.
+    ``retry_backoff``: seconds before a rate-limited retry, doubled per retry of the cell (at most 60).
+    ``cache``: reuse a cell any run finished with the same inputs (``grid_cache.py``) instead of running
+    it; its rows say where from (``cached_from``).
     """
     pd = require_pandas()
     cells = expand_grid(prompts, profiles=profiles, configs=configs, repeats=repeats)
@@ -114,6 +126,10 @@ async def run_grid(
     chosen_scorers = check_scorers(scorers)
     cell_budget = CellBudget(max_tokens=max_tokens, max_cost=max_cost, max_seconds=max_seconds)
     spend = GridSpend(check_grid_budget(budget))
+    retries = check_retry(retry)
+    backoff = check_backoff(retry_backoff)
+    if not isinstance(cache, bool):
+        raise TypeError(f"cache={cache!r} — give True to reuse finished cells, or False.")
     if kernel_tools and executor is not None:
         raise ValueError(
             "kernel_tools=True works only with the cells on this kernel's loop — drop executor= (the tools "
@@ -133,10 +149,11 @@ async def run_grid(
         todo = []
         for cell in cells:
             record = run.record(cell["cell"])
-            if record is None or (retry_failed and record["status"] == "failed"):
+            for usage in spent_by(run, cell["cell"], record):  # every attempt's, a cell redone too
+                spend.add(usage)
+            failed = record is not None and record["status"] == "failed"
+            if record is None or (retry_failed and failed) or retry_wanted(record, retries):
                 todo.append(cell)
-            else:
-                spend.add(record.get("usage"))
         sink: GridProgress | None = TextProgress() if progress is True else (progress or None)
         tracker = _Tracker(run_name, len(cells), len(cells) - len(todo), sink, runner.label)
         tracker.failed = sum(
@@ -145,6 +162,8 @@ async def run_grid(
         log.info("run %s: %d cells, %d to run on %s", run_name, len(cells), len(todo), runner.label)
         tracker.start()
         attempt = _Attempt(run, anyio.CapacityLimiter(concurrency), tracker, spend)
+        attempt.retries = CellRetries(retries, backoff)
+        cached = await CacheKeys.start(seed, dirs) if cache else None
         try:
             async with anyio.create_task_group() as group:
                 for cell in todo:
@@ -167,6 +186,7 @@ async def run_grid(
                         keep_to=str(run.workdir_path(cell["cell"])) if keep_workdirs else None,
                         kernel_tools=kernel_tools,
                     )
+                    attempt.keys[spec.cell] = cached.key(spec, cell) if cached is not None else None
                     group.start_soon(_one_cell, runner, spec, attempt)
         finally:
             tracker.finish()
@@ -186,17 +206,44 @@ class _Attempt:
     tracker: _Tracker
     spend: GridSpend
     not_run: list[str] = field(default_factory=list)  # cells the grid's budget kept from starting
+    retries: CellRetries = field(default_factory=CellRetries)
+    keys: dict[str, str | None] = field(default_factory=dict)  # cell → cache key (cache=True)
 
 
 async def _one_cell(runner: CellExecutor, spec: CellSpec, attempt: _Attempt) -> None:
+    """The cell from the cache, else run until it succeeds or its error class has no retry left."""
+    key, tracker = attempt.keys.get(spec.cell), attempt.tracker
+    number, counts = attempt.retries.resume(attempt.run, spec.cell)
+    if key is not None and number == 1 and await reuse_cached(attempt.run, spec, key):
+        tracker.done += 1
+        tracker.changed()
+        return
+    final = attempt.run.record(spec.cell) if number > 1 else None  # a resumed cell's failed attempt
+    while True:
+        record = await _run_attempt(runner, spec, attempt, {"attempt": number, "retries": counts})
+        final = record or final  # a retry the budget kept back: the last attempt stays the cell's
+        if record is None or not await attempt.retries.again(record, attempt.spend):
+            break
+        number, counts = number + 1, next_retries(record)
+    if key is not None and final is not None and final["status"] == "finished":
+        await remember_cached(attempt.run, spec.cell, key)
+    tracker.done += 1
+    tracker.failed += final is not None and final["status"] == "failed"
+    tracker.changed()
+
+
+async def _run_attempt(
+    runner: CellExecutor, spec: CellSpec, attempt: _Attempt, fields: dict[str, Any]
+) -> dict[str, Any] | None:
+    """One attempt of the cell, saved as its done record (returned); None when the budget kept it back."""
     run, tracker, spend = attempt.run, attempt.tracker, attempt.spend
     async with attempt.limiter:
         if spend.reached() is not None:  # the grid's budget is spent: this cell does not start
-            attempt.not_run.append(spec.cell)
-            tracker.done += 1
-            tracker.not_run += 1
-            tracker.changed()
-            return
+            if fields["attempt"] == 1 or run.record(spec.cell) is None:  # else: its last attempt stays
+                attempt.not_run.append(spec.cell)
+                tracker.not_run += 1
+            return None
+        attempt.retries.starting(run, spec.cell, fields["attempt"])
         tracker.running += 1
         tracker.changed()
         try:
@@ -214,6 +261,8 @@ async def _one_cell(runner: CellExecutor, spec: CellSpec, attempt: _Attempt) -> 
                 prompts=list(spec.prompts),
                 executor=runner.label,
                 template=spec.template,
+                cache_key=attempt.keys.get(spec.cell),
+                **fields,
             )
             run.save(
                 spec.cell,
@@ -226,9 +275,7 @@ async def _one_cell(runner: CellExecutor, spec: CellSpec, attempt: _Attempt) -> 
             spend.add(result.usage)
         finally:
             tracker.running -= 1
-        tracker.done += 1
-        tracker.failed += result.status == "failed"
-        tracker.changed()
+    return record
 
 
 class _Tracker:

@@ -55,6 +55,7 @@ from silo_nb.experiments.diffs import ChangeBase, Changes
 from silo_nb.experiments.grid_run import GridRun
 from silo_nb.experiments.policy import PermissionPolicy
 from silo_nb.experiments.question_policy import QuestionPolicy
+from silo_nb.experiments.retries import error_class
 from silo_nb.experiments.scorers import score_run
 from silo_nb.kernel_tools import KernelNamespace, KernelToolServer
 from silo_nb.model import (
@@ -122,6 +123,7 @@ class CellResult:
     attempts: int = 1
     workdir: str | None = None  # where the working copy was kept
     timings: dict[str, float] = field(default_factory=dict)  # seconds of the diff and of the scorers
+    error_class: str | None = None  # retries.error_class: timeout, rate_limited, crashed, refused, other
 
     def record(self) -> dict[str, Any]:
         """The done record written under the run's folder (the lines, diff and contents go elsewhere)."""
@@ -273,6 +275,7 @@ async def _drive(service: AgentsService, spec: CellSpec, work: str, result: Cell
     tools = None
     errors: list[str] = []
     journal: Path | None = None
+    timed_out = gone = False
 
     def cancel_turn() -> None:
         if handle is not None:
@@ -312,6 +315,7 @@ async def _drive(service: AgentsService, spec: CellSpec, work: str, result: Cell
                         watch.exceeded.setdefault("stopped", stopped)
                 clock.cancel_scope.cancel()
         if scope.cancelled_caught:
+            timed_out = True
             errors.append(f"timed out after {spec.timeout:g} s")
     except (AgentSessionError, ValueError, OSError) as exc:  # connect or a config option failed
         errors.append(one_line_error(exc))
@@ -319,6 +323,7 @@ async def _drive(service: AgentsService, spec: CellSpec, work: str, result: Cell
         if tools is not None:
             tools.close()
         if handle is not None:
+            gone = not handle.is_live  # the agent's process ended before we closed it
             with anyio.CancelScope(shield=True):
                 await handle.aclose()  # the agent's process group is gone and the journal flushed
             result.session_id = handle.session_id
@@ -328,6 +333,7 @@ async def _drive(service: AgentsService, spec: CellSpec, work: str, result: Cell
     result.budget = watch.exceeded
     result.error = "; ".join(errors) or None
     result.status = "failed" if errors else "finished"
+    result.error_class = error_class(result.error, timed_out=timed_out, agent_gone=gone)
     return journal
 
 

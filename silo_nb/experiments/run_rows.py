@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from silo_nb.experiments.retries import earlier_attempts, record_class
 from silo_nb.experiments.rows import COLUMNS, turn_rows
 from silo_nb.experiments.run_folder import RunFolder
 from silo_nb.sessions import parse_lines, read_lines
@@ -32,6 +33,10 @@ CELL_COLUMNS = (
     "cell_cost",
     "budget_exceeded",
     "attempts",
+    "attempt",
+    "final",
+    "error_class",
+    "cached_from",
     "score_error",
 )
 SCORE_PREFIX = "score."
@@ -52,6 +57,10 @@ def cell_columns(record: Mapping[str, Any], scores: Mapping[str, Any]) -> dict[s
         "cell_cost": usage.get("cost"),
         "budget_exceeded": budget.get("limit"),
         "attempts": record.get("attempts", 1),
+        "attempt": record.get("attempt", 1),  # retries.py: the final attempt is the cell's record
+        "final": True,
+        "error_class": record_class(record),
+        "cached_from": record.get("cached_from"),
         "score_error": "; ".join(f"{name}: {text}" for name, text in errors.items()) or None,
     }
     columns.update({SCORE_PREFIX + name: value for name, value in values.items()})
@@ -78,20 +87,30 @@ def run_rows(run: RunFolder) -> list[dict[str, Any]]:
                 row = _empty_row("", cell, {"error": not_run.get("reason")})
                 rows.append({**grid, "cell_status": "not_run", "executor": None, **row})
             continue
-        grid.update(cell_status=record["status"], executor=record.get("executor"))
-        session = str(record.get("session_id") or "")
-        turns = turn_rows(parse_lines(read_lines(run.journal_path(name), root=run.path)), session=session)
-        if not turns:
-            turns = [_empty_row(session, cell, record)]
-        elif record.get("error"):
-            turns[-1]["error"] = record["error"]  # the cell's reason (a timeout) says more than the turn's
-        budget = record.get("budget") or {}
-        if budget.get("stopped"):
-            prompted = [turn for turn in turns if turn["prompt"] is not None] or turns
-            prompted[-1]["stop_reason"] = "budget"
-        own = cell_columns(record, run.scores(name))
-        rows.extend({**grid, **turn, **own} for turn in turns)
+        for folder, attempt in earlier_attempts(run, name, record):  # retried: a row set per attempt
+            earlier = folder.record(attempt) or {}
+            rows.extend({**row, "final": False} for row in _cell_rows(folder, attempt, cell, earlier, grid))
+        rows.extend(_cell_rows(run, name, cell, record, grid))
     return rows
+
+
+def _cell_rows(
+    run: RunFolder, name: str, cell: Mapping[str, Any], record: Mapping[str, Any], grid: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """The rows of one attempt of a done cell: its turns, the grid's and the cell's columns."""
+    grid = {**grid, "cell_status": record["status"], "executor": record.get("executor")}
+    session = str(record.get("session_id") or "")
+    turns = turn_rows(parse_lines(read_lines(run.journal_path(name), root=run.path)), session=session)
+    if not turns:
+        turns = [_empty_row(session, cell, record)]
+    elif record.get("error"):
+        turns[-1]["error"] = record["error"]  # the cell's reason (a timeout) says more than the turn's
+    budget = record.get("budget") or {}
+    if budget.get("stopped"):
+        prompted = [turn for turn in turns if turn["prompt"] is not None] or turns
+        prompted[-1]["stop_reason"] = "budget"
+    own = cell_columns(record, run.scores(name))
+    return [{**grid, **turn, **own} for turn in turns]
 
 
 def _empty_row(session: str, cell: Mapping[str, Any], record: Mapping[str, Any]) -> dict[str, Any]:

@@ -9,7 +9,8 @@
   prompts; a prompt with fewer than k scored repeats is left out of that k). A cell whose scorer
   failed has no score (NaN), so it is not in ``NAME_n``; ``NAME_errors`` counts those.
 - For each number score and for duration, tokens, cost and tool calls: ``_mean`` and ``_std``.
-- Cells the grid's budget kept from starting are not counted, only shown (``not_run``).
+- Cells the grid's budget kept from starting are not counted, only shown (``not_run``). A retried cell
+  (``run_grid(retry=)``) counts once: only its final attempt's rows (``final``) are read.
 - ``summary.attrs`` records ``by``, the bool and number scores and the ks, for the plots (``summary_plots``).
 """
 
@@ -50,7 +51,7 @@ def pass_at_k(n: int, c: int, k: int) -> float:
 def cells_frame(df: Any) -> Any:
     """One row per cell: grid and cell columns from its first turn, the turns' counts added up."""
     key = "cell" if "cell" in df.columns else "session"
-    table = df.copy()
+    table = df[~df["final"].eq(False)].copy() if "final" in df.columns else df.copy()  # retried: the last
     if "cell_tokens" not in table.columns:
         table["cell_tokens"] = table.get("tokens_used")
     if "cell_cost" not in table.columns:
