@@ -26,6 +26,7 @@ from typing import Any
 
 import anyio
 
+from silo_nb.acp import Sandbox
 from silo_nb.model import (
     AgentCommand,
     AgentSessionUpdate,
@@ -79,6 +80,7 @@ class SessionCore:
         folders: tuple[Path, ...] = (),
         extra_mcp_servers: tuple[McpServerConfig, ...] = (),
         system_prompt: SystemPrompt | None = None,
+        sandbox: Sandbox | None = None,
     ) -> None:
         self.registry = registry
         self.profile = profile
@@ -86,6 +88,8 @@ class SessionCore:
         self.cwd = cwd
         # The folders the agent may read and write through the client (cwd first), resolved.
         self.folders = folders or (Path(cwd).resolve(),)
+        # Where the agent and its terminals run: the sandbox showing this session's folders read-write.
+        self.sandbox = sandbox.bound(self.folders) if sandbox is not None else None
         self.extra_mcp_servers = extra_mcp_servers  # offered besides the profile's (the kernel tools)
         # What is sent as ``systemPrompt`` on session/new, load, resume and fork (where the agent takes it).
         self.system_prompt = system_prompt or SystemPrompt(profile.system_prompt, profile.system_prompt_mode)
@@ -142,6 +146,7 @@ class SessionCore:
             cwd=cwd,
             max_terminals=profile.max_terminals,
             record=self.record,
+            sandbox=self.sandbox,
         )
         # Tools silo_nb runs for the agent (the kernel tools): journaled, asking through the same desk.
         self.client_tools = ClientToolCalls(

@@ -1,0 +1,201 @@
+"""Run an agent (and the terminals it asks for) inside an existing sandbox tool: bubblewrap, podman, docker.
+
+- :class:`Sandbox` turns an argv into the sandboxed argv. What the process sees: its ``writable`` folders
+  read-write (a session's working copy), its runtime read-only (the system's ``/usr``, ``/etc``…, the
+  Python that runs silo_nb and its venv, the command itself, ``PYTHONPATH`` / ``NODE_PATH``, the
+  ``read_only`` paths given), a private ``/tmp``, and an empty ``HOME`` (an empty tmpfs over the user's
+  home and ``/root``): no other cell's folder, no home, nothing else of the machine. The network stays
+  (agents call their model's API) unless ``network=False``.
+- A runtime path that would uncover what the sandbox hides is left out: ``/``, an ancestor of the home,
+  of the temp folder or of a writable folder (binding ``/tmp`` read-only would show every cell's copy).
+- bubblewrap needs no daemon and, where user namespaces are allowed, no root: its root is an empty
+  tmpfs, so only what is bound exists. ``--unshare-pid`` and ``--die-with-parent``: the agent's tree dies
+  with bwrap, which the supervisor (``supervisor.py``) kills as it would the agent.
+- podman and docker run the same binds in a container of ``image`` (``--rm -i``, the caller's uid); the
+  environment goes by name (``-e NAME``: values are taken from the client's environment, never put in an
+  argv another user can read in ``ps``).
+- :func:`sandbox_problem` says, in one line naming what to install or start, why a kind cannot run here
+  (a tool missing, user namespaces refused, an engine not answering); it is asked once per process.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import anyio
+
+__all__ = ["SANDBOX_KINDS", "Sandbox", "SandboxUnavailable", "sandbox_problem"]
+
+SANDBOX_KINDS = ("bwrap", "podman", "docker")
+# What every runtime needs, bound read-only where it exists (on merged-/usr systems /bin and /lib are links).
+SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt")
+DEFAULT_IMAGE = "docker.io/library/debian:bookworm-slim"  # podman/docker: the base the runtime is bound into
+PROBE_SECONDS = 20.0
+_INSTALL = {
+    "bwrap": "install bubblewrap (apt-get install bubblewrap)",
+    "podman": "install podman (apt-get install podman)",
+    "docker": "install Docker and start its engine",
+}
+_problems: dict[str, str | None] = {}
+
+
+class SandboxUnavailable(ValueError):
+    """The sandbox asked for cannot run on this machine (the message says what to install or start)."""
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    """How to wrap an agent's argv (see the module docstring); ``kind`` is one of :data:`SANDBOX_KINDS`."""
+
+    kind: str
+    read_only: tuple[str, ...] = ()  # more runtime paths to show read-only (an agent's credentials file…)
+    writable: tuple[str, ...] = ()  # the session's folders: set by the session (:meth:`bound`)
+    network: bool = True
+    image: str = DEFAULT_IMAGE  # podman/docker only
+    home: str = field(default_factory=lambda: os.path.expanduser("~"))
+
+    def __post_init__(self) -> None:
+        if self.kind not in SANDBOX_KINDS:
+            raise ValueError(
+                f"sandbox={self.kind!r} is not one of {', '.join(SANDBOX_KINDS)} — pass one of them or None."
+            )
+
+    def bound(self, folders: Iterable[str | os.PathLike[str]]) -> Sandbox:
+        """This sandbox with ``folders`` (a session's working copy) read-write."""
+        return replace(self, writable=tuple(os.path.realpath(f) for f in folders))
+
+    def wrap(self, argv: Sequence[str], *, env: Mapping[str, str], cwd: str | None) -> list[str]:
+        """The argv that runs ``argv`` (its command resolved) in this sandbox, in ``cwd``."""
+        runtime = self.runtime_paths(argv, env)
+        if self.kind == "bwrap":
+            return self._bwrap(argv, runtime, cwd)
+        return self._container(argv, runtime, env, cwd)
+
+    def runtime_paths(self, argv: Sequence[str], env: Mapping[str, str]) -> list[str]:
+        """The paths shown read-only besides the system's, each existing, none uncovering a hidden one."""
+        found: list[str] = []
+        prefixes = {sys.prefix, sys.base_prefix, sys.exec_prefix}
+        candidates = [*sorted(prefixes), *self.read_only]
+        if argv:
+            candidates += _command_paths(argv[0])
+        candidates += [a for a in argv[1:] if os.path.isabs(a) and os.path.isfile(a)]  # a script
+        for name in ("PYTHONPATH", "NODE_PATH"):
+            candidates += [p for p in env.get(name, "").split(os.pathsep) if os.path.isabs(p)]
+        hidden = [
+            os.path.realpath(h) for h in (self.home, "/root", tempfile.gettempdir(), "/tmp", *self.writable)
+        ]
+        for raw in candidates:
+            for path in dict.fromkeys((os.path.abspath(raw), os.path.realpath(raw))):
+                if not os.path.exists(path) or path in found:
+                    continue
+                if any(_covers(path, h) for h in hidden):
+                    continue  # it would show what the sandbox hides (a home, every cell's folder)
+                found.append(path)
+        # A path inside another is shown by it (and binding it again would fail on a read-only mount).
+        return [p for p in found if not any(q != p and _covers(q, p) for q in found)]
+
+    def _bwrap(self, argv: Sequence[str], runtime: Sequence[str], cwd: str | None) -> list[str]:
+        out = [
+            shutil.which("bwrap") or "bwrap",
+            "--die-with-parent",
+            "--unshare-pid",
+            "--unshare-ipc",
+            "--unshare-uts",
+        ]
+        out += ["--unshare-cgroup-try"]
+        if not self.network:
+            out.append("--unshare-net")
+        for path in SYSTEM_PATHS:
+            out += ["--ro-bind-try", path, path]
+        out += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/var/tmp"]
+        for home in dict.fromkeys((self.home, "/root")):
+            out += ["--tmpfs", home]  # before the runtime: a Python under ~/.pyenv is bound over it
+        out += ["--setenv", "HOME", self.home, "--setenv", "TMPDIR", "/tmp"]
+        for path in runtime:
+            out += ["--ro-bind", path, path]
+        for path in self.writable:
+            out += ["--bind", path, path]
+        if cwd is not None:
+            out += ["--chdir", cwd]
+        return [*out, "--", *argv]
+
+    def _container(
+        self, argv: Sequence[str], runtime: Sequence[str], env: Mapping[str, str], cwd: str | None
+    ) -> list[str]:
+        out = [
+            shutil.which(self.kind) or self.kind,
+            "run",
+            "--rm",
+            "-i",
+            "--init",
+            f"--user={os.getuid()}:{os.getgid()}",
+        ]
+        out += ["--network=host" if self.network else "--network=none", "--tmpfs=/tmp"]
+        out += [f"--tmpfs={home}" for home in dict.fromkeys((self.home, "/root"))]
+        if self.kind == "podman":
+            out.append("--userns=keep-id")
+        for path in runtime:
+            out.append(f"--volume={path}:{path}:ro")
+        for path in self.writable:
+            out.append(f"--volume={path}:{path}:rw")
+        out += [f"--env={name}" for name in sorted(env) if name not in ("HOME", "TMPDIR")]
+        out += [f"--env=HOME={self.home}", "--env=TMPDIR=/tmp"]
+        if cwd is not None:
+            out.append(f"--workdir={cwd}")
+        return [*out, self.image, *argv]
+
+
+def _covers(path: str, hidden: str) -> bool:
+    """Whether binding ``path`` would show ``hidden`` (it is ``hidden`` or one of its ancestors)."""
+    return path == hidden or hidden.startswith(path.rstrip("/") + "/")
+
+
+def _command_paths(command: str) -> list[str]:
+    """The command, and the prefix it lives in when it is ``<prefix>/bin/<name>`` (a venv, a Node)."""
+    paths = [command]
+    for path in dict.fromkeys((command, os.path.realpath(command))):
+        parent = Path(path).parent
+        if parent.name == "bin" and str(parent.parent) not in ("/", "/usr", "/usr/local"):
+            paths.append(str(parent.parent))
+    return paths
+
+
+async def sandbox_problem(kind: str) -> str | None:
+    """Why ``kind`` cannot run here, in one line naming what to do; None if it can (probed once)."""
+    if kind not in _problems:
+        _problems[kind] = await _probe(kind)
+    return _problems[kind]
+
+
+async def _probe(kind: str) -> str | None:
+    if kind not in SANDBOX_KINDS:
+        return f"sandbox={kind!r} is not one of {', '.join(SANDBOX_KINDS)} — pass one of them or None."
+    tool = shutil.which(kind)
+    if tool is None:
+        return f"sandbox={kind!r}: {kind} is not on PATH — {_INSTALL[kind]}, or pass sandbox=None."
+    argv = [tool, "--ro-bind", "/", "/", "--unshare-pid", "--", "true"] if kind == "bwrap" else [tool, "info"]
+    done = None
+    try:
+        with anyio.move_on_after(PROBE_SECONDS):
+            done = await anyio.run_process(argv, check=False, stdin=subprocess.DEVNULL)
+    except OSError as exc:
+        return f"sandbox={kind!r}: {kind} could not be run ({exc}) — {_INSTALL[kind]}, or pass sandbox=None."
+    if done is None:
+        late = f"did not answer within {PROBE_SECONDS:g} s"
+        return f"sandbox={kind!r}: {kind} {late} — check it, or pass sandbox=None."
+    if done.returncode == 0:
+        return None
+    lines = done.stderr.decode("utf-8", "replace").splitlines()
+    said = " | ".join(line.strip() for line in lines if line.strip())[:300] or f"exit {done.returncode}"
+    if kind == "bwrap":
+        fix = "allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1) or run as root"
+    else:
+        fix = f"start the {kind} engine"
+    return f"sandbox={kind!r}: {kind} cannot run here ({said}) — {fix}, or pass sandbox=None."
