@@ -26,7 +26,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import anyio
@@ -43,7 +43,7 @@ _INSTALL = {
     "podman": "install podman (apt-get install podman)",
     "docker": "install Docker and start its engine",
 }
-_problems: dict[str, str | None] = {}
+_problems: dict[tuple[str, str | None], str | None] = {}  # (kind, the tool found) -> the probe's answer
 
 
 class SandboxUnavailable(ValueError):
@@ -59,7 +59,10 @@ class Sandbox:
     writable: tuple[str, ...] = ()  # the session's folders: set by the session (:meth:`bound`)
     network: bool = True
     image: str = DEFAULT_IMAGE  # podman/docker only
-    home: str = field(default_factory=lambda: os.path.expanduser("~"))
+    # Show what the command needs (its prefix, a script among its args, PYTHONPATH / NODE_PATH): true for
+    # the profile's agent; false for a terminal, whose command, args and env the agent chooses — binding
+    # them would let it name another cell's file and have it shown.
+    from_command: bool = True
 
     def __post_init__(self) -> None:
         if self.kind not in SANDBOX_KINDS:
@@ -71,11 +74,15 @@ class Sandbox:
         """This sandbox with ``folders`` (a session's working copy) read-write."""
         return replace(self, writable=tuple(os.path.realpath(f) for f in folders))
 
+    def for_terminals(self) -> Sandbox:
+        """This sandbox for commands the agent names (:attr:`from_command` off)."""
+        return replace(self, from_command=False)
+
     def wrap(self, argv: Sequence[str], *, env: Mapping[str, str], cwd: str | None) -> list[str]:
         """The argv that runs ``argv`` (its command resolved) in this sandbox, in ``cwd``."""
         runtime = self.runtime_paths(argv, env)
         if self.kind == "bwrap":
-            return self._bwrap(argv, runtime, cwd)
+            return self._bwrap(argv, runtime, env, cwd)
         return self._container(argv, runtime, env, cwd)
 
     def runtime_paths(self, argv: Sequence[str], env: Mapping[str, str]) -> list[str]:
@@ -83,14 +90,12 @@ class Sandbox:
         found: list[str] = []
         prefixes = {sys.prefix, sys.base_prefix, sys.exec_prefix}
         candidates = [*sorted(prefixes), *self.read_only]
-        if argv:
+        if argv and self.from_command:
             candidates += _command_paths(argv[0])
-        candidates += [a for a in argv[1:] if os.path.isabs(a) and os.path.isfile(a)]  # a script
-        for name in ("PYTHONPATH", "NODE_PATH"):
-            candidates += [p for p in env.get(name, "").split(os.pathsep) if os.path.isabs(p)]
-        hidden = [
-            os.path.realpath(h) for h in (self.home, "/root", tempfile.gettempdir(), "/tmp", *self.writable)
-        ]
+            candidates += [a for a in argv[1:] if os.path.isabs(a) and os.path.isfile(a)]  # a script
+            for name in ("PYTHONPATH", "NODE_PATH"):
+                candidates += [p for p in env.get(name, "").split(os.pathsep) if os.path.isabs(p)]
+        hidden = [os.path.realpath(h) for h in (*_homes(env), tempfile.gettempdir(), "/tmp", *self.writable)]
         for raw in candidates:
             for path in dict.fromkeys((os.path.abspath(raw), os.path.realpath(raw))):
                 if not os.path.exists(path) or path in found:
@@ -101,7 +106,9 @@ class Sandbox:
         # A path inside another is shown by it (and binding it again would fail on a read-only mount).
         return [p for p in found if not any(q != p and _covers(q, p) for q in found)]
 
-    def _bwrap(self, argv: Sequence[str], runtime: Sequence[str], cwd: str | None) -> list[str]:
+    def _bwrap(
+        self, argv: Sequence[str], runtime: Sequence[str], env: Mapping[str, str], cwd: str | None
+    ) -> list[str]:
         out = [
             shutil.which("bwrap") or "bwrap",
             "--die-with-parent",
@@ -115,9 +122,10 @@ class Sandbox:
         for path in SYSTEM_PATHS:
             out += ["--ro-bind-try", path, path]
         out += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/var/tmp"]
-        for home in dict.fromkeys((self.home, "/root")):
+        homes = _homes(env)
+        for home in homes:
             out += ["--tmpfs", home]  # before the runtime: a Python under ~/.pyenv is bound over it
-        out += ["--setenv", "HOME", self.home, "--setenv", "TMPDIR", "/tmp"]
+        out += ["--setenv", "HOME", homes[0], "--setenv", "TMPDIR", "/tmp"]
         for path in runtime:
             out += ["--ro-bind", path, path]
         for path in self.writable:
@@ -138,7 +146,8 @@ class Sandbox:
             f"--user={os.getuid()}:{os.getgid()}",
         ]
         out += ["--network=host" if self.network else "--network=none", "--tmpfs=/tmp"]
-        out += [f"--tmpfs={home}" for home in dict.fromkeys((self.home, "/root"))]
+        homes = _homes(env)
+        out += [f"--tmpfs={home}" for home in homes]
         if self.kind == "podman":
             out.append("--userns=keep-id")
         for path in runtime:
@@ -146,10 +155,16 @@ class Sandbox:
         for path in self.writable:
             out.append(f"--volume={path}:{path}:rw")
         out += [f"--env={name}" for name in sorted(env) if name not in ("HOME", "TMPDIR")]
-        out += [f"--env=HOME={self.home}", "--env=TMPDIR=/tmp"]
+        out += [f"--env=HOME={homes[0]}", "--env=TMPDIR=/tmp"]
         if cwd is not None:
             out.append(f"--workdir={cwd}")
         return [*out, self.image, *argv]
+
+
+def _homes(env: Mapping[str, str]) -> list[str]:
+    """The homes hidden behind an empty tmpfs: the agent's ``HOME`` (first), this user's, ``/root``."""
+    found = [env.get("HOME") or "", os.path.expanduser("~"), "/root"]
+    return list(dict.fromkeys(os.path.abspath(h) for h in found if os.path.isabs(h) and h != "/"))
 
 
 def _covers(path: str, hidden: str) -> bool:
@@ -169,9 +184,10 @@ def _command_paths(command: str) -> list[str]:
 
 async def sandbox_problem(kind: str) -> str | None:
     """Why ``kind`` cannot run here, in one line naming what to do; None if it can (probed once)."""
-    if kind not in _problems:
-        _problems[kind] = await _probe(kind)
-    return _problems[kind]
+    key = (kind, shutil.which(kind) if kind in SANDBOX_KINDS else None)
+    if key not in _problems:
+        _problems[key] = await _probe(kind)
+    return _problems[key]
 
 
 async def _probe(kind: str) -> str | None:
