@@ -204,3 +204,36 @@ def test_runtime_paths_never_uncover_the_home_the_temp_folder_or_the_copy(tmp_pa
     )
     assert str(tmp_path) not in named and "/opt/x" not in named
     sandbox_module._problems.clear()
+
+
+@needs_bwrap
+def test_a_dask_worker_runs_its_cells_in_the_sandbox_too(place: dict[str, Any]) -> None:
+    distributed = pytest.importorskip("distributed")  # the test extra installs it; CI never skips
+
+    async def main(client: Any) -> Any:
+        return await run_grid(
+            [json.dumps(place["paths"])],
+            profiles=["escape"],
+            folder=place["tmp"] / "runs",
+            name="on-dask",
+            config_dirs=[place["config"]],
+            sandbox="bwrap",
+            executor=client,
+            progress=False,
+            timeout=60,
+        )
+
+    with (
+        distributed.LocalCluster(
+            n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        table = anyio.run(main, client)
+    (row,) = table.to_dict("records")
+    record = json.loads((place["tmp"] / "runs" / "on-dask" / "cells" / f"{row['cell']}.json").read_text())
+    assert record["pid"] != os.getpid() and row["sandbox"] == "bwrap", row["error"]
+    report = json.loads(row["text"])
+    assert report["own_write"] == "ok:4" and report["cell_folder"] == "ok:work", report
+    assert report["neighbour_read"].startswith("error:") and report["home_read"].startswith("error:"), report
+    assert not (place["tmp"] / "outside.txt").exists()
