@@ -196,7 +196,11 @@ async def _probe(kind: str) -> str | None:
     tool = shutil.which(kind)
     if tool is None:
         return f"sandbox={kind!r}: {kind} is not on PATH — {_INSTALL[kind]}, or pass sandbox=None."
-    argv = [tool, "--ro-bind", "/", "/", "--unshare-pid", "--", "true"] if kind == "bwrap" else [tool, "info"]
+    argv = {  # a real start where it needs no image: an installed podman may still fail every run (cgroups)
+        "bwrap": [tool, "--ro-bind", "/", "/", "--unshare-pid", "--", "true"],
+        "podman": [tool, "run", "--rm", "--rootfs", "/", "--network=host", "true"],
+        "docker": [tool, "info"],
+    }[kind]
     done = None
     try:
         with anyio.move_on_after(PROBE_SECONDS):
@@ -212,6 +216,8 @@ async def _probe(kind: str) -> str | None:
     said = " | ".join(line.strip() for line in lines if line.strip())[:300] or f"exit {done.returncode}"
     if kind == "bwrap":
         fix = "allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1) or run as root"
+    elif kind == "podman":
+        fix = "make `podman run --rm --rootfs / true` work here (its runtime, cgroups, limits)"
     else:
-        fix = f"start the {kind} engine"
+        fix = "start the docker engine"
     return f"sandbox={kind!r}: {kind} cannot run here ({said}) — {fix}, or pass sandbox=None."

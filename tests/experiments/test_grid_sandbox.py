@@ -149,10 +149,11 @@ def test_docker_without_an_engine_or_a_missing_tool_is_refused_in_one_line_befor
     async def main(kind: str) -> Any:
         return await run_grid(["hi"], folder=tmp_path / "runs", config_dirs=[], sandbox=kind, progress=False)
 
-    if shutil.which("docker") is not None and anyio.run(sandbox_problem, "docker") is not None:
-        with pytest.raises(SandboxUnavailable) as engine:
-            anyio.run(main, "docker")
-        assert "\n" not in str(engine.value) and "start the docker engine" in str(engine.value)
+    for kind, fix in (("docker", "start the docker engine"), ("podman", "podman run --rm --rootfs / true")):
+        if shutil.which(kind) is not None and anyio.run(sandbox_problem, kind) is not None:
+            with pytest.raises(SandboxUnavailable) as engine:  # installed, cannot run (here: both)
+                anyio.run(main, kind)
+            assert "\n" not in str(engine.value) and fix in str(engine.value), engine.value
     monkeypatch.setenv("PATH", str(tmp_path))  # no tool at all
     for kind in ("docker", "podman", "bwrap"):
         with pytest.raises(SandboxUnavailable) as missing:
