@@ -74,6 +74,10 @@ class Sandbox:
         """This sandbox with ``folders`` (a session's working copy) read-write."""
         return replace(self, writable=tuple(os.path.realpath(f) for f in folders))
 
+    def showing(self, *paths: str | os.PathLike[str]) -> Sandbox:
+        """This sandbox with ``paths`` read-only too (the kernel tools' socket folder, for their relay)."""
+        return replace(self, read_only=(*self.read_only, *(os.fspath(p) for p in paths)))
+
     def for_terminals(self) -> Sandbox:
         """This sandbox for commands the agent names (:attr:`from_command` off)."""
         return replace(self, from_command=False)

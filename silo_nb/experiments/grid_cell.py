@@ -294,6 +294,10 @@ async def _drive(service: AgentsService, spec: CellSpec, work: str, result: Cell
     try:
         with anyio.move_on_after(spec.timeout) as scope:
             tools = await _kernel_tools(service, spec)
+            if tools is not None and tools.socket_path and service.sandbox is not None:
+                # The relay the agent starts reaches the kernel through this folder's socket (connect
+                # needs no write): shown read-only. The tools' code still runs in the kernel, by policy.
+                service.sandbox = service.sandbox.showing(os.path.dirname(tools.socket_path))
             servers = [tools.server_config] if tools is not None else []
             handle = await service.sessions.connect(spec.profile, cwd=work, mcp_servers=servers)
             if tools is not None:

@@ -39,11 +39,13 @@ def place(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str,
     agent = tmp_path / "agent.py"
     shutil.copy(AGENT, agent)  # the agent appends to its own copy when nothing stops it
     config = tmp_path / "config"
-    write_toml(config, toml_profile("escape", command=sys.executable, args=[str(agent), "escape"]))
-    write_toml(config, toml_profile("escape", command=sys.executable, args=[str(agent), "escape"]))
-    (config / "silo" / "profiles.toml").write_text(
-        toml_profile("escape", command=sys.executable, args=[str(agent), "escape"])
-        + toml_profile("needs-home", command=sys.executable, args=[str(agent), "needs-home"])
+    # The profile grants the home as an additional directory: served by the client's fs methods unsandboxed,
+    # left out in a sandbox (the session's folders are then its working copy alone).
+    escape = toml_profile(
+        "escape", command=sys.executable, args=[str(agent), "escape"], additional_directories=[str(home)]
+    )
+    write_toml(
+        config, escape + toml_profile("needs-home", command=sys.executable, args=[str(agent), "needs-home"])
     )
     paths = {
         "neighbour": str(neighbour / "work" / "secret.txt"),
@@ -124,8 +126,9 @@ def test_without_a_sandbox_the_same_agent_reaches_both(place: dict[str, Any]) ->
         assert "data" in report["cell_folder"].split(","), report
         assert report["outside_write"] == "ok:7", report
         assert report["runtime_write"].startswith("ok:"), report
-        # The client's fs methods and terminals are bounded by the session's folders either way.
-        assert report["fs_neighbour"].startswith("error:") and report["fs_home"].startswith("error:")
+        # The client's fs methods serve the session's folders: the profile's additional directory too.
+        assert report["fs_neighbour"].startswith("error:") and "outside" in report["fs_neighbour"], report
+        assert report["fs_home"].startswith("ok:") and "home secret" in report["fs_home"], report
         assert report["terminal"] == "ok:0:neighbour secret", report
     assert (place["tmp"] / "outside.txt").read_text() == "escaped"
 

@@ -149,6 +149,8 @@ class Connector:
         # terminals serve no more than the sandbox shows (additional_directories are left out).
         sandboxed = self._host.sandbox is not None
         folders = (work_dir,) if sandboxed else (work_dir, *self._extra_folders(profile))
+        if sandboxed and profile.additional_directories:
+            log.warning("%s: additional_directories are left out in a sandbox", profile.display_label)
         journals, board = self._journals, self._host.board
         # Validates workspace_id, and refuses a data folder another user could change, before anything starts.
         journals.check(journals.path(workspace, "probe"), folder_only=True)
