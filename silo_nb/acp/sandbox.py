@@ -120,7 +120,8 @@ class Sandbox:
             "--unshare-ipc",
             "--unshare-uts",
         ]
-        out += ["--unshare-cgroup-try"]
+        # As root bwrap keeps every capability (mounts, ptrace…) inside: none is left to the agent.
+        out += ["--unshare-cgroup-try", "--cap-drop", "ALL"]
         if not self.network:
             out.append("--unshare-net")
         for path in SYSTEM_PATHS:

@@ -68,6 +68,7 @@ def escape(session_id: str, paths: dict[str, str]) -> dict[str, str]:
         "cell_folder": attempt(lambda: ",".join(sorted(os.listdir(os.path.dirname(os.getcwd()))))),
         "outside_write": attempt(lambda: write(paths["outside"], "escaped")),
         "runtime_write": attempt(lambda: write(paths["runtime"], "\n# escaped\n", "a")),
+        "capabilities": attempt(lambda: read("/proc/self/status").split("CapEff:")[1].split()[0]),
     }
     for name in ("neighbour", "home"):
         answer = ask("fs/read_text_file", {"sessionId": session_id, "path": paths[name]})

@@ -93,6 +93,7 @@ def test_a_sandboxed_cell_writes_only_its_copy_and_reaches_no_neighbour_nor_home
         assert report["cell_folder"] == "ok:work", report  # not its journals (data/), nor the lock
         # (``outside`` is under /tmp: the write may land in the sandbox's private /tmp, never in ours.)
         assert report["runtime_write"] == "error:OSError", report  # read-only: EROFS
+        assert report["capabilities"] == "ok:0000000000000000", report  # none, even when we are root
         assert report["fs_neighbour"].startswith("error:") and "outside" in report["fs_neighbour"], report
         assert report["fs_home"].startswith("error:") and "outside" in report["fs_home"], report
         # The terminal ran, sandboxed: a path its argv names is not shown to it.
