@@ -36,6 +36,7 @@ __all__ = ["SANDBOX_KINDS", "Sandbox", "SandboxUnavailable", "sandbox_problem"]
 SANDBOX_KINDS = ("bwrap", "podman", "docker")
 # What every runtime needs, bound read-only where it exists (on merged-/usr systems /bin and /lib are links).
 SYSTEM_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt")
+TMPFS_BYTES = 1 << 30
 DEFAULT_IMAGE = "docker.io/library/debian:bookworm-slim"  # podman/docker: the base the runtime is bound into
 PROBE_SECONDS = 20.0
 _INSTALL = {
@@ -59,6 +60,9 @@ class Sandbox:
     writable: tuple[str, ...] = ()  # the session's folders: set by the session (:meth:`bound`)
     network: bool = True
     image: str = DEFAULT_IMAGE  # podman/docker only
+    # The size of each private tmpfs (/tmp, the home): they live in memory, so an agent filling one
+    # would take the machine's; it gets "no space left" instead.
+    tmpfs_bytes: int = TMPFS_BYTES
     # Show what the command needs (its prefix, a script among its args, PYTHONPATH / NODE_PATH): true for
     # the profile's agent; false for a terminal, whose command, args and env the agent chooses — binding
     # them would let it name another cell's file and have it shown.
@@ -96,7 +100,9 @@ class Sandbox:
         candidates = [*sorted(prefixes), *self.read_only]
         if argv and self.from_command:
             candidates += _command_paths(argv[0])
-            candidates += [a for a in argv[1:] if os.path.isabs(a) and os.path.isfile(a)]  # a script
+            for arg in argv[1:]:  # a script (``node /x/node_modules/pkg/dist/index.js``: its install too)
+                if os.path.isabs(arg) and os.path.isfile(arg):
+                    candidates += _command_paths(arg)
             for name in ("PYTHONPATH", "NODE_PATH"):
                 candidates += [p for p in env.get(name, "").split(os.pathsep) if os.path.isabs(p)]
         hidden = [os.path.realpath(h) for h in (*_homes(env), tempfile.gettempdir(), "/tmp", *self.writable)]
@@ -126,10 +132,11 @@ class Sandbox:
             out.append("--unshare-net")
         for path in SYSTEM_PATHS:
             out += ["--ro-bind-try", path, path]
-        out += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", "/var/tmp"]
+        out += ["--proc", "/proc", "--dev", "/dev"]
         homes = _homes(env)
-        for home in homes:
-            out += ["--tmpfs", home]  # before the runtime: a Python under ~/.pyenv is bound over it
+        size = ["--size", str(self.tmpfs_bytes)]
+        for private in ("/tmp", "/var/tmp", *homes):
+            out += [*size, "--tmpfs", private]  # a home before the runtime: a ~/.pyenv is bound over it
         out += ["--setenv", "HOME", homes[0], "--setenv", "TMPDIR", "/tmp"]
         for path in runtime:
             out += ["--ro-bind", path, path]
@@ -150,9 +157,9 @@ class Sandbox:
             "--init",
             f"--user={os.getuid()}:{os.getgid()}",
         ]
-        out += ["--network=host" if self.network else "--network=none", "--tmpfs=/tmp"]
+        out += ["--network=host" if self.network else "--network=none"]
         homes = _homes(env)
-        out += [f"--tmpfs={home}" for home in homes]
+        out += [f"--tmpfs={private}:size={self.tmpfs_bytes}" for private in ("/tmp", *homes)]
         if self.kind == "podman":
             out.append("--userns=keep-id")
         for path in runtime:
@@ -178,9 +185,14 @@ def _covers(path: str, hidden: str) -> bool:
 
 
 def _command_paths(command: str) -> list[str]:
-    """The command, and the prefix it lives in when it is ``<prefix>/bin/<name>`` (a venv, a Node)."""
+    """The command; the prefix it lives in when it is ``<prefix>/bin/<name>`` (a venv, a Node); the folder
+    holding its ``node_modules`` when it is an npm package's (``.bin/x`` → ``../pkg/dist/x.js``: the
+    package needs its dependencies beside it)."""
     paths = [command]
     for path in dict.fromkeys((command, os.path.realpath(command))):
+        parts = Path(path).parts
+        if "node_modules" in parts[:-1]:
+            paths.append(str(Path(*parts[: parts.index("node_modules")])))
         parent = Path(path).parent
         if parent.name == "bin" and str(parent.parent) not in ("/", "/usr", "/usr/local"):
             paths.append(str(parent.parent))
