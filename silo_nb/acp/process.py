@@ -111,7 +111,8 @@ class AgentProcess:
                 child_env.pop(name, None)
             else:
                 child_env[name] = value
-        resolved = shutil.which(command, path=child_env.get("PATH"))
+        search = sandbox.search_path(child_env) if sandbox is not None else child_env.get("PATH")
+        resolved = shutil.which(command, path=search)
         shown = _shown(command)
         if resolved is None:
             raise AgentSpawnError(

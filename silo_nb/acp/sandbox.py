@@ -82,9 +82,23 @@ class Sandbox:
         """This sandbox with ``paths`` read-only too (the kernel tools' socket folder, for their relay)."""
         return replace(self, read_only=(*self.read_only, *(os.fspath(p) for p in paths)))
 
-    def for_terminals(self) -> Sandbox:
-        """This sandbox for commands the agent names (:attr:`from_command` off)."""
-        return replace(self, from_command=False)
+    def for_terminals(self, agent_argv: Sequence[str] = (), env: Mapping[str, str] | None = None) -> Sandbox:
+        """This sandbox for the commands the agent names (:attr:`from_command` off), showing what its own
+        sandbox shows (``agent_argv`` and ``env``: the agent's), so a terminal sees no more than the agent."""
+        env = dict(env if env is not None else os.environ)
+        resolved = shutil.which(agent_argv[0], path=env.get("PATH")) if agent_argv else None
+        agent = self.runtime_paths([resolved, *agent_argv[1:]], env) if resolved else []
+        return replace(self, from_command=False, read_only=(*self.read_only, *agent))
+
+    def search_path(self, env: Mapping[str, str]) -> str | None:
+        """The ``PATH`` a command is looked up in: for a terminal, only its folders this sandbox shows (a
+        ``python3`` found in a hidden ``~/.pyenv/shims`` could not start in it); else ``env``'s."""
+        search = env.get("PATH")
+        if self.from_command or search is None:
+            return search
+        shown = [*SYSTEM_PATHS, *self.runtime_paths([], env), *self.writable]
+        folders = [f for f in search.split(os.pathsep) if any(_covers(s, os.path.realpath(f)) for s in shown)]
+        return os.pathsep.join(folders)
 
     def wrap(self, argv: Sequence[str], *, env: Mapping[str, str], cwd: str | None) -> list[str]:
         """The argv that runs ``argv`` (its command resolved) in this sandbox, in ``cwd``."""

@@ -109,3 +109,16 @@ def around(argv: list[str], token: str, before: int, after: int) -> list[str]:
     """The ``before`` parts ahead of ``token``'s first place in ``argv``, and ``after`` from it on."""
     at = argv.index(token)
     return argv[at - before : at + after]
+
+
+def test_a_terminal_sees_what_its_agent_sees_and_finds_its_command_there(tmp_path: Path) -> None:
+    script = tmp_path / "agent.py"
+    script.write_text("")
+    hidden_bin = tmp_path / "home" / ".pyenv" / "shims"
+    env = {"PATH": f"{hidden_bin}:/usr/bin", "HOME": str(tmp_path / "home")}
+    box = Sandbox("bwrap").bound([tmp_path / "work"])
+    terminals = box.for_terminals([sys.executable, str(script)], env)
+    assert str(script) in terminals.read_only  # the agent's own script: the agent sees it anyway
+    assert terminals.search_path(env) == "/usr/bin"  # a shim under the hidden home could not start
+    assert box.search_path(env) == env["PATH"]  # the agent's command: looked up as the profile says
+    assert str(tmp_path / "other.py") not in terminals.runtime_paths(["cat", str(tmp_path / "other.py")], env)

@@ -16,7 +16,8 @@ import pytest
 
 import silo_nb.acp.sandbox as sandbox_module
 from silo_nb.acp import Sandbox, SandboxUnavailable, sandbox_problem
-from silo_nb.experiments import run_grid
+from silo_nb.experiments import PermissionPolicy, run_grid
+from tests.experiments.grid_checks import TASK, agents_with, demo_env
 from tests.support.profiles import toml_profile, write_toml
 
 AGENT = Path(__file__).resolve().parents[1] / "agents" / "escape_agent.py"
@@ -242,3 +243,28 @@ def test_a_dask_worker_runs_its_cells_in_the_sandbox_too(place: dict[str, Any]) 
     assert report["own_write"] == "ok:4" and report["cell_folder"] == "ok:work", report
     assert report["neighbour_read"].startswith("error:") and report["home_read"].startswith("error:"), report
     assert not (place["tmp"] / "outside.txt").exists()
+
+
+@needs_bwrap
+def test_the_demo_agent_runs_its_tests_in_a_sandboxed_terminal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The built-in agent, sandboxed: its terminal's ``python3`` is found where the sandbox shows it."""
+    demo_env(monkeypatch, tmp_path / "demo-state")
+
+    async def main() -> Any:
+        return await run_grid(
+            ["run the tests"],
+            folder=tmp_path / "runs",
+            config_dirs=[],
+            template=TASK,
+            policy=PermissionPolicy("allow *"),
+            sandbox="bwrap",
+            progress=False,
+            timeout=60,
+        )
+
+    (row,) = anyio.run(main).to_dict("records")
+    assert row["cell_status"] == "finished" and row["sandbox"] == "bwrap", row["error"]
+    assert "The tests ran: 3 passed" in row["text"], row["text"]
+    assert agents_with(str(tmp_path / "demo-state")) == []

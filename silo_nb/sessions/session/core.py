@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -146,7 +147,10 @@ class SessionCore:
             cwd=cwd,
             max_terminals=profile.max_terminals,
             record=self.record,
-            sandbox=self.sandbox,
+            # In the agent's sandbox view: what its own argv and env show, nothing a terminal's names.
+            sandbox=self.sandbox.for_terminals(_agent_argv(profile), _agent_env(profile))
+            if self.sandbox
+            else None,
         )
         # Tools silo_nb runs for the agent (the kernel tools): journaled, asking through the same desk.
         self.client_tools = ClientToolCalls(
@@ -278,3 +282,18 @@ class SessionCore:
                 await connection.aclose()
         finally:
             self.journal.release()
+
+
+def _agent_argv(profile: AgentProfile) -> list[str]:
+    return [profile.command, *profile.args]
+
+
+def _agent_env(profile: AgentProfile) -> dict[str, str]:
+    """The agent's environment as its spawn makes it: the kernel's, with the profile's laid over."""
+    env = dict(os.environ)
+    for name, value in profile.spawn_env.items():
+        if value is None:
+            env.pop(name, None)
+        else:
+            env[name] = value
+    return env

@@ -131,8 +131,7 @@ class TerminalHost:
         sandbox: Sandbox | None = None,
     ) -> None:
         self.enabled = enabled
-        # A sandboxed agent's terminals run in the same sandbox, showing nothing their argv names.
-        self._sandbox = sandbox.for_terminals() if sandbox is not None else None
+        self._sandbox = sandbox  # a sandboxed agent's terminals: Sandbox.for_terminals (session/core.py)
         self._folders = tuple(folder.resolve() for folder in folders)
         self._cwd = cwd
         self._max = max_terminals
