@@ -111,7 +111,7 @@ class Sandbox:
         """The paths shown read-only besides the system's, each existing, none uncovering a hidden one."""
         found: list[str] = []
         prefixes = {sys.prefix, sys.base_prefix, sys.exec_prefix}
-        candidates = [*sorted(prefixes), *self.read_only]
+        candidates = [*sorted(prefixes), *(os.path.expanduser(p) for p in self.read_only)]
         if argv and self.from_command:
             candidates += _command_paths(argv[0])
             for arg in argv[1:]:  # a script (``node /x/node_modules/pkg/dist/index.js``: its install too)

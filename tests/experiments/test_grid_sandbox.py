@@ -204,6 +204,15 @@ def test_runtime_paths_never_uncover_the_home_the_temp_folder_or_the_copy(tmp_pa
     assert any(sys.base_prefix.startswith(p) for p in paths)
     with pytest.raises(ValueError, match="not one of bwrap, podman, docker"):
         Sandbox("jail")
+    # A file of the home given on purpose (an agent's credentials) is shown, and only it.
+    (tmp_path / "home").mkdir()
+    (tmp_path / "home" / "token").write_text("t")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("HOME", str(tmp_path / "home"))
+        shown_token = Sandbox("bwrap", read_only=("~/token",)).runtime_paths(
+            [], {"HOME": str(tmp_path / "home")}
+        )
+    assert str(tmp_path / "home" / "token") in shown_token and str(tmp_path / "home") not in shown_token
     # A terminal's command and args are the agent's: nothing they name is shown (nor PYTHONPATH's).
     named = box.for_terminals().runtime_paths(
         ["/opt/x/bin/cat", str(tmp_path)], {"PYTHONPATH": str(tmp_path)}
