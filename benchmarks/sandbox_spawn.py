@@ -9,7 +9,9 @@ Measured one at a time on this loop (no concurrency: the cost of one, not the ma
 
 Each is run ``n`` times per mode, alternating the modes (so a busy neighbour slows both alike); the
 median and the spread (first and third quartiles) are printed, and the overhead as the difference of
-the medians. :func:`measure` returns the figures for ``benchmarks/grid.py`` to reuse.
+the medians — of the wall time, and of the CPU time (this process's and its reaped descendants', user +
+system: far less swayed by the other work on a shared machine than the wall time). :func:`measure`
+returns the figures for ``benchmarks/grid.py`` to reuse.
 
 Run: ``PYTHONPATH=. .venv/bin/python benchmarks/sandbox_spawn.py [n]`` (default 20).
 """
@@ -17,6 +19,7 @@ Run: ``PYTHONPATH=. .venv/bin/python benchmarks/sandbox_spawn.py [n]`` (default 
 from __future__ import annotations
 
 import os
+import resource
 import statistics
 import sys
 import tempfile
@@ -29,6 +32,12 @@ from silo_nb.acp import AgentProcess, Sandbox
 from silo_nb.experiments import CellSpec, run_cell
 
 MODES: tuple[str | None, ...] = (None, "bwrap")
+
+
+def cpu_seconds() -> float:
+    """User + system seconds of this process and of its descendants reaped so far."""
+    own, reaped = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + reaped.ru_utime + reaped.ru_stime
 
 
 async def spawn_once(sandbox: str | None) -> float:
@@ -72,13 +81,18 @@ async def measure(n: int = 20) -> dict[str, Any]:
     os.environ.setdefault("SILO_NB_DEMO_DELAY", "0")
     spawns: dict[str, list[float]] = {str(m): [] for m in MODES}
     cells: dict[str, list[float]] = {str(m): [] for m in MODES}
+    cpu: dict[str, dict[str, list[float]]] = {kind: {str(m): [] for m in MODES} for kind in ("spawn", "cell")}
     for mode in MODES:  # a warm-up each (page cache, the first probe)
         await spawn_once(mode)
         await cell_once(mode, -1)
     for index in range(n):
         for mode in MODES:
+            mark = cpu_seconds()
             spawns[str(mode)].append(await spawn_once(mode))
+            cpu["spawn"][str(mode)].append(cpu_seconds() - mark)
+            mark = cpu_seconds()
             cells[str(mode)].append(await cell_once(mode, index))
+            cpu["cell"][str(mode)].append(cpu_seconds() - mark)
     out: dict[str, Any] = {
         "spawn": {mode: _figures(samples) for mode, samples in spawns.items()},
         "cell": {mode: _figures(samples) for mode, samples in cells.items()},
@@ -86,6 +100,9 @@ async def measure(n: int = 20) -> dict[str, Any]:
     for kind in ("spawn", "cell"):
         bare, boxed = out[kind]["None"]["median_s"], out[kind]["bwrap"]["median_s"]
         out[kind]["bwrap_overhead_s"] = round(boxed - bare, 4)
+        medians = {mode: statistics.median(samples) for mode, samples in cpu[kind].items()}
+        out[kind]["cpu_median_s"] = {mode: round(value, 4) for mode, value in medians.items()}
+        out[kind]["bwrap_cpu_overhead_s"] = round(medians["bwrap"] - medians["None"], 4)
     return out
 
 
@@ -100,7 +117,13 @@ def main() -> None:
                 f"  (q1 {f['q1_s'] * 1000:.1f}, q3 {f['q3_s'] * 1000:.1f}, n={f['n']})"
             )
         overhead = figures[kind]["bwrap_overhead_s"] * 1000
-        print(f"{kind:5} bwrap overhead: {overhead:+.1f} ms (difference of medians)")
+        cpu = figures[kind]["cpu_median_s"]
+        extra = figures[kind]["bwrap_cpu_overhead_s"] * 1000
+        print(f"{kind:5} bwrap overhead: {overhead:+.1f} ms wall (difference of medians)")
+        print(
+            f"{kind:5} CPU median: none {cpu['None'] * 1000:.1f} ms, bwrap {cpu['bwrap'] * 1000:.1f} ms"
+            f" ({extra:+.1f} ms)"
+        )
 
 
 if __name__ == "__main__":
