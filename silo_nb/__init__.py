@@ -17,6 +17,7 @@ from silo_nb.version import VERSION as __version__  # noqa: F401  (the package's
 
 if TYPE_CHECKING:
     from silo_nb._grid_entry import run_grid
+    from silo_nb.acp import Sandbox
     from silo_nb.experiments import (
         GridRun,
         PermissionPolicy,
@@ -131,6 +132,7 @@ _LAZY = {
     "rescore": "silo_nb.experiments",
     "summarize": "silo_nb.experiments",
     "run_grid": "silo_nb._grid_entry",
+    "Sandbox": "silo_nb.acp",  # run_grid(sandbox=Sandbox("bwrap", read_only=...))
     "report": "silo_nb.notebook.results",
     "show": "silo_nb.notebook.results",
 }
@@ -175,6 +177,7 @@ __all__ = [
     "ResourceBlock",
     "ResourceLinkBlock",
     "Rule",
+    "Sandbox",
     "StaleTurn",
     "TextBlock",
     "agents",

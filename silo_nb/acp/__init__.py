@@ -14,6 +14,7 @@ from silo_nb.acp.jsonrpc import (
 from silo_nb.acp.pipe import BytePipe, PipeReceiveStream, PipeSendStream, memory_byte_pipe
 from silo_nb.acp.process import STDERR_RING_LINES, AgentProcess, AgentSpawnError
 from silo_nb.acp.rpc_errors import INTERNAL_ERROR
+from silo_nb.acp.sandbox import SANDBOX_KINDS, Sandbox, SandboxUnavailable, sandbox_problem
 from silo_nb.acp.transport import AgentFn, InProcessTransport, SubprocessTransport, Transport
 
 __all__ = [
@@ -21,6 +22,7 @@ __all__ = [
     "INTERNAL_ERROR",
     "METHOD_NOT_FOUND",
     "PROTOCOL_VERSION",
+    "SANDBOX_KINDS",
     "STDERR_RING_LINES",
     "AcpConnectionClosed",
     "AcpRpcError",
@@ -34,6 +36,8 @@ __all__ = [
     "PendingRequest",
     "PipeReceiveStream",
     "PipeSendStream",
+    "Sandbox",
+    "SandboxUnavailable",
     "SubprocessTransport",
     "Transport",
     "client_capabilities",
@@ -42,4 +46,5 @@ __all__ = [
     "error_excerpt",
     "has_long_number",
     "memory_byte_pipe",
+    "sandbox_problem",
 ]

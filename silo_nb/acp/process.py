@@ -43,6 +43,7 @@ import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream, Process
 
 from silo_nb.acp.excerpt import error_excerpt
+from silo_nb.acp.sandbox import Sandbox
 from silo_nb.acp.supervisor import marked
 
 __all__ = ["AgentProcess", "AgentSpawnError", "kill_all_agent_groups"]
@@ -99,27 +100,32 @@ class AgentProcess:
         env: Mapping[str, str | None] | None = None,
         cwd: str | None = None,
         stderr_to_stdout: bool = False,
+        sandbox: Sandbox | None = None,
     ) -> AgentProcess:
         """Start ``command`` under the supervisor; ``stderr_to_stdout``: one stream of both (a client
-        terminal's output), else stderr goes to the ring (:meth:`drain_stderr`)."""
+        terminal's output), else stderr goes to the ring (:meth:`drain_stderr`). ``sandbox``: the command
+        runs inside it (``sandbox.py``), the supervisor outside (it must see and kill the whole tree)."""
         child_env = dict(os.environ)
         for name, value in (env or {}).items():  # None: not inherited (a profile's unset_env)
             if value is None:
                 child_env.pop(name, None)
             else:
                 child_env[name] = value
-        resolved = shutil.which(command, path=child_env.get("PATH"))
+        search = sandbox.search_path(child_env) if sandbox is not None else child_env.get("PATH")
+        resolved = shutil.which(command, path=search)
         shown = _shown(command)
         if resolved is None:
             raise AgentSpawnError(
                 f'command "{shown}" was not found on PATH — install it or fix the profile\'s command'
             )
         argv = [resolved, *args]
+        # The supervisor starts what ``wrapped`` says; ``argv`` stays what the agent is (errors, repr).
+        wrapped = sandbox.wrap(argv, env=child_env, cwd=cwd) if sandbox is not None else argv
         marker = child_env[TREE_MARKER] = uuid.uuid4().hex
         ours, theirs = socket.socketpair()
         try:
             process = await anyio.open_process(
-                [*_supervisor_argv(theirs.fileno()), "--", *argv],
+                [*_supervisor_argv(theirs.fileno()), "--", *wrapped],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT if stderr_to_stdout else subprocess.PIPE,

@@ -27,6 +27,7 @@ from anyio.abc import ByteReceiveStream, ByteSendStream
 
 from silo_nb.acp.pipe import DEFAULT_PIPE_BUFFER_BYTES, BytePipe, PipeReceiveStream, PipeSendStream
 from silo_nb.acp.process import STDERR_LINE_CHARS, STDERR_RING_LINES, AgentProcess
+from silo_nb.acp.sandbox import Sandbox
 
 __all__ = ["IN_PROCESS_GRACE_SECONDS", "AgentFn", "InProcessTransport", "SubprocessTransport", "Transport"]
 
@@ -89,9 +90,10 @@ class SubprocessTransport:
         *,
         env: Mapping[str, str | None] | None = None,
         cwd: str | None = None,
+        sandbox: Sandbox | None = None,
     ) -> SubprocessTransport:
         """Start ``command args`` (see :meth:`AgentProcess.spawn`); raises ``AgentSpawnError``."""
-        return cls(await AgentProcess.spawn(command, args, env=env, cwd=cwd))
+        return cls(await AgentProcess.spawn(command, args, env=env, cwd=cwd, sandbox=sandbox))
 
     def stderr_tail(self, lines: int = 5) -> list[str]:
         return self.process.stderr_tail(lines)

@@ -35,8 +35,10 @@ from typing import Any
 
 import anyio
 
+from silo_nb.acp import Sandbox
 from silo_nb.experiments._pandas import require_pandas
 from silo_nb.experiments.budgets import CellBudget, GridSpend, check_grid_budget
+from silo_nb.experiments.cell_sandbox import grid_sandbox
 from silo_nb.experiments.executors import CellExecutor, executor_for
 from silo_nb.experiments.grid_cell import CellResult, CellSpec, one_line_error, template_folder
 from silo_nb.experiments.grid_retry import CacheKeys, CellRetries, remember_cached, reuse_cached
@@ -86,6 +88,7 @@ async def run_grid(
     retry: Mapping[str, int] | None = None,
     retry_backoff: float = 2.0,
     cache: bool = False,
+    sandbox: str | Sandbox | None = None,
 ) -> Any:
     """Run every cell of the grid (skipping those a previous attempt finished); return the DataFrame.
 
@@ -114,6 +117,9 @@ async def run_grid(
     ``retry_backoff``: seconds before a rate-limited retry, doubled per retry of the cell (at most 60).
     ``cache``: reuse a cell any run finished with the same inputs (``grid_cache.py``) instead of running
     it; its rows say where from (``cached_from``).
+    ``sandbox``: ``"bwrap"``, ``"podman"``, ``"docker"`` or a :class:`~silo_nb.acp.Sandbox`: each cell's
+    agent and its terminals see only their working copy read-write and their runtime read-only (no other
+    cell's folder, no home); the ``sandbox`` column says which ran. One this machine lacks is refused.
     """
     pd = require_pandas()
     cells = expand_grid(prompts, profiles=profiles, configs=configs, repeats=repeats)
@@ -136,6 +142,7 @@ async def run_grid(
             "act on this kernel's namespace, which a worker does not have)."
         )
     runner = executor_for(executor)  # before the run's folder exists: a bad executor= leaves nothing
+    sandbox = await grid_sandbox(sandbox)  # one line naming what to install, before any cell runs
     run_name = name or "grid-" + hashlib.sha256(json.dumps(cells).encode()).hexdigest()[:10]
     if not _SAFE_NAME.fullmatch(run_name):
         raise ValueError(f"name={run_name!r} — use letters, digits, '.', '_' and '-' (it names a folder).")
@@ -185,6 +192,7 @@ async def run_grid(
                         budget=cell_budget if cell_budget.active else None,
                         keep_to=str(run.workdir_path(cell["cell"])) if keep_workdirs else None,
                         kernel_tools=kernel_tools,
+                        sandbox=sandbox,
                     )
                     attempt.keys[spec.cell] = cached.key(spec, cell) if cached is not None else None
                     group.start_soon(_one_cell, runner, spec, attempt)

@@ -50,7 +50,9 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
+from silo_nb.acp import Sandbox
 from silo_nb.experiments.budgets import BudgetWatch, CellBudget
+from silo_nb.experiments.cell_sandbox import cell_sandbox, in_sandbox, sandbox_label
 from silo_nb.experiments.diffs import ChangeBase, Changes
 from silo_nb.experiments.grid_run import GridRun
 from silo_nb.experiments.policy import PermissionPolicy
@@ -98,6 +100,7 @@ class CellSpec:
     budget: CellBudget | None = None
     keep_to: str | None = None  # where the working copy is kept (keep_workdirs=True)
     kernel_tools: bool = False
+    sandbox: str | Sandbox | None = None  # where the agent runs (cell_sandbox.py); None: unsandboxed
 
 
 @dataclass
@@ -124,6 +127,7 @@ class CellResult:
     workdir: str | None = None  # where the working copy was kept
     timings: dict[str, float] = field(default_factory=dict)  # seconds of the diff and of the scorers
     error_class: str | None = None  # retries.error_class: timeout, rate_limited, crashed, refused, other
+    sandbox: str | None = None  # the sandbox the agent ran in (the row's ``sandbox`` column)
 
     def record(self) -> dict[str, Any]:
         """The done record written under the run's folder (the lines, diff and contents go elsewhere)."""
@@ -143,8 +147,16 @@ async def run_cell(spec: CellSpec) -> CellResult:
         else:
             os.mkdir(work, 0o700)
         base = await anyio.to_thread.run_sync(ChangeBase.capture, spec.template, work)
-        service = AgentsService(workspace_dir=work, data_dir=data, config_dirs=spec.config_dirs)
-        journal = await _drive(service, spec, work, result)
+        try:
+            sandbox = await cell_sandbox(spec.sandbox)
+        except ValueError as exc:  # this worker cannot run it: the cell fails saying what to install
+            sandbox, result.error = None, str(exc)
+        result.sandbox = sandbox_label(sandbox)
+        service = AgentsService(
+            workspace_dir=work, data_dir=data, config_dirs=spec.config_dirs, sandbox=sandbox
+        )
+        journal = await _drive(service, spec, work, result) if result.error is None else None
+        result.error = in_sandbox(result.error, sandbox)
         result.seconds = round(time.monotonic() - start, 3)
         mark = time.monotonic()
         changes: Changes = await anyio.to_thread.run_sync(base.changes, work)
@@ -285,6 +297,10 @@ async def _drive(service: AgentsService, spec: CellSpec, work: str, result: Cell
     try:
         with anyio.move_on_after(spec.timeout) as scope:
             tools = await _kernel_tools(service, spec)
+            if tools is not None and tools.socket_path and service.sandbox is not None:
+                # The relay the agent starts reaches the kernel through this folder's socket (connect
+                # needs no write): shown read-only. The tools' code still runs in the kernel, by policy.
+                service.sandbox = service.sandbox.showing(os.path.dirname(tools.socket_path))
             servers = [tools.server_config] if tools is not None else []
             handle = await service.sessions.connect(spec.profile, cwd=work, mcp_servers=servers)
             if tools is not None:

@@ -23,7 +23,7 @@ from silo_nb.sessions import parse_lines, read_lines
 __all__ = ["CELL_COLUMNS", "GRID_COLUMNS", "SCORE_PREFIX", "cell_columns", "run_rows"]
 
 # Columns a run adds in front of the turn's own.
-GRID_COLUMNS = ("run", "cell", "variant", "repeat", "prompt_index", "cell_status", "executor")
+GRID_COLUMNS = ("run", "cell", "variant", "repeat", "prompt_index", "cell_status", "executor", "sandbox")
 # Columns of the cell, after the turn's own.
 CELL_COLUMNS = (
     "files_changed",
@@ -85,7 +85,7 @@ def run_rows(run: RunFolder) -> list[dict[str, Any]]:
         if record is None:
             if name in skipped:
                 row = _empty_row("", cell, {"error": not_run.get("reason")})
-                rows.append({**grid, "cell_status": "not_run", "executor": None, **row})
+                rows.append({**grid, "cell_status": "not_run", "executor": None, "sandbox": None, **row})
             continue
         for folder, attempt in earlier_attempts(run, name, record):  # retried: a row set per attempt
             earlier = folder.record(attempt) or {}
@@ -98,7 +98,12 @@ def _cell_rows(
     run: RunFolder, name: str, cell: Mapping[str, Any], record: Mapping[str, Any], grid: dict[str, Any]
 ) -> list[dict[str, Any]]:
     """The rows of one attempt of a done cell: its turns, the grid's and the cell's columns."""
-    grid = {**grid, "cell_status": record["status"], "executor": record.get("executor")}
+    grid = {
+        **grid,
+        "cell_status": record["status"],
+        "executor": record.get("executor"),
+        "sandbox": record.get("sandbox"),
+    }
     session = str(record.get("session_id") or "")
     turns = turn_rows(parse_lines(read_lines(run.journal_path(name), root=run.path)), session=session)
     if not turns:

@@ -29,6 +29,7 @@ from silo_nb.sessions.storage import workspace_folder, workspace_id_for
 from silo_nb.util import Disposable
 
 if TYPE_CHECKING:
+    from silo_nb.acp import Sandbox
     from silo_nb.sessions.host import TransportFactory
 
 __all__ = ["AgentsService"]
@@ -46,6 +47,7 @@ class AgentsService:
         config_dirs: Iterable[str | os.PathLike[str]] | None = None,
         data_dir: str | os.PathLike[str] | None = None,
         transport_factory: TransportFactory | None = None,
+        sandbox: Sandbox | None = None,
     ) -> None:
         self.workspace_folder = (
             Path(workspace_dir).expanduser().resolve() if workspace_dir else workspace_folder()
@@ -55,6 +57,8 @@ class AgentsService:
         self.profiles = AgentProfilesService(config_dirs)
         # How agents are reached: None spawns each profile's command; tests pass in-process agents.
         self.transport_factory = transport_factory
+        # Each spawned agent and its terminals run in it, seeing their session's folders (a grid cell's).
+        self.sandbox = sandbox
         self.is_witnessed: Callable[[str], bool] = lambda _id: False
         # The hook is looked up at each call: the notebook replaces it after the service is made.
         self._board = StatusBoard(self.workspace_id, lambda entry_id: self.is_witnessed(entry_id))  # noqa: PLW0108

@@ -21,7 +21,7 @@ from silo_nb.sessions.profiles import AgentProfile, AgentProfilesService
 from silo_nb.sessions.status import TurnOutcome
 
 if TYPE_CHECKING:
-    from silo_nb.acp import Transport
+    from silo_nb.acp import Sandbox, Transport
 
 __all__ = ["ConnectHost", "SessionRegistry", "TransportFactory"]
 
@@ -61,6 +61,7 @@ class ConnectHost(Protocol):
     workspace_id: str
     workspace_folder: Path
     transport_factory: TransportFactory | None
+    sandbox: Sandbox | None
 
     @property
     def board(self) -> SessionRegistry: ...

@@ -3,6 +3,7 @@ process's ``__main__`` namespace, and code runs only where the policy names ``co
 
 from __future__ import annotations
 
+import shutil
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -55,3 +56,25 @@ async def test_kernel_tools_need_the_cells_on_this_loop(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="kernel_tools=True works only with the cells on this kernel's loop"):
         await run_grid([PROMPT], folder=tmp_path, kernel_tools=True, executor=object(), progress=False)
     assert not any(tmp_path.iterdir())  # refused before anything was made
+
+
+@pytest.mark.skipif(
+    shutil.which("bwrap") is None, reason="bubblewrap is not installed (.ci/setup installs it)"
+)
+async def test_a_sandboxed_cell_reaches_the_kernel_tools_through_their_socket(
+    workspace: Workspace, main_namespace: dict[str, object], tmp_path: Path
+) -> None:
+    runs = tmp_path / "runs"
+    allow = silo_nb.PermissionPolicy("allow code")
+    table = await run_grid(
+        [PROMPT],
+        policy=allow,
+        folder=runs,
+        name="boxed",
+        progress=False,
+        kernel_tools=True,
+        config_dirs=[],
+        sandbox="bwrap",
+    )
+    assert list(table["sandbox"]) == ["bwrap"] and "It ran" in replies(runs, "boxed"), list(table["error"])
+    assert main_namespace["summary"].to_dict() == {"a": 2.5, "b": 2.0}  # type: ignore[attr-defined]

@@ -145,7 +145,12 @@ class Connector:
         prompt = self.system_prompt(profile, system_prompt, system_prompt_mode, notebook_guidance)
         workspace = workspace_id or self._host.workspace_id
         work_dir = self.work_dir(cwd)
-        folders = (work_dir, *self._extra_folders(profile))
+        # Sandboxed, the session's folders are its working copy alone: the client's fs methods and
+        # terminals serve no more than the sandbox shows (additional_directories are left out).
+        sandboxed = self._host.sandbox is not None
+        folders = (work_dir,) if sandboxed else (work_dir, *self._extra_folders(profile))
+        if sandboxed and profile.additional_directories:
+            log.warning("%s: additional_directories are left out in a sandbox", profile.display_label)
         journals, board = self._journals, self._host.board
         # Validates workspace_id, and refuses a data folder another user could change, before anything starts.
         journals.check(journals.path(workspace, "probe"), folder_only=True)
@@ -158,6 +163,7 @@ class Connector:
             folders=folders,
             extra_mcp_servers=tuple(mcp_servers),
             system_prompt=prompt,
+            sandbox=self._host.sandbox,
         )
         return await self._connect(core, title=title, restore=restore, auth_method=auth_method)
 
@@ -286,6 +292,7 @@ class Connector:
             folders=parent_core.folders,
             extra_mcp_servers=tuple(mcp_servers),
             system_prompt=asked,
+            sandbox=self._host.sandbox,
         )
         title = title or f"{parent.title} · fork"
         return await self._connect(core, title=title, restore=None, auth_method=None, fork_of=parent)
@@ -385,7 +392,7 @@ class Connector:
             factory = self._host.transport_factory
             if factory is None:
                 transport: Transport = await SubprocessTransport.spawn(
-                    profile.command, profile.args, env=profile.spawn_env, cwd=core.cwd
+                    profile.command, profile.args, env=profile.spawn_env, cwd=core.cwd, sandbox=core.sandbox
                 )
             else:
                 transport = await factory(profile, core.cwd)

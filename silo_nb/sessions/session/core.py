@@ -20,12 +20,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 import anyio
 
+from silo_nb.acp import Sandbox
 from silo_nb.model import (
     AgentCommand,
     AgentSessionUpdate,
@@ -79,6 +81,7 @@ class SessionCore:
         folders: tuple[Path, ...] = (),
         extra_mcp_servers: tuple[McpServerConfig, ...] = (),
         system_prompt: SystemPrompt | None = None,
+        sandbox: Sandbox | None = None,
     ) -> None:
         self.registry = registry
         self.profile = profile
@@ -86,6 +89,8 @@ class SessionCore:
         self.cwd = cwd
         # The folders the agent may read and write through the client (cwd first), resolved.
         self.folders = folders or (Path(cwd).resolve(),)
+        # Where the agent and its terminals run: the sandbox showing this session's folders read-write.
+        self.sandbox = sandbox.bound(self.folders) if sandbox is not None else None
         self.extra_mcp_servers = extra_mcp_servers  # offered besides the profile's (the kernel tools)
         # What is sent as ``systemPrompt`` on session/new, load, resume and fork (where the agent takes it).
         self.system_prompt = system_prompt or SystemPrompt(profile.system_prompt, profile.system_prompt_mode)
@@ -142,6 +147,10 @@ class SessionCore:
             cwd=cwd,
             max_terminals=profile.max_terminals,
             record=self.record,
+            # In the agent's sandbox view: what its own argv and env show, nothing a terminal's names.
+            sandbox=self.sandbox.for_terminals(_agent_argv(profile), _agent_env(profile))
+            if self.sandbox
+            else None,
         )
         # Tools silo_nb runs for the agent (the kernel tools): journaled, asking through the same desk.
         self.client_tools = ClientToolCalls(
@@ -273,3 +282,18 @@ class SessionCore:
                 await connection.aclose()
         finally:
             self.journal.release()
+
+
+def _agent_argv(profile: AgentProfile) -> list[str]:
+    return [profile.command, *profile.args]
+
+
+def _agent_env(profile: AgentProfile) -> dict[str, str]:
+    """The agent's environment as its spawn makes it: the kernel's, with the profile's laid over."""
+    env = dict(os.environ)
+    for name, value in profile.spawn_env.items():
+        if value is None:
+            env.pop(name, None)
+        else:
+            env[name] = value
+    return env

@@ -34,7 +34,7 @@ from typing import Any
 
 import anyio
 
-from silo_nb.acp import AcpRpcError, AgentProcess, AgentSpawnError
+from silo_nb.acp import AcpRpcError, AgentProcess, AgentSpawnError, Sandbox
 from silo_nb.model import (
     AgentSessionUpdate,
     TerminalOutputLine,
@@ -128,8 +128,10 @@ class TerminalHost:
         cwd: str,
         max_terminals: int,
         record: Callable[[AgentSessionUpdate], None],
+        sandbox: Sandbox | None = None,
     ) -> None:
         self.enabled = enabled
+        self._sandbox = sandbox  # a sandboxed agent's terminals: Sandbox.for_terminals (session/core.py)
         self._folders = tuple(folder.resolve() for folder in folders)
         self._cwd = cwd
         self._max = max_terminals
@@ -178,7 +180,9 @@ class TerminalHost:
         limit = args.get("outputByteLimit")
         limit = min(limit, MAX_OUTPUT_BYTES) if type(limit) is int and limit >= 0 else DEFAULT_OUTPUT_BYTES
         try:
-            process = await AgentProcess.spawn(command, argv, env=env, cwd=cwd, stderr_to_stdout=True)
+            process = await AgentProcess.spawn(
+                command, argv, env=env, cwd=cwd, stderr_to_stdout=True, sandbox=self._sandbox
+            )
         except AgentSpawnError as exc:
             raise AcpRpcError(-32603, str(exc)) from None  # it names the command (once, shortened)
         terminal = _Terminal(f"term-{uuid.uuid4().hex[:12]}", process, limit)
