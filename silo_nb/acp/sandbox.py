@@ -20,6 +20,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -117,6 +118,8 @@ class Sandbox:
             for arg in argv[1:]:  # a script (``node /x/node_modules/pkg/dist/index.js``: its install too)
                 if os.path.isabs(arg) and os.path.isfile(arg):
                     candidates += _command_paths(arg)
+            if "-m" in argv[1:-1]:  # ``python -m pkg``: the package, wherever it is installed (editable too)
+                candidates += _module_paths(argv[argv.index("-m", 1) + 1])
             for name in ("PYTHONPATH", "NODE_PATH"):
                 candidates += [p for p in env.get(name, "").split(os.pathsep) if os.path.isabs(p)]
         hidden = [os.path.realpath(h) for h in (*_homes(env), tempfile.gettempdir(), "/tmp", *self.writable)]
@@ -211,6 +214,21 @@ def _command_paths(command: str) -> list[str]:
         if parent.name == "bin" and str(parent.parent) not in ("/", "/usr", "/usr/local"):
             paths.append(str(parent.parent))
     return paths
+
+
+def _module_paths(module: str) -> list[str]:
+    """Where this process finds ``module``'s top-level package: an editable install puts its source folder
+    on ``sys.path`` through a ``.pth`` file, a folder (the checkout) that is not shown whole — it may hold
+    the run folders — so the package's own folder is shown instead. Found without importing it."""
+    try:
+        spec = importlib.util.find_spec(module.split(".", maxsplit=1)[0])
+    except (ImportError, ValueError):
+        return []
+    if spec is None:
+        return []
+    if spec.submodule_search_locations:
+        return [str(p) for p in spec.submodule_search_locations]
+    return [spec.origin] if spec.origin and os.path.isabs(spec.origin) else []
 
 
 async def sandbox_problem(kind: str) -> str | None:
