@@ -8,6 +8,10 @@ Measured, each on a fresh private demo state folder (the marker that finds this 
    is compared with).
 2. local: ``run_grid`` of N cells of the same prompt on this loop (each cell: a working copy, its
    supervisor and agent, the journal, the diff, the record), concurrency 16.
+2b. sandboxed: the same N cells with ``sandbox="bwrap"`` (each agent in bubblewrap, seeing only its copy
+   read-write), compared with the bare agent run in bubblewrap the same way (its spawn wrapped by
+   :class:`silo_nb.Sandbox`), N/5 sessions before and after — so the sandbox's own cost and silo_nb's
+   overhead on top of it are told apart.
 3. dask: the same N cells on ``LocalCluster(n_workers=2, threads_per_worker=8, processes=True)``.
 4. scored: the stats task (``notebooks/data/stats-task``: a template, an edit asking permission, the
    task's check as a ``command_scorer`` and a plain-function scorer), M cells; the scorers' and the
@@ -108,10 +112,14 @@ async def measured(work: Callable[[], Awaitable[Any]]) -> tuple[Any, float, dict
     return result, wall, peak
 
 
-async def bare_session(env: dict[str, str], cwd: str) -> float:
-    """spawn + initialize + session/new + one prompt + close, with no silo_nb in between."""
+async def bare_session(env: dict[str, str], cwd: str, sandboxed: bool = False) -> float:
+    """spawn + initialize + session/new + one prompt + close, with no silo_nb in between (in bubblewrap
+    when ``sandboxed``: the argv ``run_grid(sandbox="bwrap")`` would run, nothing else)."""
     start = time.perf_counter()
-    process = await anyio.open_process([sys.executable, "-m", "silo_nb_agents.demo"], env=env, cwd=cwd)
+    argv = [sys.executable, "-m", "silo_nb_agents.demo"]
+    if sandboxed:
+        argv = silo_nb.Sandbox("bwrap").bound([cwd]).wrap(argv, env=env, cwd=cwd)
+    process = await anyio.open_process(argv, env=env, cwd=cwd)
     assert process.stdin is not None and process.stdout is not None
     buffer = b""
 
@@ -135,14 +143,14 @@ async def bare_session(env: dict[str, str], cwd: str) -> float:
     return time.perf_counter() - start
 
 
-async def bare(cells: int, concurrency: int, folder: str) -> list[float]:
+async def bare(cells: int, concurrency: int, folder: str, sandboxed: bool = False) -> list[float]:
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
     limiter = anyio.CapacityLimiter(concurrency)
     seconds: list[float] = []
 
     async def one() -> None:
         async with limiter:
-            seconds.append(await bare_session(env, folder))
+            seconds.append(await bare_session(env, folder, sandboxed))
 
     async with anyio.create_task_group() as group:
         for _ in range(cells):
@@ -196,10 +204,13 @@ async def main(cells: int, concurrency: int, scored_cells: int) -> list[str]:
         (Path(folder) / "bare").mkdir()
         bare_cells = max(concurrency, cells // 5)
 
-        async def bare_run() -> tuple[float, float, list[float]]:
-            seconds, wall, peak = await measured(lambda: bare(bare_cells, concurrency, f"{folder}/bare"))
+        async def bare_run(sandboxed: bool = False) -> tuple[float, float, list[float]]:
+            seconds, wall, peak = await measured(
+                lambda: bare(bare_cells, concurrency, f"{folder}/bare", sandboxed)
+            )
+            label = f"bare agent{' in bwrap' if sandboxed else ''}, {bare_cells} sessions"
             lines.append(
-                report(f"bare agent, {bare_cells} sessions", (bare_cells, concurrency), wall, peak, "n/a")
+                report(label, (bare_cells, concurrency), wall, peak, "n/a")
                 + f"; median session {statistics.median(seconds):.3f} s"
             )
             return per_cell(wall, bare_cells, concurrency), peak["cpu"] / bare_cells, seconds
@@ -221,6 +232,11 @@ async def main(cells: int, concurrency: int, scored_cells: int) -> list[str]:
         slot_before, cpu_before, _ = await bare_run()
         df, wall, peak = await measured(lambda: grid("local"))
         local = (wall, peak, check_nothing_left(marker), int((df["cell_status"] != "finished").sum()))
+        boxed_before, boxed_cpu_before, _ = await bare_run(sandboxed=True)
+        df, wall, peak = await measured(lambda: grid("sandboxed", sandbox="bwrap"))
+        boxed = (wall, peak, check_nothing_left(marker), int((df["cell_status"] != "finished").sum()))
+        boxed_after, boxed_cpu_after, _ = await bare_run(sandboxed=True)
+        boxed_slot, boxed_cpu = (boxed_before + boxed_after) / 2, (boxed_cpu_before + boxed_cpu_after) / 2
 
         import distributed
 
@@ -242,20 +258,30 @@ async def main(cells: int, concurrency: int, scored_cells: int) -> list[str]:
         dask = (wall, peak, check_nothing_left(marker), int((df["cell_status"] != "finished").sum()))
         slot_after, cpu_after, _ = await bare_run()
         bare_slot, bare_cpu = (slot_before + slot_after) / 2, (cpu_before + cpu_after) / 2
-        for label, (wall, peak, left, failed) in (
-            (f"run_grid on this loop, {cells} cells", local),
+        for label, (wall, peak, left, failed), (floor_slot, floor_cpu, floor) in (
+            (f"run_grid on this loop, {cells} cells", local, (bare_slot, bare_cpu, "the bare agent")),
+            (
+                f"run_grid on this loop, {cells} cells, sandbox='bwrap'",
+                boxed,
+                (boxed_slot, boxed_cpu, "the bare agent in bwrap"),
+            ),
             (
                 f"run_grid on a Dask LocalCluster (2 processes × {concurrency // 2} threads, start counted)",
                 dask,
+                (bare_slot, bare_cpu, "the bare agent"),
             ),
         ):
             lines.append(report(label, (cells, concurrency), wall, peak, left) + f"; failed {failed}")
-            extra = per_cell(wall, cells, concurrency) - bare_slot
+            extra = per_cell(wall, cells, concurrency) - floor_slot
             lines.append(
-                f"  overhead per cell over the bare agent: {extra:+.3f} slot-s, "
-                f"{peak['cpu'] / cells - bare_cpu:+.3f} CPU-s (bare: {bare_slot:.3f} slot-s, "
-                f"{bare_cpu:.3f} CPU-s, the mean of the runs before and after)"
+                f"  overhead per cell over {floor}: {extra:+.3f} slot-s, "
+                f"{peak['cpu'] / cells - floor_cpu:+.3f} CPU-s ({floor}: {floor_slot:.3f} slot-s, "
+                f"{floor_cpu:.3f} CPU-s, the mean of the runs before and after)"
             )
+        lines.append(
+            f"  the sandbox itself (bare agent in bwrap − bare agent): {boxed_slot - bare_slot:+.3f} slot-s, "
+            f"{boxed_cpu - bare_cpu:+.3f} CPU-s per session"
+        )
 
         check = silo_nb.command_scorer(lambda run: [sys.executable, "check.py", TASKS[run.prompt_index]])
         repeats = max(1, scored_cells // (len(TASKS) * 2))

@@ -103,6 +103,11 @@ class Sandbox:
 
     def wrap(self, argv: Sequence[str], *, env: Mapping[str, str], cwd: str | None) -> list[str]:
         """The argv that runs ``argv`` (its command resolved) in this sandbox, in ``cwd``."""
+        if argv and os.sep in argv[0]:
+            # ``/x/benchmarks/../.venv/bin/python``: inside, only the runtime is shown, so a folder the
+            # path passes through (``benchmarks``) is not there to walk back from. (abspath, not realpath:
+            # a venv's python must keep its own path to find its venv.)
+            argv = [os.path.abspath(argv[0]), *argv[1:]]
         runtime = self.runtime_paths(argv, env)
         if self.kind == "bwrap":
             return self._bwrap(argv, runtime, env, cwd)

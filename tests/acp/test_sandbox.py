@@ -4,6 +4,7 @@ tmpfs is bounded, and what the sandbox shows of an npm-installed agent is its in
 from __future__ import annotations
 
 import json
+import os
 import sys
 import uuid
 from pathlib import Path
@@ -77,6 +78,22 @@ async def test_the_private_tmp_is_bounded(tmp_path: Path) -> None:
             assert await process.wait() == 1
     await process.terminate(stdin_grace=0)
     assert any("No space left on device" in line for line in process.stderr_tail(20)), process.stderr_tail(20)
+
+
+async def test_a_command_path_through_a_hidden_folder_still_starts(tmp_path: Path) -> None:
+    """``.../benchmarks/../.venv/bin/python`` (a script run from a subfolder): inside only the runtime is
+    shown, so the path is normalized before it is run (a cell of benchmarks/grid.py once failed so)."""
+    hidden = Path(__file__).parent  # a folder the sandbox does not show, walked through and back
+    command = os.path.join(hidden, os.path.relpath(sys.executable, hidden))
+    assert ".." in command
+    box = Sandbox("bwrap").bound([tmp_path])
+    assert box.wrap([command, "-c", "pass"], env={}, cwd=str(tmp_path))[-3] == os.path.abspath(command)
+    process = await AgentProcess.spawn(command, ["-c", "print('ran')"], cwd=str(tmp_path), sandbox=box)
+    async with anyio.create_task_group() as group:
+        group.start_soon(process.drain_stderr)
+        with anyio.fail_after(30):
+            assert await process.wait() == 0, process.stderr_tail(20)
+    await process.terminate(stdin_grace=0)
 
 
 def test_an_npm_installed_agent_shows_its_install_and_not_its_neighbours(tmp_path: Path) -> None:
