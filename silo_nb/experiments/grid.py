@@ -34,6 +34,7 @@ from typing import Any
 import anyio
 
 from silo_nb.experiments._pandas import require_pandas
+from silo_nb.experiments.agents_axis import axis_slug, pin_agents
 from silo_nb.experiments.budgets import CellBudget, GridSpend, check_grid_budget
 from silo_nb.experiments.executors import CellExecutor, executor_for
 from silo_nb.experiments.grid_cell import CellResult, CellSpec, one_line_error, template_folder
@@ -44,7 +45,7 @@ from silo_nb.experiments.run_folder import RunFolder
 from silo_nb.experiments.run_rows import run_rows
 from silo_nb.experiments.scorers import check_scorers
 from silo_nb.experiments.table import rows_to_frame
-from silo_nb.sessions import sampling_asked
+from silo_nb.sessions import is_agent_spec, sampling_asked
 
 __all__ = ["DEFAULT_RUNS_FOLDER", "expand_grid", "run_grid"]
 
@@ -79,6 +80,7 @@ async def run_grid(
     budget: Mapping[str, float] | None = None,
     keep_workdirs: bool = False,
     kernel_tools: bool = False,
+    agents: Sequence[str] | None = None,
 ) -> Any:
     """Run every cell of the grid (skipping those a previous attempt finished); return the DataFrame.
 
@@ -102,8 +104,12 @@ async def run_grid(
     ``keep_workdirs``: keep each cell's working copy under the run's folder (``workdirs/<cell>``).
     ``kernel_tools``: offer each session the kernel tools on this kernel's namespace (off by default; code
     runs only where ``policy`` says ``allow code``); cells must then run on this loop (no ``executor``).
+    ``agents``: the agent axis, in place of ``profiles`` — each a profile id or a pinned spec
+    (``npm:PKG@VER``, ``pypi:NAME==VER``, ``acp:ID@VER``), installed once before the first cell
+    (``sessions/agent_pins.py``); rows say ``agent_spec``, ``agent_name`` and ``agent_version``.
     """
     pd = require_pandas()
+    profiles = await pin_agents(agents, profiles, local=executor is None)
     cells = expand_grid(prompts, profiles=profiles, configs=configs, repeats=repeats)
     _check_numbers(concurrency=concurrency, timeout=timeout)
     if not isinstance(score_timeout, int | float) or score_timeout <= 0:
@@ -304,7 +310,7 @@ def expand_grid(
                 for r in range(repeats):
                     cells.append(
                         {
-                            "cell": f"p{p}-{_slug(profile)}-c{c}-r{r}",
+                            "cell": f"p{p}-{axis_slug(profile, _slug)}-c{c}-r{r}",
                             "profile": profile,
                             "variant": _variant(profile, config, len(profiles) > 1),
                             "config": dict(config),
@@ -337,5 +343,5 @@ def _check_profiles(profiles: Sequence[str], config_dirs: tuple[str, ...] | None
 
     known = [summary.id for summary in AgentProfilesService(config_dirs).list()]
     for profile in profiles:
-        if profile not in known:
+        if profile not in known and not is_agent_spec(profile):
             raise ValueError(f"Unknown profile {profile!r} — known profiles: {', '.join(known)}.")

@@ -62,6 +62,7 @@ from silo_nb.model import (
 )
 from silo_nb.sessions import (
     AgentsService,
+    agent_identity,
     now_iso,
     read_lines,
 )
@@ -122,6 +123,9 @@ class CellResult:
     attempts: int = 1
     workdir: str | None = None  # where the working copy was kept
     timings: dict[str, float] = field(default_factory=dict)  # seconds of the diff and of the scorers
+    agent_spec: str | None = None  # the pinned spec asked for (issue 33), else None
+    agent_name: str | None = None  # initialize's agentInfo
+    agent_version: str | None = None
 
     def record(self) -> dict[str, Any]:
         """The done record written under the run's folder (the lines, diff and contents go elsewhere)."""
@@ -283,7 +287,10 @@ async def _drive(service: AgentsService, spec: CellSpec, work: str, result: Cell
         with anyio.move_on_after(spec.timeout) as scope:
             tools = await _kernel_tools(service, spec)
             servers = [tools.server_config] if tools is not None else []
+            profile = service.profiles.get(spec.profile)
+            result.agent_spec = profile.agent if profile is not None else None
             handle = await service.sessions.connect(spec.profile, cwd=work, mcp_servers=servers)
+            result.agent_name, result.agent_version = agent_identity(handle.init_result)
             if tools is not None:
                 tools.bind(handle)
             result.session_id = handle.session_id

@@ -33,6 +33,11 @@ CELL_COLUMNS = (
     "budget_exceeded",
     "attempts",
     "score_error",
+    # Which agent ran (issue 33): the spec asked for (a profile's ``agent`` or an ``agents=`` entry) and
+    # what its ``initialize`` said in ``agentInfo``.
+    "agent_spec",
+    "agent_name",
+    "agent_version",
 )
 SCORE_PREFIX = "score."
 
@@ -53,6 +58,9 @@ def cell_columns(record: Mapping[str, Any], scores: Mapping[str, Any]) -> dict[s
         "budget_exceeded": budget.get("limit"),
         "attempts": record.get("attempts", 1),
         "score_error": "; ".join(f"{name}: {text}" for name, text in errors.items()) or None,
+        "agent_spec": record.get("agent_spec"),
+        "agent_name": record.get("agent_name"),
+        "agent_version": record.get("agent_version"),
     }
     columns.update({SCORE_PREFIX + name: value for name, value in values.items()})
     return columns

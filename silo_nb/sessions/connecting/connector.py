@@ -43,6 +43,7 @@ from silo_nb.model import (
     AgentSessionInputError,
     AgentSessionRestore,
 )
+from silo_nb.sessions.agent_pins import AgentPinError, pinned_command
 from silo_nb.sessions.connecting.connect_faults import abandon, request_or_undo
 from silo_nb.sessions.connecting.handshake import (
     authenticate,
@@ -384,8 +385,12 @@ class Connector:
         try:
             factory = self._host.transport_factory
             if factory is None:
+                try:
+                    command, args = await pinned_command(profile)
+                except AgentPinError as exc:
+                    raise AgentSessionError(f"Could not start {profile.display_label}: {exc}.") from None
                 transport: Transport = await SubprocessTransport.spawn(
-                    profile.command, profile.args, env=profile.spawn_env, cwd=core.cwd
+                    command, args, env=profile.spawn_env, cwd=core.cwd
                 )
             else:
                 transport = await factory(profile, core.cwd)
