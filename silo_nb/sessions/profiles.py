@@ -245,8 +245,8 @@ def _anchored(profile: AgentProfile, folder: Path) -> AgentProfile:
         if profile.args[:2] == ("-m", "silo_nb.replay_agent"):
             update["args"] = replay_args(journal, profile.replay_speed)
         profile = profile.model_copy(update=update)
-    if not has_slash:
-        return profile  # a bare name: PATH, when the agent starts
+    if not has_slash or profile.command == profile.agent:
+        return profile  # a bare name: PATH, when the agent starts; a spec: its install, then
     if not os.path.isabs(command):
         command = os.path.normpath(os.path.join(os.path.abspath(folder), command))
     return profile if command == profile.command else profile.model_copy(update={"command": command})

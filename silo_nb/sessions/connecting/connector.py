@@ -85,7 +85,10 @@ class Connector:
 
     def resolve_profile(self, profile_id: str) -> AgentProfile:
         profiles = self._host.profiles
-        profile = profiles.get(profile_id) if isinstance(profile_id, str) else None
+        try:
+            profile = profiles.get(profile_id) if isinstance(profile_id, str) else None
+        except AgentPinError as exc:  # an unpinned or malformed spec given for a profile id
+            raise AgentSessionError(str(exc)) from None
         if profile is None:
             known = ", ".join(p.id for p in profiles.list())
             hint = f" Known profiles: {known}." if known else ""
