@@ -387,16 +387,21 @@ class Connector:
         requests, notifications = core.inbound.handlers()
         try:
             factory = self._host.transport_factory
+            try:  # a pinned agent (profile ``agent``): its installed entry's command (issue 33)
+                command, args = await pinned_command(profile)
+            except AgentPinError as exc:
+                raise AgentSessionError(f"Could not start {profile.display_label}: {exc}.") from None
             if factory is None:
-                try:
-                    command, args = await pinned_command(profile)
-                except AgentPinError as exc:
-                    raise AgentSessionError(f"Could not start {profile.display_label}: {exc}.") from None
                 transport: Transport = await SubprocessTransport.spawn(
                     command, args, env=profile.spawn_env, cwd=core.cwd
                 )
             else:
-                transport = await factory(profile, core.cwd)
+                started = (
+                    profile
+                    if profile.agent is None
+                    else profile.model_copy(update={"command": command, "args": args})
+                )
+                transport = await factory(started, core.cwd)
             connection = AgentConnection.open(
                 transport, request_handlers=requests, notification_handlers=notifications
             )
