@@ -8,7 +8,7 @@ from pathlib import Path
 from IPython.core.interactiveshell import InteractiveShell
 
 from silo_nb.sessions.agent_pins import ensure_installed
-from tests.sessions.test_agent_pins import data
+from tests.support.pinned import data
 from tests.support.shell import run, shell
 
 __all__ = ["data", "shell"]  # the fixtures

@@ -10,7 +10,6 @@ import base64
 import hashlib
 import json
 import os
-import sys
 import threading
 import zipfile
 from pathlib import Path
@@ -31,31 +30,11 @@ from silo_nb.sessions.agent_pins import (
     resolve_spec,
 )
 from tests.conftest import Workspace
+from tests.support.pinned import AGENTS, data, installs
 
-HERE = Path(__file__).resolve().parent
-AGENTS = HERE.parent / "agents"
-INDEX = HERE / "pins" / "registry.json"
 CLAUDE = "npm:@agentclientprotocol/claude-agent-acp@0.101.0"
 
-
-@pytest.fixture
-def data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A private data dir (the cache under it) and the stand-in npm, counting its runs in ``npm.log``."""
-    folder = tmp_path / "data"
-    monkeypatch.setenv("SILO_NB_DATA_DIR", str(folder))
-    monkeypatch.setenv("SILO_NB_ACP_REGISTRY", str(INDEX))
-    npm = tmp_path / "npm"
-    npm.write_text(f"#!{sys.executable}\nimport runpy; runpy.run_path({str(AGENTS / 'fake_npm.py')!r})\n")
-    npm.chmod(0o755)
-    monkeypatch.setenv("SILO_NB_AGENT_NPM", str(npm))
-    monkeypatch.setenv("FAKE_NPM_LOG", str(tmp_path / "npm.log"))
-    monkeypatch.delenv("FAKE_NPM_FAIL", raising=False)
-    return folder
-
-
-def installs(data: Path) -> list[str]:
-    log = data.parent / "npm.log"
-    return log.read_text().splitlines() if log.exists() else []
+__all__ = ["data"]  # the fixture
 
 
 # -- specs and the registry index (no process) -------------------------------------------------------
