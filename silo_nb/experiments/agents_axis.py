@@ -11,7 +11,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Sequence
 
-from silo_nb.sessions import install_agent, is_agent_spec, parse_agent_spec
+from silo_nb.sessions import check_agent_spec, install_agent, is_agent_spec
 
 __all__ = ["axis_slug", "pin_agents"]
 
@@ -31,7 +31,7 @@ async def pin_agents(agents: Sequence[str] | None, profiles: Sequence[str], *, l
         )
     for agent in agents:
         if is_agent_spec(agent):
-            parse_agent_spec(agent)
+            check_agent_spec(agent)  # a bad spec or registry entry: one line, before the run's folder
     if local:
         for agent in dict.fromkeys(a for a in agents if is_agent_spec(a)):
             await install_agent(agent)

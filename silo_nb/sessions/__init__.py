@@ -3,6 +3,7 @@
 from silo_nb.sessions.agent_pins import (
     AgentPinError,
     agent_identity,
+    check_agent_spec,
     install_agent,
     installed_agents,
     is_agent_spec,
@@ -69,6 +70,7 @@ __all__ = [
     "UnsafeFileError",
     "add_profile",
     "agent_identity",
+    "check_agent_spec",
     "check_folder",
     "checkpoint_store",
     "data_dir",

@@ -44,6 +44,7 @@ __all__ = [
     "AgentSpec",
     "InstalledAgent",
     "agent_identity",
+    "check_agent_spec",
     "ensure_installed",
     "install_agent",
     "installed_agents",
@@ -116,6 +117,11 @@ def parse_agent_spec(text: str) -> AgentSpec:
         f"agent spec {text!r} does not parse — write npm:PACKAGE@X.Y.Z, pypi:NAME==X.Y.Z or acp:ID@X.Y.Z "
         "(an exact version: a run must say which agent ran)"
     )
+
+
+def check_agent_spec(text: str) -> AgentSpec:
+    """``text`` parsed and (``acp:``) resolved through the registry index: what it would install."""
+    return resolve_spec(parse_agent_spec(text))
 
 
 def registry_index_path(data: Path | None = None) -> Path:

@@ -262,3 +262,26 @@ async def test_a_pypi_agent_installs_into_its_own_venv_and_a_grid_records_its_ve
     finally:
         await handle.aclose()
     assert json.loads(json.dumps(installs(data))) == []  # no npm ran
+
+
+async def test_a_grid_or_a_connect_with_a_spec_that_does_not_resolve_is_one_line(
+    data: Path, workspace: Workspace, tmp_path: Path
+) -> None:
+    runs = tmp_path / "runs"
+    cases = {
+        "npm:@agentclientprotocol/claude-agent-acp@latest": "exact version",
+        "acp:nobody@1.0.0": "has no agent 'nobody'",
+        "acp:binary-only@1.0.0": "offers only binary",
+    }
+    for spec, expected in cases.items():
+        with pytest.raises(ValueError) as caught:
+            await run_grid(["hi"], agents=[spec], folder=runs, progress=False)
+        assert expected in str(caught.value) and "\n" not in str(caught.value), spec
+    with pytest.raises(ValueError, match="either as profiles= or as agents=, not both"):
+        await run_grid(["hi"], profiles=["demo", "other"], agents=[CLAUDE], folder=runs, progress=False)
+    with pytest.raises(ValueError, match="non-empty list"):
+        await run_grid(["hi"], agents=CLAUDE, folder=runs, progress=False)  # type: ignore[arg-type]
+    assert not runs.exists()  # refused before the run's folder was made
+    service = AgentsService(workspace_dir=str(workspace.folder), data_dir=str(workspace.data), config_dirs=[])
+    with pytest.raises(silo_nb.AgentSessionError, match="exact version"):
+        await service.sessions.connect("npm:some-agent@next")
