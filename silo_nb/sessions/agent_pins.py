@@ -36,6 +36,7 @@ from typing import Any
 
 import anyio
 import anyio.to_thread
+from anyio.lowlevel import RunVar
 
 from silo_nb_agents.user_dirs import data_dir
 
@@ -59,8 +60,10 @@ _NPM = re.compile(rf"^npm:(?P<name>(?:@[a-z0-9][\w.-]*/)?[a-z0-9][\w.-]*)@(?P<ve
 _PYPI = re.compile(rf"^pypi:(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)==(?P<version>{_EXACT}|\d+(?:\.\d+)*)$")
 _ACP = re.compile(rf"^acp:(?P<name>[a-z0-9][a-z0-9._-]*)@(?P<version>{_EXACT})$")
 _SKIP_DIRS = {"__pycache__"}
-# One lock per entry for the tasks of this process (the flock then orders processes); see _entry_lock.
-_TASK_LOCKS: dict[str, anyio.Lock] = {}
+# One lock per entry for the tasks of one event loop (the flock then orders threads and processes): per
+# loop, as Dask's worker threads each run cells on a loop of their own, and an anyio lock is not shared
+# between loops.
+_TASK_LOCKS: RunVar[dict[str, anyio.Lock]] = RunVar("silo_nb_agent_pin_locks")
 # Entries this process checked file by file (a large agent: ~9,000 files, ~0.2 s), by their manifest's
 # (path, size, mtime): later starts of the same agent here skip the walk. See install_agent.
 _VERIFIED: dict[tuple[str, int, int], InstalledAgent] = {}
@@ -180,9 +183,13 @@ def resolve_spec(spec: AgentSpec, *, data: Path | None = None) -> AgentSpec:
 
 
 def _entry_lock(key: str) -> anyio.Lock:
-    lock = _TASK_LOCKS.get(key)
+    locks = _TASK_LOCKS.get(None)
+    if locks is None:
+        locks = {}
+        _TASK_LOCKS.set(locks)
+    lock = locks.get(key)
     if lock is None:
-        lock = _TASK_LOCKS[key] = anyio.Lock()
+        lock = locks[key] = anyio.Lock()
     return lock
 
 

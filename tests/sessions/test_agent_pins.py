@@ -10,15 +10,18 @@ import base64
 import hashlib
 import json
 import os
+import subprocess
+import sys
 import threading
 import zipfile
 from pathlib import Path
 
 import anyio
+import anyio.to_thread
 import pytest
 
 import silo_nb
-from silo_nb.experiments import run_grid
+from silo_nb.experiments import CellResult, CellSpec, run_cell_blocking, run_grid
 from silo_nb.sessions import AgentsService, load_profiles
 from silo_nb.sessions.agent_pins import (
     MANIFEST,
@@ -222,6 +225,16 @@ def build_probe_wheel(folder: Path) -> Path:
     return wheel
 
 
+class ThreadCells:
+    """An executor like Dask's threads: each cell on a loop of its own in a worker thread, so the cells
+    install their agent themselves (run_grid installs only for cells on its own loop)."""
+
+    label = "threads"
+
+    async def run(self, spec: CellSpec) -> CellResult:
+        return await anyio.to_thread.run_sync(run_cell_blocking, spec)
+
+
 async def test_a_pypi_agent_installs_into_its_own_venv_and_a_grid_records_its_version(
     data: Path, workspace: Workspace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -285,3 +298,48 @@ async def test_a_grid_or_a_connect_with_a_spec_that_does_not_resolve_is_one_line
     service = AgentsService(workspace_dir=str(workspace.folder), data_dir=str(workspace.data), config_dirs=[])
     with pytest.raises(silo_nb.AgentSessionError, match="exact version"):
         await service.sessions.connect("npm:some-agent@next")
+
+
+def test_processes_installing_one_entry_at_once_install_it_once(data: Path) -> None:
+    code = (
+        "from silo_nb.sessions.agent_pins import ensure_installed\n"
+        "print(ensure_installed('npm:shared-agent@4.5.6').path)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(AGENTS.parent.parent)}
+    children = [
+        subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, text=True)
+        for _ in range(4)
+    ]
+    paths = {child.communicate(timeout=120)[0].strip() for child in children}
+    assert all(child.returncode == 0 for child in children)
+    assert len(paths) == 1 and installs(data) == ["shared-agent@4.5.6"]
+
+
+async def test_cells_on_worker_threads_install_their_pinned_agent_themselves(
+    data: Path, workspace: Workspace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    build_probe_wheel(wheels)
+    monkeypatch.setenv("PIP_NO_INDEX", "1")
+    monkeypatch.setenv("PIP_FIND_LINKS", str(wheels))
+    table = await run_grid(
+        ["one", "two"],
+        agents=["pypi:pin-probe-agent==0.1.0", "npm:missing-agent@1.0.0"],
+        repeats=2,
+        concurrency=4,
+        executor=ThreadCells(),
+        folder=tmp_path / "runs",
+        progress=False,
+    )
+    pinned = table[table["agent_spec"] == "pypi:pin-probe-agent==0.1.0"]
+    assert len(pinned) == 4 and set(pinned["cell_status"]) == {"finished"}
+    assert set(pinned["agent_version"]) == {"0.1.0"}
+    assert [(a.kind, state) for a, _, state in installed_agents() if a] == [("pypi", "ok")]  # one venv
+    # The npm one does not exist (the stand-in says 404 unless told otherwise): each of its cells failed,
+    # its row says why in one line, and the pinned cells beside it were not touched.
+    missing = table[table["cell"].str.contains("missing")]
+    assert len(missing) == 4 and set(missing["cell_status"]) == {"failed"}
+    for error in missing["error"]:
+        assert "Could not start npm:missing-agent@1.0.0: npm install missing-agent@1.0.0 failed" in error
+        assert "404 Not Found" in error and "\n" not in error
