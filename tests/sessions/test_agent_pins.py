@@ -32,6 +32,7 @@ from silo_nb.sessions.agent_pins import (
     parse_agent_spec,
     resolve_spec,
 )
+from silo_nb.sessions.doctor import check_agent
 from tests.conftest import Workspace
 from tests.support.pinned import AGENTS, data, installs
 
@@ -274,6 +275,11 @@ async def test_a_pypi_agent_installs_into_its_own_venv_and_a_grid_records_its_ve
         assert handle.init_result["agentInfo"]["version"] == "0.1.0"
     finally:
         await handle.aclose()
+    # %silo doctor starts it the same way (a bare initialize), from the cache too.
+    pinned_profile = service.profiles.get(spec)
+    assert pinned_profile is not None
+    check = await check_agent(pinned_profile, str(workspace.folder), None)
+    assert check.problem is None and (check.agent_name, check.version) == ("pin-probe-agent", "0.1.0")
     assert json.loads(json.dumps(installs(data))) == []  # no npm ran
 
 
