@@ -62,9 +62,9 @@ from silo_nb.model import (
 )
 from silo_nb.sessions import (
     AgentsService,
-    agent_identity,
     now_iso,
     read_lines,
+    reported_agent,
 )
 
 __all__ = ["ERROR_CHARS", "CellResult", "CellSpec", "one_line_error", "run_cell", "run_cell_blocking"]
@@ -290,7 +290,7 @@ async def _drive(service: AgentsService, spec: CellSpec, work: str, result: Cell
             profile = service.profiles.get(spec.profile)
             result.agent_spec = profile.agent if profile is not None else None
             handle = await service.sessions.connect(spec.profile, cwd=work, mcp_servers=servers)
-            result.agent_name, result.agent_version = agent_identity(handle.init_result)
+            result.agent_name, result.agent_version = reported_agent(handle.init_result)
             if tools is not None:
                 tools.bind(handle)
             result.session_id = handle.session_id

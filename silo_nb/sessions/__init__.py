@@ -2,12 +2,12 @@
 
 from silo_nb.sessions.agent_pins import (
     AgentPinError,
-    agent_identity,
     check_agent_spec,
     install_agent,
     installed_agents,
     is_agent_spec,
     parse_agent_spec,
+    reported_agent,
 )
 from silo_nb.sessions.agents import AgentsService
 from silo_nb.sessions.code_targets import runs_code
@@ -69,7 +69,6 @@ __all__ = [
     "TurnUndoPart",
     "UnsafeFileError",
     "add_profile",
-    "agent_identity",
     "check_agent_spec",
     "check_folder",
     "checkpoint_store",
@@ -92,6 +91,7 @@ __all__ = [
     "read_small_file",
     "read_updates",
     "replace_file",
+    "reported_agent",
     "runs_code",
     "sampling_asked",
     "scan_dormant",

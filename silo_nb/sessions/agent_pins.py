@@ -44,7 +44,6 @@ __all__ = [
     "AgentPinError",
     "AgentSpec",
     "InstalledAgent",
-    "agent_identity",
     "check_agent_spec",
     "ensure_installed",
     "install_agent",
@@ -52,6 +51,7 @@ __all__ = [
     "is_agent_spec",
     "parse_agent_spec",
     "pinned_command",
+    "reported_agent",
 ]
 
 MANIFEST = "silo-agent.json"
@@ -433,7 +433,7 @@ async def pinned_command(profile: Any) -> tuple[str, tuple[str, ...]]:
     return installed.command, (*installed.args, *profile.args)
 
 
-def agent_identity(init_result: Mapping[str, Any]) -> tuple[str | None, str | None]:
+def reported_agent(init_result: Mapping[str, Any]) -> tuple[str | None, str | None]:
     """``agentInfo``'s name and version from an ``initialize`` result (None where it says nothing)."""
     info = init_result.get("agentInfo")
     info = info if isinstance(info, Mapping) else {}
