@@ -37,6 +37,7 @@ import anyio
 
 from silo_nb.acp import Sandbox
 from silo_nb.experiments._pandas import require_pandas
+from silo_nb.experiments.agents_axis import axis_slug, pin_agents
 from silo_nb.experiments.budgets import CellBudget, GridSpend, check_grid_budget
 from silo_nb.experiments.cell_sandbox import grid_sandbox
 from silo_nb.experiments.executors import CellExecutor, executor_for
@@ -50,7 +51,7 @@ from silo_nb.experiments.run_folder import RunFolder
 from silo_nb.experiments.run_rows import run_rows
 from silo_nb.experiments.scorers import check_scorers
 from silo_nb.experiments.table import rows_to_frame
-from silo_nb.sessions import sampling_asked
+from silo_nb.sessions import is_agent_spec, sampling_asked
 
 __all__ = ["DEFAULT_RUNS_FOLDER", "expand_grid", "run_grid"]
 
@@ -89,6 +90,7 @@ async def run_grid(
     retry_backoff: float = 2.0,
     cache: bool = False,
     sandbox: str | Sandbox | None = None,
+    agents: Sequence[str] | None = None,
 ) -> Any:
     """Run every cell of the grid (skipping those a previous attempt finished); return the DataFrame.
 
@@ -120,8 +122,12 @@ async def run_grid(
     ``sandbox``: ``"bwrap"``, ``"podman"``, ``"docker"`` or a :class:`~silo_nb.acp.Sandbox`: each cell's
     agent and its terminals see only their working copy read-write and their runtime read-only (no other
     cell's folder, no home); the ``sandbox`` column says which ran. One this machine lacks is refused.
+    ``agents``: the agent axis, in place of ``profiles`` — each a profile id or a pinned spec
+    (``npm:PKG@VER``, ``pypi:NAME==VER``, ``acp:ID@VER``), installed once before the first cell
+    (``sessions/agent_pins.py``); rows say ``agent_spec``, ``agent_name`` and ``agent_version``.
     """
     pd = require_pandas()
+    profiles = await pin_agents(agents, profiles, local=executor is None)
     cells = expand_grid(prompts, profiles=profiles, configs=configs, repeats=repeats)
     _check_numbers(concurrency=concurrency, timeout=timeout)
     if not isinstance(score_timeout, int | float) or score_timeout <= 0:
@@ -359,7 +365,7 @@ def expand_grid(
                 for r in range(repeats):
                     cells.append(
                         {
-                            "cell": f"p{p}-{_slug(profile)}-c{c}-r{r}",
+                            "cell": f"p{p}-{axis_slug(profile, _slug)}-c{c}-r{r}",
                             "profile": profile,
                             "variant": _variant(profile, config, len(profiles) > 1),
                             "config": dict(config),
@@ -392,5 +398,5 @@ def _check_profiles(profiles: Sequence[str], config_dirs: tuple[str, ...] | None
 
     known = [summary.id for summary in AgentProfilesService(config_dirs).list()]
     for profile in profiles:
-        if profile not in known:
+        if profile not in known and not is_agent_spec(profile):
             raise ValueError(f"Unknown profile {profile!r} — known profiles: {', '.join(known)}.")

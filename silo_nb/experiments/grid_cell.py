@@ -67,6 +67,7 @@ from silo_nb.sessions import (
     AgentsService,
     now_iso,
     read_lines,
+    reported_agent,
 )
 
 __all__ = ["ERROR_CHARS", "CellResult", "CellSpec", "one_line_error", "run_cell", "run_cell_blocking"]
@@ -128,6 +129,9 @@ class CellResult:
     timings: dict[str, float] = field(default_factory=dict)  # seconds of the diff and of the scorers
     error_class: str | None = None  # retries.error_class: timeout, rate_limited, crashed, refused, other
     sandbox: str | None = None  # the sandbox the agent ran in (the row's ``sandbox`` column)
+    agent_spec: str | None = None  # the pinned spec asked for (issue 33), else None
+    agent_name: str | None = None  # initialize's agentInfo
+    agent_version: str | None = None
 
     def record(self) -> dict[str, Any]:
         """The done record written under the run's folder (the lines, diff and contents go elsewhere)."""
@@ -302,7 +306,10 @@ async def _drive(service: AgentsService, spec: CellSpec, work: str, result: Cell
                 # needs no write): shown read-only. The tools' code still runs in the kernel, by policy.
                 service.sandbox = service.sandbox.showing(os.path.dirname(tools.socket_path))
             servers = [tools.server_config] if tools is not None else []
+            profile = service.profiles.get(spec.profile)
+            result.agent_spec = profile.agent if profile is not None else None
             handle = await service.sessions.connect(spec.profile, cwd=work, mcp_servers=servers)
+            result.agent_name, result.agent_version = reported_agent(handle.init_result)
             if tools is not None:
                 tools.bind(handle)
             result.session_id = handle.session_id

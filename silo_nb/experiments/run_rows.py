@@ -38,6 +38,11 @@ CELL_COLUMNS = (
     "error_class",
     "cached_from",
     "score_error",
+    # Which agent ran (issue 33): the spec asked for (a profile's ``agent`` or an ``agents=`` entry) and
+    # what its ``initialize`` said in ``agentInfo``.
+    "agent_spec",
+    "agent_name",
+    "agent_version",
 )
 SCORE_PREFIX = "score."
 
@@ -62,6 +67,9 @@ def cell_columns(record: Mapping[str, Any], scores: Mapping[str, Any]) -> dict[s
         "error_class": record_class(record),
         "cached_from": record.get("cached_from"),
         "score_error": "; ".join(f"{name}: {text}" for name, text in errors.items()) or None,
+        "agent_spec": record.get("agent_spec"),
+        "agent_name": record.get("agent_name"),
+        "agent_version": record.get("agent_version"),
     }
     columns.update({SCORE_PREFIX + name: value for name, value in values.items()})
     return columns

@@ -1,5 +1,14 @@
 """Silo's chat agent-session semantics on top of ``silo_nb.acp``. Never imports IPython or ipywidgets."""
 
+from silo_nb.sessions.agent_pins import (
+    AgentPinError,
+    check_agent_spec,
+    install_agent,
+    installed_agents,
+    is_agent_spec,
+    parse_agent_spec,
+    reported_agent,
+)
 from silo_nb.sessions.agents import AgentsService
 from silo_nb.sessions.code_targets import runs_code
 from silo_nb.sessions.connecting.auth_methods import sign_in_advice
@@ -45,6 +54,7 @@ from silo_nb.sessions.storage import (
 __all__ = [
     "MAX_LINE_BYTES",
     "RECORD_LIMIT",
+    "AgentPinError",
     "AgentProfile",
     "AgentProfilesService",
     "AgentSessionHandle",
@@ -59,23 +69,29 @@ __all__ = [
     "TurnUndoPart",
     "UnsafeFileError",
     "add_profile",
+    "check_agent_spec",
     "check_folder",
     "checkpoint_store",
     "data_dir",
     "decode_session_id",
     "default_agents",
     "encode_session_id",
+    "install_agent",
+    "installed_agents",
+    "is_agent_spec",
     "journal_path",
     "load_profiles",
     "now_iso",
     "open_file",
     "open_journal",
+    "parse_agent_spec",
     "parse_lines",
     "profile_files",
     "read_lines",
     "read_small_file",
     "read_updates",
     "replace_file",
+    "reported_agent",
     "runs_code",
     "sampling_asked",
     "scan_dormant",

@@ -39,6 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from silo_nb.model import (
     AgentProfileSummary,
 )
+from silo_nb.sessions.agent_pins import is_agent_spec, parse_agent_spec
 from silo_nb.sessions.mcp_servers import McpServerConfig
 from silo_nb.sessions.profile_sources import (
     BUILT_IN,
@@ -133,10 +134,17 @@ class AgentProfile(BaseModel):
     # then the replay agent's, at ``replay_speed`` times the recorded pace (0: no pauses).
     replay: str | None = None
     replay_speed: float = Field(default=1.0, ge=0)
+    # The agent as a pinned distribution (``npm:PKG@VER``, ``pypi:NAME==VER``, ``acp:ID@VER``;
+    # ``agent_pins.py``): installed once into the data dir's cache and started from there, ``args`` added.
+    agent: str | None = None
 
     @model_validator(mode="before")
     @classmethod
     def _replay_command(cls, data: Any) -> Any:
+        if isinstance(data, dict) and isinstance(data.get("agent"), str):
+            parse_agent_spec(data["agent"])  # a bad spec skips the profile with its one line
+            if "command" not in data:  # the command is the installed entry's, found when the agent starts
+                data = {**data, "command": data["agent"]}
         if isinstance(data, dict) and isinstance(data.get("replay"), str) and "command" not in data:
             speed = data.get("replay_speed", 1.0)
             return {**data, "command": sys.executable, "args": replay_args(data["replay"], speed)}
@@ -237,8 +245,8 @@ def _anchored(profile: AgentProfile, folder: Path) -> AgentProfile:
         if profile.args[:2] == ("-m", "silo_nb.replay_agent"):
             update["args"] = replay_args(journal, profile.replay_speed)
         profile = profile.model_copy(update=update)
-    if not has_slash:
-        return profile  # a bare name: PATH, when the agent starts
+    if not has_slash or profile.command == profile.agent:
+        return profile  # a bare name: PATH, when the agent starts; a spec: its install, then
     if not os.path.isabs(command):
         command = os.path.normpath(os.path.join(os.path.abspath(folder), command))
     return profile if command == profile.command else profile.model_copy(update={"command": command})
@@ -413,5 +421,16 @@ class AgentProfilesService:
         return Path(self._config_dirs[0]) / "silo" / "profiles.toml"
 
     def get(self, profile_id: str) -> AgentProfile | None:
-        """The full profile, for the sessions service only (host-internal)."""
-        return self._load().get(profile_id)
+        """The full profile, for the sessions service only (host-internal). A spec (``npm:…``) that is not
+        a profile's id is a profile of its own: that agent, every other setting the default."""
+        found = self._load().get(profile_id)
+        if found is None and is_agent_spec(profile_id):
+            return spec_profile(profile_id)
+        return found
+
+
+def spec_profile(spec: str) -> AgentProfile:
+    """The profile a bare agent spec stands for (``run_grid(agents=[...])``); a bad spec raises."""
+    parse_agent_spec(spec)
+    slug = re.sub(r"[^a-z0-9]+", "-", spec.lower()).strip("-")[:60]
+    return AgentProfile(id=slug, label=spec, command=spec, agent=spec)

@@ -323,10 +323,18 @@ async def _commands(session: NotebookSession, args: argparse.Namespace) -> None:
 
 
 @magic_arguments("silo agents")
+@argument("--installed", action="store_true", help="list the pinned agents installed in the cache instead")
 async def _agents(session: NotebookSession, args: argparse.Namespace) -> None:
     """A live list of the sessions (activity, needs-attention, acknowledge), then this workspace's
-    sessions from earlier kernels, each with a Resume button that reconnects it under a name."""
+    sessions from earlier kernels, each with a Resume button that reconnects it under a name.
+    ``--installed``: the pinned agents' cache instead (``installed_list.py``)."""
     from silo_nb.notebook.widgets import AgentsList
+
+    if args.installed:
+        from silo_nb.notebook.magics.installed_list import installed_lines
+
+        print("\n".join(await installed_lines()))
+        return
 
     async def resume(dormant: DormantSession, show: Callable[[Any], None]) -> None:
         name, profile = resume_target(session, dormant)

@@ -27,6 +27,7 @@ from silo_nb.model import (
     AgentSessionError,
     no_answer,
 )
+from silo_nb.sessions.agent_pins import AgentPinError, pinned_command
 from silo_nb.sessions.capabilities import AgentCapabilities
 from silo_nb.sessions.connecting.handshake import initialize
 from silo_nb.sessions.host import TransportFactory
@@ -48,6 +49,12 @@ async def bare_agent(
     ``TimeoutError`` when it cannot be started or does not answer ``initialize`` in time);
     ``notification_handlers``: what to do with the agent's notifications meanwhile (``doctor``: its
     sign-in pushes)."""
+    if profile.agent is not None:  # a pinned agent (issue 33): started from its installed entry
+        try:
+            command, args = await pinned_command(profile)
+        except AgentPinError as exc:
+            raise AgentSessionError(f"Could not start {profile.display_label}: {exc}.") from None
+        profile = profile.model_copy(update={"command": command, "args": args})
     transport: Transport = (
         await SubprocessTransport.spawn(profile.command, profile.args, env=profile.spawn_env, cwd=cwd)
         if factory is None

@@ -43,6 +43,7 @@ from silo_nb.model import (
     AgentSessionInputError,
     AgentSessionRestore,
 )
+from silo_nb.sessions.agent_pins import AgentPinError, pinned_command
 from silo_nb.sessions.connecting.connect_faults import abandon, request_or_undo
 from silo_nb.sessions.connecting.handshake import (
     authenticate,
@@ -84,7 +85,10 @@ class Connector:
 
     def resolve_profile(self, profile_id: str) -> AgentProfile:
         profiles = self._host.profiles
-        profile = profiles.get(profile_id) if isinstance(profile_id, str) else None
+        try:
+            profile = profiles.get(profile_id) if isinstance(profile_id, str) else None
+        except AgentPinError as exc:  # an unpinned or malformed spec given for a profile id
+            raise AgentSessionError(str(exc)) from None
         if profile is None:
             known = ", ".join(p.id for p in profiles.list())
             hint = f" Known profiles: {known}." if known else ""
@@ -390,12 +394,21 @@ class Connector:
         requests, notifications = core.inbound.handlers()
         try:
             factory = self._host.transport_factory
+            try:  # a pinned agent (profile ``agent``): its installed entry's command (issue 33)
+                command, args = await pinned_command(profile)
+            except AgentPinError as exc:
+                raise AgentSessionError(f"Could not start {profile.display_label}: {exc}.") from None
             if factory is None:
                 transport: Transport = await SubprocessTransport.spawn(
-                    profile.command, profile.args, env=profile.spawn_env, cwd=core.cwd, sandbox=core.sandbox
+                    command, args, env=profile.spawn_env, cwd=core.cwd, sandbox=core.sandbox
                 )
             else:
-                transport = await factory(profile, core.cwd)
+                started = (
+                    profile
+                    if profile.agent is None
+                    else profile.model_copy(update={"command": command, "args": args})
+                )
+                transport = await factory(started, core.cwd)
             connection = AgentConnection.open(
                 transport, request_handlers=requests, notification_handlers=notifications
             )
