@@ -23,6 +23,7 @@ if TYPE_CHECKING:
         QuestionPolicy,
         Rule,
         command_scorer,
+        fork_grid,
         frame,
         plot_cost_vs_pass,
         plot_pass_rates,
@@ -119,6 +120,7 @@ _LAZY = {
     **dict.fromkeys(_FROM_MODEL, "silo_nb.model"),
     **dict.fromkeys(_FROM_SESSIONS, "silo_nb.sessions"),
     "frame": "silo_nb.experiments",
+    "fork_grid": "silo_nb.experiments",
     "GridRun": "silo_nb.experiments",
     "PermissionPolicy": "silo_nb.experiments",
     "QuestionPolicy": "silo_nb.experiments",
@@ -177,9 +179,11 @@ __all__ = [
     "TextBlock",
     "agents",
     "command_scorer",
+    "fork_grid",
     "frame",
     "plot_cost_vs_pass",
     "plot_pass_rates",
+    "promote",
     "report",
     "rescore",
     "run_grid",
@@ -194,6 +198,15 @@ async def wait() -> None:
     from silo_nb.notebook import wait as wait_for_turns
 
     await wait_for_turns()
+
+
+async def promote(run: Any, cell: str, *, name: str | None = None) -> AgentSessionHandle:
+    """Make ``cell``'s fork of a ``fork_grid`` run the notebook's session: the connection of the forked
+    session (or ``name``) drives the fork from now on, and ``%silo connect`` after a restart resumes it."""
+    from silo_nb.notebook import promote as promote_fork
+
+    handle: AgentSessionHandle = await promote_fork(run, cell, name=name)
+    return handle
 
 
 def load_ipython_extension(ipython: Any) -> None:

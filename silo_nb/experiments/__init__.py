@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from silo_nb.experiments.budgets import CellBudget
 from silo_nb.experiments.executors import CellExecutor, DaskExecutor, LocalExecutor
+from silo_nb.experiments.fork_grid import ForkedCell, fork_grid, forked_cell, mark_promoted
 from silo_nb.experiments.grid import DEFAULT_RUNS_FOLDER, expand_grid, run_grid
 from silo_nb.experiments.grid_cell import CellResult, CellSpec, run_cell, run_cell_blocking
 from silo_nb.experiments.grid_run import GridRun
@@ -44,6 +45,7 @@ __all__ = [
     "CellSpec",
     "CommandScorer",
     "DaskExecutor",
+    "ForkedCell",
     "GridCounts",
     "GridProgress",
     "GridRun",
@@ -59,10 +61,13 @@ __all__ = [
     "command_scorer",
     "expand_grid",
     "find_run",
+    "fork_grid",
+    "forked_cell",
     "format_counts",
     "frame",
     "journal_rows",
     "list_runs",
+    "mark_promoted",
     "pass_at_k",
     "plot_cost_vs_pass",
     "plot_pass_rates",

@@ -79,6 +79,8 @@ async def run_grid(
     budget: Mapping[str, float] | None = None,
     keep_workdirs: bool = False,
     kernel_tools: bool = False,
+    system_prompts: Sequence[str | None] = (None,),
+    fork_of: Any = None,
 ) -> Any:
     """Run every cell of the grid (skipping those a previous attempt finished); return the DataFrame.
 
@@ -102,9 +104,16 @@ async def run_grid(
     ``keep_workdirs``: keep each cell's working copy under the run's folder (``workdirs/<cell>``).
     ``kernel_tools``: offer each session the kernel tools on this kernel's namespace (off by default; code
     runs only where ``policy`` says ``allow code``); cells must then run on this loop (no ``executor``).
+    ``system_prompts``: an axis of system prompts each cell's session is given (None: the profile's).
+    ``fork_of``: a live session each cell forks instead of connecting a new one (``fork_grid``'s, which
+    checks it): its profile is the grid's, and the cells run on this loop.
     """
     pd = require_pandas()
-    cells = expand_grid(prompts, profiles=profiles, configs=configs, repeats=repeats)
+    if fork_of is not None:
+        profiles = (fork_of.profile_id,)
+    cells = expand_grid(
+        prompts, profiles=profiles, configs=configs, repeats=repeats, system_prompts=system_prompts
+    )
     _check_numbers(concurrency=concurrency, timeout=timeout)
     if not isinstance(score_timeout, int | float) or score_timeout <= 0:
         raise ValueError(f"score_timeout={score_timeout!r} — give the seconds one scorer may take.")
@@ -114,6 +123,10 @@ async def run_grid(
     chosen_scorers = check_scorers(scorers)
     cell_budget = CellBudget(max_tokens=max_tokens, max_cost=max_cost, max_seconds=max_seconds)
     spend = GridSpend(check_grid_budget(budget))
+    if fork_of is not None and executor is not None:
+        raise ValueError(
+            "fork_grid runs its cells on this kernel's loop (the forked session is here) — drop executor=."
+        )
     if kernel_tools and executor is not None:
         raise ValueError(
             "kernel_tools=True works only with the cells on this kernel's loop — drop executor= (the tools "
@@ -127,7 +140,7 @@ async def run_grid(
     run = RunFolder.create(root / run_name, run_name, cells, fresh=sampling_asked())
     seed = template_folder(template)
     dirs = tuple(os.fspath(d) for d in config_dirs) if config_dirs is not None else None
-    if executor is None:
+    if executor is None and fork_of is None:
         _check_profiles(profiles, dirs)
     with run.running():  # a second run_grid of this run, here or in another process, is refused
         todo = []
@@ -166,6 +179,8 @@ async def run_grid(
                         budget=cell_budget if cell_budget.active else None,
                         keep_to=str(run.workdir_path(cell["cell"])) if keep_workdirs else None,
                         kernel_tools=kernel_tools,
+                        fork_of=fork_of,
+                        system_prompt=cell.get("system_prompt"),
                     )
                     group.start_soon(_one_cell, runner, spec, attempt)
         finally:
@@ -275,8 +290,10 @@ def expand_grid(
     profiles: Sequence[str],
     configs: Sequence[Mapping[str, Any]],
     repeats: int,
+    system_prompts: Sequence[str | None] = (None,),
 ) -> list[dict[str, Any]]:
-    """The grid's cells in order (prompt, profile, config, repeat), as JSON-ready dicts."""
+    """The grid's cells in order (prompt, profile, config, system prompt, repeat), as JSON-ready dicts. With
+    one system prompt (the default) the cells are as before the axis was added: same ids, same run name."""
     if isinstance(prompts, str) or not prompts:
         raise ValueError(
             "prompts= takes a non-empty list of prompts, e.g. ['Summarise notes.md', 'Plan it']."
@@ -297,22 +314,32 @@ def expand_grid(
         json.dumps(dict(config))  # values must be plain data (they are written to run.json)
     if not isinstance(repeats, int) or repeats < 1:
         raise ValueError(f"repeats={repeats!r} — give a whole number, 1 or more.")
+    if isinstance(system_prompts, str) or not system_prompts:
+        raise ValueError(
+            "system_prompts= takes a non-empty list of texts (None: the profile's), e.g. [None, 'Be brief.']."
+        )
+    if not all(s is None or isinstance(s, str) for s in system_prompts):
+        raise ValueError(f"Each system prompt is a text or None — got {list(system_prompts)!r}.")
+    axis = len(system_prompts) > 1 or system_prompts[0] is not None
     cells: list[dict[str, Any]] = []
     for p, texts in enumerate(turns):
         for profile in profiles:
             for c, config in enumerate(configs):
-                for r in range(repeats):
-                    cells.append(
-                        {
-                            "cell": f"p{p}-{_slug(profile)}-c{c}-r{r}",
+                for k, system_prompt in enumerate(system_prompts):
+                    for r in range(repeats):
+                        variant = _variant(profile, config, len(profiles) > 1)
+                        cell = {
+                            "cell": f"p{p}-{_slug(profile)}-c{c}" + (f"-s{k}" if axis else "") + f"-r{r}",
                             "profile": profile,
-                            "variant": _variant(profile, config, len(profiles) > 1),
+                            "variant": variant + (f", system prompt {k}" if len(system_prompts) > 1 else ""),
                             "config": dict(config),
                             "prompts": texts,
                             "prompt_index": p,
                             "repeat": r,
                         }
-                    )
+                        if axis:
+                            cell["system_prompt"] = system_prompt
+                        cells.append(cell)
     return cells
 
 
