@@ -30,13 +30,13 @@ async def promote_cell(
 ) -> AgentSessionHandle:
     """Reconnect the connection of ``run``'s parent session (or ``name``) to ``cell``'s fork; its handle."""
     fork = forked_cell(run, cell)
-    connection = _connection(session, name, fork.parent_session_id, fork.session_id)
-    handle = connection.handle
-    if fork.promoted is not None or (handle is not None and handle.session_id == fork.session_id):
+    if fork.promoted is not None:
         raise ValueError(
-            f"The run {fork.run.name!r} was promoted already (cell {fork.promoted or cell!r}) — run "
-            "fork_grid again from the promoted session to compare further."
+            f"The run {fork.run.name!r} was promoted already (cell {fork.promoted!r}) — run fork_grid again "
+            "from the promoted session to compare further."
         )
+    connection = _connection(session, name, fork.parent_session_id)
+    handle = connection.handle
     if handle is not None and handle.turn_running:
         raise ValueError(f"{handle.label} has a turn running — await it (or cancel it), then promote.")
     await connect(session, connection.name, fork.profile, resume_id=fork.session_id)
@@ -46,13 +46,13 @@ async def promote_cell(
     return promoted
 
 
-def _connection(session: NotebookSession, name: str | None, parent: str, fork: str) -> Connection:
+def _connection(session: NotebookSession, name: str | None, parent: str) -> Connection:
     if name is not None:
         if name not in session.connections:
             raise ValueError(f'No connection named "{name}" — %silo connect it first, then promote.')
         return session.connections[name]
     for connection in session.connections.values():
-        if connection.handle is not None and connection.handle.session_id in (parent, fork):
+        if connection.handle is not None and connection.handle.session_id == parent:
             return connection
     raise ValueError(
         f"No connection of this notebook drives session {parent} (the run's parent) — connect it, or name "
