@@ -69,16 +69,20 @@ async def test_promote_makes_the_fork_the_notebook_s_session(
 
 
 async def test_promote_refuses_in_one_line(shell: InteractiveShell, tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
     await run(shell, "%silo connect demo")
     parent = shell.user_ns["demo"]
-    df = await silo_nb.fork_grid(
-        parent, prompts=["hi"], timeout=0.001, folder=tmp_path / "runs", progress=False
-    )
+    df = await silo_nb.fork_grid(parent, prompts=["hi"], timeout=0.001, folder=runs, progress=False)
     assert df["cell_status"].tolist() == ["failed"]
     with pytest.raises(ValueError, match=r"failed .* promote a finished cell") as caught:
         await silo_nb.promote(df, "p0-demo-c0-r0")
     assert "\n" not in str(caught.value)
-    ok = await silo_nb.fork_grid(parent, prompts=["hi"], name="ok", folder=tmp_path / "runs", progress=False)
+    captured, result = await run(shell, f"%silo promote {df.attrs['run_folder']} p0-demo-c0-r0")
+    message = captured.stderr + captured.stdout
+    assert not result.success and "UsageError: %silo promote: Cell 'p0-demo-c0-r0'" in message, message
+    assert "Traceback" not in message
+    ok = await silo_nb.fork_grid(parent, prompts=["hi"], name="ok", folder=runs, progress=False)
+    other = await silo_nb.fork_grid(parent, prompts=["hi"], name="other", folder=runs, progress=False)
     async with anyio.create_task_group() as group:  # a turn running on the connection: not now
         group.start_soon(parent.prompt, [{"type": "text", "text": "slow"}])
         with anyio.fail_after(30):
@@ -88,7 +92,9 @@ async def test_promote_refuses_in_one_line(shell: InteractiveShell, tmp_path: Pa
             await silo_nb.promote(ok, "p0-demo-c0-r0")
         parent.cancel()
     assert shell.user_ns["demo"] is parent and parent.is_live
-    await run(shell, "%silo disconnect demo")
+    # The magic promotes by the run's name; the connection then drives the fork, not the parent.
+    captured, result = await run(shell, f"%silo promote ok p0-demo-c0-r0 --folder {runs}")
+    assert result.success, captured.stderr + captured.stdout
+    assert shell.user_ns["demo"].session_id == ok.set_index("cell").loc["p0-demo-c0-r0", "session"]
     with pytest.raises(ValueError, match="No connection of this notebook drives session"):
-        await silo_nb.promote(ok, "p0-demo-c0-r0")
-    assert shell.user_ns.get("demo") is not None
+        await silo_nb.promote(other, "p0-demo-c0-r0")

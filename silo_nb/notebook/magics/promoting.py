@@ -15,14 +15,33 @@
 
 from __future__ import annotations
 
+import argparse
 from typing import Any
 
-from silo_nb.experiments import forked_cell, mark_promoted
+from IPython.core.error import UsageError
+
+from silo_nb.experiments import DEFAULT_RUNS_FOLDER, find_run, forked_cell, mark_promoted
+from silo_nb.notebook.magics.args import argument, magic_arguments
 from silo_nb.notebook.magics.connecting import connect
 from silo_nb.notebook.magics.connections import Connection, NotebookSession
 from silo_nb.sessions import AgentSessionHandle
 
-__all__ = ["promote_cell"]
+__all__ = ["promote_cell", "promote_command"]
+
+
+@magic_arguments("silo promote")
+@argument("run", metavar="RUN", help="a fork_grid run's name in the folder, or its folder")
+@argument("cell", metavar="CELL", help="the cell whose fork becomes the session, e.g. p0-demo-c1-r0")
+@argument("--as", dest="name", metavar="NAME", help="the connection to reconnect (default: the forked one's)")
+@argument("--folder", default=DEFAULT_RUNS_FOLDER, metavar="DIR", help="where the runs are (silo-runs)")
+async def promote_command(session: NotebookSession, args: argparse.Namespace) -> None:
+    """Make a fork_grid cell's fork this notebook's session: the connection of the forked session goes on
+    from the fork's turns, and %silo connect resumes it after a restart.
+    """
+    try:
+        await promote_cell(session, find_run(args.run, args.folder), args.cell, name=args.name)
+    except ValueError as exc:
+        raise UsageError(f"%silo promote: {exc}") from None
 
 
 async def promote_cell(
