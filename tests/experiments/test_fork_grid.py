@@ -31,32 +31,34 @@ def remembers(run: silo_nb.GridRun) -> bool:
     return summary(run.updates()) == "The user asked 1 thing(s) before this; the last: 'the parent question'."
 
 
+def configured(run: silo_nb.GridRun) -> bool:
+    """The fork runs with its cell's config (the demo's reply names its model)."""
+    return f"current model: `{run.config['model']}`" in run.final_text
+
+
 async def test_fork_grid_scores_forks_that_continue_the_parent(workspace: Workspace, tmp_path: Path) -> None:
     service = workspace.service(subprocess=True)
     handle = await service.sessions.connect("demo")
+    grid = {"prompts": [["/compact", "which mode"]], "configs": CONFIGS, "repeats": 2, "progress": False}
     try:
         await handle.prompt([{"type": "text", "text": "the parent question"}])
-        df = await silo_nb.fork_grid(
-            handle,
-            prompts=["/compact"],
-            configs=CONFIGS,
-            repeats=2,
-            scorers={"remembers": remembers},
-            folder=tmp_path / "runs",
-            progress=False,
-        )
-        assert list(df["cell"]) == ["p0-demo-c0-r0", "p0-demo-c0-r1", "p0-demo-c1-r0", "p0-demo-c1-r1"]
+        scorers = {"remembers": remembers, "configured": configured}
+        df = await silo_nb.fork_grid(handle, scorers=scorers, folder=tmp_path / "runs", **grid)
+        names = ["p0-demo-c0-r0", "p0-demo-c0-r1", "p0-demo-c1-r0", "p0-demo-c1-r1"]
+        assert list(dict.fromkeys(df["cell"])) == names
         assert set(df["cell_status"]) == {"finished"}, df[["cell", "cell_status", "error"]]
-        assert df["score.remembers"].tolist() == [True] * 4
+        cells = df.drop_duplicates("cell")  # a row per turn: two each
+        assert cells["score.remembers"].all() and cells["score.configured"].all()
+        assert (
+            df["prompt"].tolist() == ["/compact", "which mode"] * 4
+        )  # the fork's turns only, not the parent's
         assert set(df["model"]) == {"demo-fast", "demo-smart"}
         forks = set(df["session"])
         assert len(forks) == 4 and handle.session_id not in forks
         # The parent's conversation is untouched by its forks.
         assert user_texts(list(handle.journal_updates())) == ["the parent question"]
         # The same call again finds its run: nothing runs twice.
-        again = await silo_nb.fork_grid(
-            handle, prompts=["/compact"], configs=CONFIGS, repeats=2, folder=tmp_path / "runs", progress=False
-        )
+        again = await silo_nb.fork_grid(handle, folder=tmp_path / "runs", **grid)
         assert set(again["session"]) == forks
         # A fork resumed (what promote does) goes on from the fork's turns, not the parent's.
         fork = forked_cell(df, "p0-demo-c1-r0")
@@ -65,15 +67,19 @@ async def test_fork_grid_scores_forks_that_continue_the_parent(workspace: Worksp
         try:
             answer = await resumed.prompt([{"type": "text", "text": "/compact"}])
             assert answer.stop_reason == "end_turn"
-            assert user_texts(list(resumed.journal_updates())) == [
-                "the parent question",
-                "/compact",
-                "/compact",
-            ]
+            texts = ["the parent question", "/compact", "which mode", "/compact"]
+            assert user_texts(list(resumed.journal_updates())) == texts
             last = summary(resumed.journal_updates()).rpartition("The user")[2]
-            assert last == " asked 2 thing(s) before this; the last: '/compact'.", last
+            assert last == " asked 3 thing(s) before this; the last: 'which mode'.", last
         finally:
             await resumed.aclose()
+        # The system prompt axis: each fork is given its own (None: the parent's — here none).
+        prompted = await silo_nb.fork_grid(
+            handle, prompts=["which mode"], system_prompts=[None, "Be brief."], folder=tmp_path / "runs"
+        )
+        replies = dict(zip(prompted["cell"], prompted["text"], strict=True))
+        assert "System prompt" not in replies["p0-demo-c0-s0-r0"]
+        assert "“Be brief.”" in replies["p0-demo-c0-s1-r0"]
     finally:
         await handle.aclose()
 
