@@ -16,14 +16,13 @@ from silo_nb.util import Disposable
 from silo_nb.version import VERSION as __version__  # noqa: F401  (the package's version)
 
 if TYPE_CHECKING:
-    from silo_nb._grid_entry import run_grid
+    from silo_nb._grid_entry import fork_grid, run_grid
     from silo_nb.experiments import (
         GridRun,
         PermissionPolicy,
         QuestionPolicy,
         Rule,
         command_scorer,
-        fork_grid,
         frame,
         plot_cost_vs_pass,
         plot_pass_rates,
@@ -120,7 +119,7 @@ _LAZY = {
     **dict.fromkeys(_FROM_MODEL, "silo_nb.model"),
     **dict.fromkeys(_FROM_SESSIONS, "silo_nb.sessions"),
     "frame": "silo_nb.experiments",
-    "fork_grid": "silo_nb.experiments",
+    "fork_grid": "silo_nb._grid_entry",
     "GridRun": "silo_nb.experiments",
     "PermissionPolicy": "silo_nb.experiments",
     "QuestionPolicy": "silo_nb.experiments",
