@@ -33,6 +33,14 @@ from silo_nb.sessions import AgentSessionHandle
 __all__ = ["ForkedCell", "fork_grid", "forked_cell", "mark_promoted"]
 
 _FORK_FILE = "fork.json"
+# run_grid's options a fork grid refuses, and why (cache and sandbox: run_grid's of issue 33, where merged).
+_NOT_FOR_FORKS = {
+    "fork_of": "the forks are of {label}",
+    "profiles": "the forks are of {label}, in its profile",
+    "executor": "the forks are made from {label}, on this kernel's loop",
+    "sandbox": "each fork is started like {label}'s agent, which runs unsandboxed",
+    "cache": "a fork's answer depends on {label}'s conversation, which a cache key does not hold",
+}
 
 
 async def fork_grid(
@@ -66,9 +74,9 @@ async def fork_grid(
         raise AgentSessionError(
             f"{handle.label} has a turn running — await it (or cancel it), then fork_grid."
         )
-    for refused in ("fork_of", "profiles", "executor"):
+    for refused, why in _NOT_FOR_FORKS.items():
         if refused in grid_options:
-            raise TypeError(f"fork_grid does not take {refused}= — the forks are of {handle.label}, here.")
+            raise TypeError(f"fork_grid does not take {refused}= — {why.format(label=handle.label)}.")
     if name is None:  # the same forks of the same session find their run again; another session's do not
         key = [handle.session_id, prompts, list(map(dict, configs)), list(system_prompts), repeats]
         name = "fork-" + hashlib.sha256(json.dumps(key, default=str).encode()).hexdigest()[:10]

@@ -101,8 +101,9 @@ async def test_fork_grid_refuses_in_one_line(workspace: Workspace, tmp_path: Pat
         await silo_nb.fork_grid("demo", prompts=["hi"])  # type: ignore[arg-type]
     handle = await service.sessions.connect("demo")
     try:
-        with pytest.raises(TypeError, match="does not take executor="):
-            await silo_nb.fork_grid(handle, prompts=["hi"], executor=object(), folder=tmp_path)
+        for option in ("executor", "profiles", "sandbox", "cache"):
+            with pytest.raises(TypeError, match=f"does not take {option}= — "):
+                await silo_nb.fork_grid(handle, prompts=["hi"], folder=tmp_path, **{option: object()})
         # A running turn: forking it now would copy half a turn.
         async with anyio.create_task_group() as group:
             group.start_soon(handle.prompt, [{"type": "text", "text": "slow"}])
