@@ -37,6 +37,7 @@ _FORK_FILE = "fork.json"
 _NOT_FOR_FORKS = {
     "fork_of": "the forks are of {label}",
     "profiles": "the forks are of {label}, in its profile",
+    "agents": "the forks are of {label}, with its agent",
     "executor": "the forks are made from {label}, on this kernel's loop",
     "sandbox": "each fork is started like {label}'s agent, which runs unsandboxed",
     "cache": "a fork's answer depends on {label}'s conversation, which a cache key does not hold",

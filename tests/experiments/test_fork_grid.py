@@ -101,7 +101,7 @@ async def test_fork_grid_refuses_in_one_line(workspace: Workspace, tmp_path: Pat
         await silo_nb.fork_grid("demo", prompts=["hi"])  # type: ignore[arg-type]
     handle = await service.sessions.connect("demo")
     try:
-        for option in ("executor", "profiles", "sandbox", "cache"):
+        for option in ("executor", "profiles", "agents", "sandbox", "cache"):
             with pytest.raises(TypeError, match=f"does not take {option}= — "):
                 await silo_nb.fork_grid(handle, prompts=["hi"], folder=tmp_path, **{option: object()})
         # A running turn: forking it now would copy half a turn.
