@@ -16,7 +16,7 @@ from silo_nb.util import Disposable
 from silo_nb.version import VERSION as __version__  # noqa: F401  (the package's version)
 
 if TYPE_CHECKING:
-    from silo_nb._grid_entry import run_grid
+    from silo_nb._grid_entry import fork_grid, run_grid
     from silo_nb.acp import Sandbox
     from silo_nb.experiments import (
         GridRun,
@@ -121,6 +121,7 @@ _LAZY = {
     **dict.fromkeys(_FROM_MODEL, "silo_nb.model"),
     **dict.fromkeys(_FROM_SESSIONS, "silo_nb.sessions"),
     "frame": "silo_nb.experiments",
+    "fork_grid": "silo_nb._grid_entry",
     "GridRun": "silo_nb.experiments",
     "PermissionPolicy": "silo_nb.experiments",
     "QuestionPolicy": "silo_nb.experiments",
@@ -183,9 +184,11 @@ __all__ = [
     "agents",
     "command_scorer",
     "export_trajectories",
+    "fork_grid",
     "frame",
     "plot_cost_vs_pass",
     "plot_pass_rates",
+    "promote",
     "report",
     "rescore",
     "run_grid",
@@ -200,6 +203,15 @@ async def wait() -> None:
     from silo_nb.notebook import wait as wait_for_turns
 
     await wait_for_turns()
+
+
+async def promote(run: Any, cell: str, *, name: str | None = None) -> AgentSessionHandle:
+    """Make ``cell``'s fork of a ``fork_grid`` run the notebook's session: the connection of the forked
+    session (or ``name``) drives the fork from now on, and ``%silo connect`` after a restart resumes it."""
+    from silo_nb.notebook import promote as promote_fork
+
+    handle: AgentSessionHandle = await promote_fork(run, cell, name=name)
+    return handle
 
 
 def load_ipython_extension(ipython: Any) -> None:

@@ -26,6 +26,7 @@ from __future__ import annotations
 from silo_nb.experiments.atif import SCHEMA_VERSION, export_trajectories, trajectory, write_trajectory
 from silo_nb.experiments.budgets import CellBudget
 from silo_nb.experiments.executors import CellExecutor, DaskExecutor, LocalExecutor
+from silo_nb.experiments.fork_grid import ForkedCell, fork_grid, forked_cell, mark_promoted
 from silo_nb.experiments.grid import DEFAULT_RUNS_FOLDER, expand_grid, run_grid
 from silo_nb.experiments.grid_cell import CellResult, CellSpec, run_cell, run_cell_blocking
 from silo_nb.experiments.grid_run import GridRun
@@ -54,6 +55,7 @@ __all__ = [
     "CellSpec",
     "CommandScorer",
     "DaskExecutor",
+    "ForkedCell",
     "GridCounts",
     "GridProgress",
     "GridRun",
@@ -70,10 +72,13 @@ __all__ = [
     "expand_grid",
     "export_trajectories",
     "find_run",
+    "fork_grid",
+    "forked_cell",
     "format_counts",
     "frame",
     "journal_rows",
     "list_runs",
+    "mark_promoted",
     "pass_at_k",
     "plot_cost_vs_pass",
     "plot_pass_rates",

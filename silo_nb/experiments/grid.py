@@ -91,6 +91,8 @@ async def run_grid(
     cache: bool = False,
     sandbox: str | Sandbox | None = None,
     agents: Sequence[str] | None = None,
+    system_prompts: Sequence[str | None] = (None,),
+    fork_of: Any = None,
 ) -> Any:
     """Run every cell of the grid (skipping those a previous attempt finished); return the DataFrame.
 
@@ -125,10 +127,17 @@ async def run_grid(
     ``agents``: the agent axis, in place of ``profiles`` — each a profile id or a pinned spec
     (``npm:PKG@VER``, ``pypi:NAME==VER``, ``acp:ID@VER``), installed once before the first cell
     (``sessions/agent_pins.py``); rows say ``agent_spec``, ``agent_name`` and ``agent_version``.
+    ``system_prompts``: an axis of system prompts each cell's session is given (None: the profile's).
+    ``fork_of``: a live session each cell forks instead of connecting a new one (``fork_grid``'s, which
+    checks it): its profile is the grid's, and the cells run on this loop.
     """
     pd = require_pandas()
+    if fork_of is not None:
+        profiles = (fork_of.profile_id,)
     profiles = await pin_agents(agents, profiles, local=executor is None)
-    cells = expand_grid(prompts, profiles=profiles, configs=configs, repeats=repeats)
+    cells = expand_grid(
+        prompts, profiles=profiles, configs=configs, repeats=repeats, system_prompts=system_prompts
+    )
     _check_numbers(concurrency=concurrency, timeout=timeout)
     if not isinstance(score_timeout, int | float) or score_timeout <= 0:
         raise ValueError(f"score_timeout={score_timeout!r} — give the seconds one scorer may take.")
@@ -142,6 +151,10 @@ async def run_grid(
     backoff = check_backoff(retry_backoff)
     if not isinstance(cache, bool):
         raise TypeError(f"cache={cache!r} — give True to reuse finished cells, or False.")
+    if fork_of is not None and executor is not None:
+        raise ValueError(
+            "fork_grid runs its cells on this kernel's loop (the forked session is here) — drop executor=."
+        )
     if kernel_tools and executor is not None:
         raise ValueError(
             "kernel_tools=True works only with the cells on this kernel's loop — drop executor= (the tools "
@@ -156,7 +169,7 @@ async def run_grid(
     run = RunFolder.create(root / run_name, run_name, cells, fresh=sampling_asked())
     seed = template_folder(template)
     dirs = tuple(os.fspath(d) for d in config_dirs) if config_dirs is not None else None
-    if executor is None:
+    if executor is None and fork_of is None:
         _check_profiles(profiles, dirs)
     with run.running():  # a second run_grid of this run, here or in another process, is refused
         todo = []
@@ -199,6 +212,8 @@ async def run_grid(
                         keep_to=str(run.workdir_path(cell["cell"])) if keep_workdirs else None,
                         kernel_tools=kernel_tools,
                         sandbox=sandbox,
+                        fork_of=fork_of,
+                        system_prompt=cell.get("system_prompt"),
                     )
                     attempt.keys[spec.cell] = cached.key(spec, cell) if cached is not None else None
                     group.start_soon(_one_cell, runner, spec, attempt)
@@ -336,8 +351,10 @@ def expand_grid(
     profiles: Sequence[str],
     configs: Sequence[Mapping[str, Any]],
     repeats: int,
+    system_prompts: Sequence[str | None] = (None,),
 ) -> list[dict[str, Any]]:
-    """The grid's cells in order (prompt, profile, config, repeat), as JSON-ready dicts."""
+    """The grid's cells in order (prompt, profile, config, system prompt, repeat), as JSON-ready dicts. With
+    one system prompt (the default) the cells are as before the axis was added: same ids, same run name."""
     if isinstance(prompts, str) or not prompts:
         raise ValueError(
             "prompts= takes a non-empty list of prompts, e.g. ['Summarise notes.md', 'Plan it']."
@@ -358,22 +375,33 @@ def expand_grid(
         json.dumps(dict(config))  # values must be plain data (they are written to run.json)
     if not isinstance(repeats, int) or repeats < 1:
         raise ValueError(f"repeats={repeats!r} — give a whole number, 1 or more.")
+    if isinstance(system_prompts, str) or not system_prompts:
+        raise ValueError(
+            "system_prompts= takes a non-empty list of texts (None: the profile's), e.g. [None, 'Be brief.']."
+        )
+    if not all(s is None or isinstance(s, str) for s in system_prompts):
+        raise ValueError(f"Each system prompt is a text or None — got {list(system_prompts)!r}.")
+    axis = len(system_prompts) > 1 or system_prompts[0] is not None
     cells: list[dict[str, Any]] = []
     for p, texts in enumerate(turns):
         for profile in profiles:
             for c, config in enumerate(configs):
-                for r in range(repeats):
-                    cells.append(
-                        {
-                            "cell": f"p{p}-{axis_slug(profile, _slug)}-c{c}-r{r}",
+                for k, system_prompt in enumerate(system_prompts):
+                    for r in range(repeats):
+                        variant = _variant(profile, config, len(profiles) > 1)
+                        tail_slug = (f"-s{k}" if axis else "") + f"-r{r}"
+                        cell = {
+                            "cell": f"p{p}-{axis_slug(profile, _slug)}-c{c}" + tail_slug,
                             "profile": profile,
-                            "variant": _variant(profile, config, len(profiles) > 1),
+                            "variant": variant + (f", system prompt {k}" if len(system_prompts) > 1 else ""),
                             "config": dict(config),
                             "prompts": texts,
                             "prompt_index": p,
                             "repeat": r,
                         }
-                    )
+                        if axis:
+                            cell["system_prompt"] = system_prompt
+                        cells.append(cell)
     return cells
 
 

@@ -128,6 +128,7 @@ def key_parts(spec: CellSpec, agent: Mapping[str, Any], template: str | None) ->
         "policy": repr(spec.policy),
         "answers": repr(spec.answers),
         "kernel_tools": spec.kernel_tools,
+        "system_prompt": spec.system_prompt,
         "sandbox": repr(spec.sandbox),  # a sandboxed agent may answer otherwise (it sees less)
         "limits": [budget.max_tokens, budget.max_cost, budget.max_seconds] if budget is not None else None,
     }

@@ -102,6 +102,10 @@ class CellSpec:
     keep_to: str | None = None  # where the working copy is kept (keep_workdirs=True)
     kernel_tools: bool = False
     sandbox: str | Sandbox | None = None  # where the agent runs (cell_sandbox.py); None: unsandboxed
+    # ``fork_grid``: the live session each cell forks (its handle: such cells run on this loop only) instead
+    # of connecting a new one, and the system prompt the cell's session is given (None: the profile's).
+    fork_of: Any = None
+    system_prompt: str | None = None
 
 
 @dataclass
@@ -292,6 +296,7 @@ async def _drive(service: AgentsService, spec: CellSpec, work: str, result: Cell
     errors: list[str] = []
     journal: Path | None = None
     timed_out = gone = False
+    seed = 0
 
     def cancel_turn() -> None:
         if handle is not None:
@@ -308,7 +313,15 @@ async def _drive(service: AgentsService, spec: CellSpec, work: str, result: Cell
             servers = [tools.server_config] if tools is not None else []
             profile = service.profiles.get(spec.profile)
             result.agent_spec = profile.agent if profile is not None else None
-            handle = await service.sessions.connect(spec.profile, cwd=work, mcp_servers=servers)
+            if spec.fork_of is not None:
+                seed = len(spec.fork_of.journal_lines())  # the parent's lines the fork's journal starts with
+                handle = await spec.fork_of.fork(
+                    cwd=work, mcp_servers=servers, system_prompt=spec.system_prompt
+                )
+            else:
+                handle = await service.sessions.connect(
+                    spec.profile, cwd=work, mcp_servers=servers, system_prompt=spec.system_prompt
+                )
             result.agent_name, result.agent_version = reported_agent(handle.init_result)
             if tools is not None:
                 tools.bind(handle)
@@ -350,8 +363,12 @@ async def _drive(service: AgentsService, spec: CellSpec, work: str, result: Cell
             with anyio.CancelScope(shield=True):
                 await handle.aclose()  # the agent's process group is gone and the journal flushed
             result.session_id = handle.session_id
-            journal = service.sessions.journals.path(service.workspace_id, handle.session_id)
-            result.lines = read_lines(journal, root=service.data_dir)
+            where = handle.journal_path  # a fork's is in its parent's data folder
+            if where is not None:
+                journal = where[0]
+                result.lines = read_lines(journal, root=where[1])
+            if spec.fork_of is not None:  # a fork's cell is its own turns (scorers too): not the parent's
+                result.lines, journal = result.lines[seed:], None
     result.usage = watch.usage()
     result.budget = watch.exceeded
     result.error = "; ".join(errors) or None

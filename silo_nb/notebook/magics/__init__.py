@@ -159,6 +159,18 @@ async def wait() -> None:
             await state.background.wait()
 
 
+async def promote(run: Any, cell: str, *, name: str | None = None) -> Any:
+    """``silo_nb.promote``: a ``fork_grid`` cell's fork becomes this notebook's session (``promoting.py``)."""
+    from IPython import get_ipython
+
+    from silo_nb.notebook.magics.promoting import promote_cell
+
+    shell = get_ipython()
+    if shell is None:
+        raise RuntimeError("silo_nb.promote works in a notebook — run it in a Jupyter kernel.")
+    return await promote_cell(session_of(shell), run, cell, name=name)
+
+
 def load_ipython_extension(shell: InteractiveShell) -> None:
     if getattr(shell, _SHELL_ATTRIBUTE, None) is None:
         use_session(shell, NotebookSession(shell))

@@ -45,6 +45,7 @@ from silo_nb.notebook.magics.dormant_list import dormant_sessions, resume_target
 from silo_nb.notebook.magics.export import export_command
 from silo_nb.notebook.magics.frame import frame_command
 from silo_nb.notebook.magics.profile_warnings import held_profile_warnings, let_through
+from silo_nb.notebook.magics.promoting import promote_command
 from silo_nb.notebook.magics.prompt import run_prompt
 from silo_nb.notebook.magics.replaying import replay_profile_id
 from silo_nb.notebook.magics.results import diff_command, runs_command
@@ -371,6 +372,7 @@ SUBCOMMANDS: dict[str, Handler] = {
     "undo": undo_command,
     "runs": runs_command,
     "diff": diff_command,
+    "promote": promote_command,
     "export": export_command,
     "disconnect": _disconnect,
     "forget": _forget,

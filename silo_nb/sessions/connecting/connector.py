@@ -262,10 +262,12 @@ class Connector:
         system_prompt: str | None = None,
         system_prompt_mode: str | None = None,
         notebook_guidance: bool = False,
+        cwd: str | None = None,
     ) -> AgentSessionHandle:
         """``session/fork`` of ``parent``'s session, in a new agent process of the same profile: a new
         handle whose journal starts as a copy of the parent's (``handle.fork``). The fork keeps the
-        parent's system prompt unless ``system_prompt`` / ``system_prompt_mode`` say otherwise."""
+        parent's system prompt unless ``system_prompt`` / ``system_prompt_mode`` say otherwise, and works
+        in the parent's folder unless ``cwd`` names another (a ``fork_grid`` cell's own working copy)."""
         parent_core = parent.core
         label = parent.label
         if not parent_core.wiring.caps.can_fork:
@@ -292,7 +294,7 @@ class Connector:
             journals=self._journals,
             profile=profile,
             workspace_id=parent.workspace_id,
-            cwd=parent.cwd,
+            cwd=cwd if cwd is not None else parent.cwd,
             folders=parent_core.folders,
             extra_mcp_servers=tuple(mcp_servers),
             system_prompt=asked,

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -193,6 +195,19 @@ class AgentSessionHandle:
         if self._core.journal.writer is None:
             return self.journal
         return tuple(parse_lines(self.journal_lines()))
+
+    @property
+    def journal_path(self) -> tuple[Path, Path] | None:
+        """This session's journal file and the data folder it lives under (None before it has an id)."""
+        if not self.session_id:
+            return None
+        journals = self._core.journal.journals
+        return journals.path(self.workspace_id, self.session_id), journals.data_dir
+
+    @property
+    def turn_running(self) -> bool:
+        """A prompt of this session is in flight (its turn has not ended)."""
+        return self._core.turns.prompts_in_flight > 0
 
     @property
     def is_live(self) -> bool:
@@ -574,12 +589,16 @@ class AgentSessionHandle:
         system_prompt: str | None = None,
         system_prompt_mode: str | None = None,
         notebook_guidance: bool = False,
+        cwd: str | None = None,
     ) -> AgentSessionHandle:
         """A new session forked from this one (``session/fork``, where the agent offers it), in a new
         agent process: its own handle and journal, the journal starting as a copy of this one's, so a
         restore shows this session's turns and then the fork's. Raises ``AgentSessionError`` where the
         agent does not offer fork. The fork keeps this session's system prompt unless told otherwise;
-        ``mcp_servers`` are offered to it besides the profile's (the kernel tools of ``%silo fork``)."""
+        ``mcp_servers`` are offered to it besides the profile's (the kernel tools of ``%silo fork``); ``cwd``
+        (an absolute folder) is where the fork works, by default this session's."""
+        if cwd is not None and not (isinstance(cwd, str) and os.path.isabs(cwd)):
+            raise AgentSessionInputError(f"fork(cwd={cwd!r}) takes an absolute folder path.")
         forker = self._core.forker
         if forker is None:
             raise AgentSessionError(f"{self.label}: this session was not opened by connect — it cannot fork.")
@@ -593,6 +612,7 @@ class AgentSessionHandle:
             system_prompt=system_prompt,
             system_prompt_mode=system_prompt_mode,
             notebook_guidance=notebook_guidance,
+            cwd=cwd,
         )
         return forked
 
