@@ -27,6 +27,7 @@ from typing import Any
 
 from silo_nb.experiments.grid import DEFAULT_RUNS_FOLDER, run_grid
 from silo_nb.experiments.run_folder import RunFolder, atomic_write
+from silo_nb.experiments.table import frame
 from silo_nb.model import AgentSessionError
 from silo_nb.sessions import AgentSessionHandle
 
@@ -78,10 +79,17 @@ async def fork_grid(
     for refused, why in _NOT_FOR_FORKS.items():
         if refused in grid_options:
             raise TypeError(f"fork_grid does not take {refused}= — {why.format(label=handle.label)}.")
-    if name is None:  # the same forks of the same session find their run again; another session's do not
-        key = [handle.session_id, prompts, list(map(dict, configs)), list(system_prompts), repeats]
-        name = "fork-" + hashlib.sha256(json.dumps(key, default=str).encode()).hexdigest()[:10]
+    grid = [prompts, list(map(dict, configs)), list(system_prompts), repeats]
+    grid_key = hashlib.sha256(json.dumps(grid, default=str).encode()).hexdigest()[:10]
     root = Path(folder if folder is not None else DEFAULT_RUNS_FOLDER).expanduser().resolve()
+    promoted = _promoted_into(root, name, handle.session_id, grid_key)
+    if promoted is not None:
+        # Run All after a promote (and a restart): ``handle`` is this run's promoted fork, so the call is
+        # the one that made the run: its table as it was, no fork of the fork.
+        return frame(promoted)
+    if name is None:  # the same forks of the same session find their run again; another session's do not
+        key = [handle.session_id, grid_key]
+        name = "fork-" + hashlib.sha256(json.dumps(key, default=str).encode()).hexdigest()[:10]
     _check_parent(root / name, handle)
     path = root / name
     try:
@@ -98,8 +106,29 @@ async def fork_grid(
         )
     finally:  # an interrupted run's finished cells can be promoted too
         if (path / "run.json").is_file() and not (path / _FORK_FILE).is_file():
-            parent = {"profile": handle.profile_id, "session_id": handle.session_id, "promoted": None}
+            parent = {
+                "profile": handle.profile_id,
+                "session_id": handle.session_id,
+                "grid": grid_key,
+                "promoted": None,
+            }
             atomic_write(path / _FORK_FILE, json.dumps(parent, indent=1) + "\n", root=path)
+
+
+def _promoted_into(root: Path, name: str | None, session_id: str, grid_key: str) -> Path | None:
+    """The run (``name``'s, else any ``fork-*`` of ``root`` made by the same grid) whose promoted fork is
+    ``session_id``, if there is one."""
+    paths = [root / name] if name is not None else sorted(root.glob("fork-*"))
+    for path in paths:
+        try:
+            data = json.loads((path / _FORK_FILE).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if not isinstance(data, dict) or data.get("promoted_session_id") != session_id:
+            continue
+        if name is not None or data.get("grid") == grid_key:
+            return path
+    return None
 
 
 def _check_parent(path: Path, handle: AgentSessionHandle) -> None:
@@ -161,4 +190,5 @@ def mark_promoted(fork: ForkedCell) -> None:
     """Note in the run's ``fork.json`` that ``fork.cell`` was promoted."""
     data = json.loads((fork.run / _FORK_FILE).read_text(encoding="utf-8"))
     data["promoted"] = fork.cell
+    data["promoted_session_id"] = fork.session_id  # fork_grid of it again (Run All) finds this run
     atomic_write(fork.run / _FORK_FILE, json.dumps(data, indent=1) + "\n", root=fork.run)

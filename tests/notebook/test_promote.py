@@ -46,10 +46,11 @@ async def test_promote_makes_the_fork_the_notebook_s_session(
     assert promoted.session_id == chosen["session"] != parent.session_id
     assert shell.user_ns["demo"] is promoted and promoted.is_live and not parent.is_live
     assert user_texts(promoted) == ["the parent question", "a fork question"]
-    # Twice, or another cell of the run: refused in one line (it would drop the promoted conversation).
-    for cell in ("p0-demo-c1-r1", "p0-demo-c0-r0"):
-        with pytest.raises(ValueError, match=r"was promoted already \(cell 'p0-demo-c1-r1'\)"):
-            await silo_nb.promote(df, cell)
+    # Another cell of the run: refused in one line (it would drop the promoted conversation); the same
+    # cell again (Run All): the promoted session, nothing done.
+    with pytest.raises(ValueError, match=r"was promoted already \(cell 'p0-demo-c1-r1'\)"):
+        await silo_nb.promote(df, "p0-demo-c0-r0")
+    assert await silo_nb.promote(df, "p0-demo-c1-r1") is promoted
     assert shell.user_ns["demo"] is promoted
 
     # The connection's next prompt goes on from the fork's turns.
@@ -66,6 +67,21 @@ async def test_promote_makes_the_fork_the_notebook_s_session(
     assert back.session_id == promoted.session_id and back.resume_outcome == "resumed"
     assert user_texts(back) == ["the parent question", "a fork question", "and then"]
     assert session_of(shell).records.get("demo")["session_id"] == promoted.session_id  # type: ignore[index]
+    # Run All goes on: the same fork_grid call (now on the promoted fork) is the run it made, no fork of
+    # the fork; the same promote is the session already there.
+    again = await silo_nb.fork_grid(
+        back,
+        prompts=["a fork question"],
+        configs=[{"model": "demo-fast"}, {"model": "demo-smart"}],
+        repeats=2,
+        scorers={"answered": lambda r: "a fork question" in r.final_text},
+        folder=tmp_path / "runs",
+        progress=False,
+    )
+    assert again.attrs["run_folder"] == df.attrs["run_folder"]
+    assert sorted(again["session"]) == sorted(df["session"])
+    assert await silo_nb.promote(again, "p0-demo-c1-r1") is back
+    assert user_texts(back) == ["the parent question", "a fork question", "and then"]
 
 
 async def test_promote_refuses_in_one_line(shell: InteractiveShell, tmp_path: Path) -> None:

@@ -49,6 +49,12 @@ async def promote_cell(
 ) -> AgentSessionHandle:
     """Reconnect the connection of ``run``'s parent session (or ``name``) to ``cell``'s fork; its handle."""
     fork = forked_cell(run, cell)
+    if fork.promoted == cell:
+        # Run All again (after a restart, ``%silo connect`` resumed the promoted fork): nothing to do.
+        for connection in session.connections.values():
+            handle = connection.handle if name in (None, connection.name) else None
+            if handle is not None and handle.session_id == fork.session_id:
+                return handle
     if fork.promoted is not None:
         raise ValueError(
             f"The run {fork.run.name!r} was promoted already (cell {fork.promoted!r}) — run fork_grid again "
