@@ -127,9 +127,10 @@ def test_papermill_samples_when_asked_and_restores_otherwise(workspace: Workspac
 
 
 def test_papermill_samples_the_experiments_notebook(workspace: Workspace) -> None:
-    """notebooks/05-experiments.ipynb (two named ``run_grid`` runs, 42 agent sessions) run twice with
-    ``-p silo_sample True``: every grid cell asks the agent both times, and the first run's folders are
-    kept beside the new ones. Without it, a third run resumes the last: nothing is asked."""
+    """notebooks/05-experiments.ipynb (two named ``run_grid`` runs and a ``fork_grid``, 48 prompts) run
+    twice with ``-p silo_sample True``: every grid cell asks the agent both times, and the first run's
+    folders are kept beside the new ones (the forks of each run's own session are a run of their own).
+    Without it, a third run resumes the last: nothing is asked."""
     source = prepare(ROOT / "notebooks" / "05-experiments.ipynb", workspace.folder)
     out = workspace.folder / "out.ipynb"
 
@@ -140,11 +141,16 @@ def test_papermill_samples_the_experiments_notebook(workspace: Workspace) -> Non
 
     papermill_run(silo_sample=True)
     once = len(received(workspace))
-    assert once == 42
+    assert once == 48
     papermill_run(silo_sample=True)
     assert len(received(workspace)) == 2 * once  # before: once, every cell skipped as done
     runs = workspace.folder / "runs"
     kept = ["demo-grid", "demo-grid.1", "stats-task", "stats-task.1"]
-    assert sorted(p.name for p in runs.iterdir()) == kept
+    assert sorted(p.name for p in runs.iterdir() if not p.name.startswith("fork-")) == kept
+    assert len(list(runs.glob("fork-*"))) == 2
     papermill_run()
-    assert len(received(workspace)) == 2 * once
+    # The grids resume, and the fork grid finds its run through the promoted fork that %silo connect
+    # resumed; only the two %%prompt turns are asked again (a sampled run's turns are not restored in a
+    # run that does not sample: see the papermill test above).
+    assert len(received(workspace)) == 2 * once + 2
+    assert len(list(runs.glob("fork-*"))) == 2
