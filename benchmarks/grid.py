@@ -280,7 +280,9 @@ async def main(cells: int, concurrency: int, scored_cells: int) -> list[str]:
             )
         lines.append(
             f"  the sandbox itself (bare agent in bwrap − bare agent): {boxed_slot - bare_slot:+.3f} slot-s, "
-            f"{boxed_cpu - bare_cpu:+.3f} CPU-s per session"
+            f"{boxed_cpu - bare_cpu:+.3f} CPU-s per session (the bare agent's CPU-s in bwrap leave out the "
+            "agent itself: it is terminated, and bwrap's init in the namespace reports no child's usage; "
+            "compare the slot-s)"
         )
 
         check = silo_nb.command_scorer(lambda run: [sys.executable, "check.py", TASKS[run.prompt_index]])
