@@ -62,7 +62,7 @@ if TYPE_CHECKING:
         StaleTurn,
         TextBlock,
     )
-    from silo_nb.notebook import report, show
+    from silo_nb.notebook import attach_cell, report, show
     from silo_nb.sessions import (
         AgentProfilesService,
         AgentSessionHandle,
@@ -131,6 +131,7 @@ _LAZY = {
     "run_grid": "silo_nb._grid_entry",
     "report": "silo_nb.notebook.results",
     "show": "silo_nb.notebook.results",
+    "attach_cell": "silo_nb.notebook",
 }
 
 __all__ = [
@@ -176,6 +177,7 @@ __all__ = [
     "StaleTurn",
     "TextBlock",
     "agents",
+    "attach_cell",
     "command_scorer",
     "frame",
     "plot_cost_vs_pass",

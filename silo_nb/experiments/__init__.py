@@ -7,7 +7,7 @@
   own working copy (``grid_cell.py``), resumable from its folder (``run_folder.py``), here, on Dask
   workers or by an executor of one's own (``executors.py``: ``CellExecutor``, which runs ``run_cell`` /
   ``run_cell_blocking`` on a ``CellSpec`` and returns its ``CellResult``), with a progress display
-  (``progress.py``; the notebook has a widget).
+  (``progress.py``; the notebook has a widget); a running cell can be attached to (``live_cells.py``).
 - Scoring and comparing: ``scorers`` (``command_scorer``, plain functions of a ``GridRun`` from
   ``grid_run.py``), ``diffs`` (what each cell changed), ``budgets`` (per cell and per grid), ``rescore``
   (score a finished run again, no agent), ``summary`` (``summarize``: pass rates with Wilson intervals,
@@ -23,6 +23,7 @@ from silo_nb.experiments.executors import CellExecutor, DaskExecutor, LocalExecu
 from silo_nb.experiments.grid import DEFAULT_RUNS_FOLDER, expand_grid, run_grid
 from silo_nb.experiments.grid_cell import CellResult, CellSpec, run_cell, run_cell_blocking
 from silo_nb.experiments.grid_run import GridRun
+from silo_nb.experiments.live_cells import STOPPED_BY_USER, AttachedCell, LocatedCell, locate_cell
 from silo_nb.experiments.policy import PermissionPolicy, Rule
 from silo_nb.experiments.progress import GridCounts, GridProgress, TextProgress, format_counts
 from silo_nb.experiments.question_policy import QuestionPolicy
@@ -38,6 +39,8 @@ from silo_nb.experiments.table import frame, journal_rows, rows_to_frame
 __all__ = [
     "DEFAULT_RUNS_FOLDER",
     "SCORE_PREFIX",
+    "STOPPED_BY_USER",
+    "AttachedCell",
     "CellBudget",
     "CellExecutor",
     "CellResult",
@@ -48,6 +51,7 @@ __all__ = [
     "GridProgress",
     "GridRun",
     "LocalExecutor",
+    "LocatedCell",
     "PermissionPolicy",
     "QuestionPolicy",
     "Rule",
@@ -63,6 +67,7 @@ __all__ = [
     "frame",
     "journal_rows",
     "list_runs",
+    "locate_cell",
     "pass_at_k",
     "plot_cost_vs_pass",
     "plot_pass_rates",

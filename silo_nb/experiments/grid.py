@@ -37,6 +37,7 @@ from silo_nb.experiments._pandas import require_pandas
 from silo_nb.experiments.budgets import CellBudget, GridSpend, check_grid_budget
 from silo_nb.experiments.executors import CellExecutor, executor_for
 from silo_nb.experiments.grid_cell import CellResult, CellSpec, one_line_error, template_folder
+from silo_nb.experiments.live_cells import LIVE_FOLDER
 from silo_nb.experiments.policy import PermissionPolicy
 from silo_nb.experiments.progress import GridCounts, GridProgress, TextProgress
 from silo_nb.experiments.question_policy import QuestionPolicy
@@ -79,6 +80,7 @@ async def run_grid(
     budget: Mapping[str, float] | None = None,
     keep_workdirs: bool = False,
     kernel_tools: bool = False,
+    attach_wait: float = 0.0,
 ) -> Any:
     """Run every cell of the grid (skipping those a previous attempt finished); return the DataFrame.
 
@@ -102,10 +104,15 @@ async def run_grid(
     ``keep_workdirs``: keep each cell's working copy under the run's folder (``workdirs/<cell>``).
     ``kernel_tools``: offer each session the kernel tools on this kernel's namespace (off by default; code
     runs only where ``policy`` says ``allow code``); cells must then run on this loop (no ``executor``).
+    ``attach_wait``: a running cell can be watched and answered with ``%silo attach`` (``live_cells.py``);
+    a permission no rule of ``policy`` covers (or a question ``answers`` does not) waits for an attached
+    viewer, and with none attached up to this many seconds for one (0: the policy answers at once).
     """
     pd = require_pandas()
     cells = expand_grid(prompts, profiles=profiles, configs=configs, repeats=repeats)
     _check_numbers(concurrency=concurrency, timeout=timeout)
+    if not isinstance(attach_wait, int | float) or not 0 <= attach_wait < float("inf"):
+        raise ValueError(f"attach_wait={attach_wait!r} — give the seconds (0 or more) to wait for a viewer.")
     if not isinstance(score_timeout, int | float) or score_timeout <= 0:
         raise ValueError(f"score_timeout={score_timeout!r} — give the seconds one scorer may take.")
     if policy is not None and not isinstance(policy, PermissionPolicy):
@@ -166,6 +173,8 @@ async def run_grid(
                         budget=cell_budget if cell_budget.active else None,
                         keep_to=str(run.workdir_path(cell["cell"])) if keep_workdirs else None,
                         kernel_tools=kernel_tools,
+                        live_dir=str(run.path / LIVE_FOLDER),
+                        attach_wait=float(attach_wait),
                     )
                     group.start_soon(_one_cell, runner, spec, attempt)
         finally:

@@ -53,6 +53,7 @@ import anyio.to_thread
 from silo_nb.experiments.budgets import BudgetWatch, CellBudget
 from silo_nb.experiments.diffs import ChangeBase, Changes
 from silo_nb.experiments.grid_run import GridRun
+from silo_nb.experiments.live_cells import STOPPED_BY_USER, LiveCell, open_live_cell
 from silo_nb.experiments.policy import PermissionPolicy
 from silo_nb.experiments.question_policy import QuestionPolicy
 from silo_nb.experiments.scorers import score_run
@@ -97,6 +98,8 @@ class CellSpec:
     budget: CellBudget | None = None
     keep_to: str | None = None  # where the working copy is kept (keep_workdirs=True)
     kernel_tools: bool = False
+    live_dir: str | None = None  # the run's live/ folder: the cell can be attached to (live_cells.py)
+    attach_wait: float = 0.0  # how long a request no rule covers waits for a viewer when none is attached
 
 
 @dataclass
@@ -271,6 +274,7 @@ async def _kernel_tools(service: AgentsService, spec: CellSpec) -> KernelToolSer
 async def _drive(service: AgentsService, spec: CellSpec, work: str, result: CellResult) -> Path | None:
     handle = None
     tools = None
+    live: LiveCell | None = None
     errors: list[str] = []
     journal: Path | None = None
 
@@ -288,16 +292,18 @@ async def _drive(service: AgentsService, spec: CellSpec, work: str, result: Cell
                 tools.bind(handle)
             result.session_id = handle.session_id
             handle.on_update(watch.on_update)
-            if spec.policy is not None:
+            live = await open_live_cell(spec, handle)
+            if live is None and spec.policy is not None:
                 handle.on_permission(spec.policy)
-            handle.on_elicitation(spec.answers or QuestionPolicy())  # unattended: nobody else to ask
+            if live is None:
+                handle.on_elicitation(spec.answers or QuestionPolicy())  # unattended: nobody else to ask
             for option_id, value in spec.config.items():
                 await handle.set_config_option(option_id, value)
             async with anyio.create_task_group() as clock:
                 if watch.budget.max_seconds is not None:
                     clock.start_soon(_clock, watch, watch.budget.max_seconds)
                 for prompt in spec.prompts:
-                    if watch.exceeded is not None:
+                    if watch.exceeded is not None or (live is not None and live.stopped):
                         break
                     try:
                         answer = await handle.prompt([{"type": "text", "text": prompt}])
@@ -316,6 +322,9 @@ async def _drive(service: AgentsService, spec: CellSpec, work: str, result: Cell
     except (AgentSessionError, ValueError, OSError) as exc:  # connect or a config option failed
         errors.append(one_line_error(exc))
     finally:
+        if live is not None:
+            errors += [STOPPED_BY_USER] if live.stopped else []
+            live.close("failed" if errors else "finished", "; ".join(errors) or None)
         if tools is not None:
             tools.close()
         if handle is not None:

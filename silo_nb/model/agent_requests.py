@@ -35,7 +35,7 @@ class PermissionAnswers(Protocol):
     """Where a session keeps its permission answers (``sessions/session/permission_desk.py``); a request
     only points at it, so the frozen request itself holds no mutable state."""
 
-    def settle(self, request_id: str, option_id: str | None) -> None: ...
+    def settle(self, request_id: str, option_id: str | None, *, by: str | None = None) -> None: ...
 
     def outcome(self, request_id: str) -> tuple[bool, str | None]: ...
 
@@ -58,11 +58,12 @@ class AgentPermissionRequest(FrozenModel):
     child_title: str | None = None
     _answers: PermissionAnswers | None = PrivateAttr(default=None)
 
-    def respond(self, option_id: str) -> None:
-        """Answer with one of :attr:`options`. Idempotent; an unknown id answers ``cancelled``."""
+    def respond(self, option_id: str, *, by: str | None = None) -> None:
+        """Answer with one of :attr:`options`. Idempotent; an unknown id answers ``cancelled``. ``by``
+        names what answered when it is not a person (a rule; journaled as ``decidedBy``)."""
         known = any(option.option_id == option_id for option in self.options)
         if self._answers is not None:
-            self._answers.settle(self.request_id, option_id if known else None)
+            self._answers.settle(self.request_id, option_id if known else None, by=by)
 
     @property
     def answered(self) -> bool:
