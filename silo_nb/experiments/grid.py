@@ -146,6 +146,7 @@ async def run_grid(
                 spend.add(record.get("usage"))
         sink: GridProgress | None = TextProgress() if progress is True else (progress or None)
         tracker = _Tracker(run_name, len(cells), len(cells) - len(todo), sink, runner.label)
+        tracker.folder = str(run.path)
         tracker.failed = sum(
             1 for c in cells if c not in todo and (r := run.record(c["cell"])) and r["status"] == "failed"
         )
@@ -207,6 +208,7 @@ async def _one_cell(runner: CellExecutor, spec: CellSpec, attempt: _Attempt) -> 
             tracker.changed()
             return
         tracker.running += 1
+        tracker.cells.append(spec.cell)
         tracker.changed()
         try:
             try:
@@ -235,6 +237,7 @@ async def _one_cell(runner: CellExecutor, spec: CellSpec, attempt: _Attempt) -> 
             spend.add(result.usage)
         finally:
             tracker.running -= 1
+            tracker.cells.remove(spec.cell)
         tracker.done += 1
         tracker.failed += result.status == "failed"
         tracker.changed()
@@ -247,6 +250,8 @@ class _Tracker:
         self.name, self.total, self.skipped, self.sink, self.executor = name, total, skipped, sink, executor
         self.done, self.running, self.failed, self.not_run = skipped, 0, 0, 0
         self.start_time = time.monotonic()
+        self.cells: list[str] = []  # running now
+        self.folder = ""
 
     def counts(self) -> GridCounts:
         return GridCounts(
@@ -259,6 +264,8 @@ class _Tracker:
             elapsed=time.monotonic() - self.start_time,
             executor=self.executor,
             not_run=self.not_run,
+            running_cells=tuple(self.cells),
+            folder=self.folder,
         )
 
     def _tell(self, what: str) -> None:

@@ -19,6 +19,7 @@ from silo_nb.experiments import locate_cell, run_grid
 from silo_nb.notebook import CellView
 from silo_nb.notebook.magics import NotebookSession, use_session
 from silo_nb.notebook.magics.attach import ATTACHED
+from silo_nb.notebook.widgets.grid_progress import GridProgressBar
 from tests.conftest import Workspace
 from tests.experiments.grid_checks import agents_with
 
@@ -151,3 +152,35 @@ async def test_attach_to_a_run_that_is_not_there_is_one_line(
     assert not result.success
     message = str(result.error_in_exec)
     assert message.startswith("%silo attach: No run 'nowhere'") and "\n" not in message
+
+
+async def test_the_progress_views_attach_button_shows_the_running_cell(
+    attach_shell: InteractiveShell, tmp_path: Path
+) -> None:
+    runs, out = tmp_path / "runs", {}
+    bar = GridProgressBar()
+
+    async def grid() -> None:
+        out["df"] = await run_grid(
+            ["please edit notes.md"],
+            folder=runs,
+            name="nb-button",
+            policy=silo_nb.PermissionPolicy("allow read"),
+            attach_wait=60,
+            progress=bar,
+            timeout=60,
+            config_dirs=[],
+        )
+
+    with capture_output():
+        async with anyio.create_task_group() as group:
+            group.start_soon(grid)
+            await until(lambda: "p0-demo-c0-r0" in bar.attach_buttons)
+            bar.attach_buttons["p0-demo-c0-r0"].click()
+            await until(lambda: bar.views and bar.views[0].view.rows)
+            (view,) = bar.views
+            view.view.rows[0].buttons["allow-once"].click()
+            await until(lambda: "df" in out)
+    assert out["df"].iloc[0]["permissions_allowed"] == 1
+    assert not bar.attach_buttons and view.transcript.status == "finished"
+    assert "Edited notes.md" in view.view.html
