@@ -50,6 +50,9 @@ from silo_nb.model import (
     AgentElicitationRequest,
     AgentPermissionRequest,
     AgentSessionUpdate,
+    QuestionField,
+    check_answer,
+    read_fields,
 )
 from silo_nb.private_sockets import same_user, socket_folder
 from silo_nb.sessions import parse_lines, read_lines
@@ -162,18 +165,22 @@ class LiveCell:
         self._ask(request, {"t": "permission", "request": request.model_dump(mode="json")}, fallback)
 
     def _on_question(self, request: AgentElicitationRequest) -> None:
-        action, values, _why = self.answers.answer(request)
+        action, values, why = self.answers.answer(request)
         if action == "accept":
             try:
-                request.accept(values)
-            except ValueError:
-                request.decline()
+                request.accept(values, by=why)
+            except ValueError as exc:
+                request.decline(by=f"{why} (its values did not fit: {exc})")
             return
         answer = request.cancel if action == "cancel" else request.decline
         if not self.viewers and self.attach_wait <= 0:
-            answer()
+            answer(by=why)
             return
-        self._ask(request, {"t": "question", "request": request.model_dump(mode="json")}, answer)
+
+        def fallback() -> None:
+            answer(by=f"no attached viewer answered; {why}")
+
+        self._ask(request, {"t": "question", "request": request.model_dump(mode="json")}, fallback)
 
     def _ask(self, request: Any, message: dict[str, Any], fallback: Callable[[], None]) -> None:
         self._asks[request.request_id] = request
@@ -369,13 +376,17 @@ def locate_cell(
 
 
 class _Questions:
-    """A question's answers as the viewer keeps them (``QuestionAnswers``): sent to the cell."""
+    """A question's answers as the viewer keeps them (``QuestionAnswers``): checked here against the form
+    (the cell's session checks them again), then sent to the cell."""
 
     def __init__(self, link: AttachedCell) -> None:
         self.link = link
         self.outcomes: dict[str, tuple[bool, str | None, dict[str, Any] | None]] = {}
+        self.forms: dict[str, tuple[QuestionField, ...] | None] = {}  # None: not a form
 
-    def answer(self, request_id: str, action: str, content: dict[str, Any] | None) -> None:
+    def answer(
+        self, request_id: str, action: str, content: dict[str, Any] | None, *, by: str = "user"
+    ) -> None:
         if self.outcome(request_id)[0]:
             return
         self.outcomes[request_id] = (True, action, content)
@@ -385,7 +396,12 @@ class _Questions:
         return self.outcomes.get(request_id, (False, None, None))
 
     def check(self, request_id: str, values: Mapping[str, Any]) -> dict[str, Any]:
-        return dict(values)  # the cell's session checks them against the form before sending
+        fields = self.forms.get(request_id)
+        if fields is None:
+            if values:
+                raise ValueError("this question takes no values (it is not a form)")
+            return {}
+        return check_answer(fields, values)
 
 
 class AttachedCell:
@@ -458,6 +474,8 @@ class AttachedCell:
             self.on_permission(request)
         elif kind == "question":
             asked = AgentElicitationRequest.model_validate(message["request"])
+            form = read_fields(asked.requested_schema)[0] if asked.mode == "form" else None
+            self.questions.forms[asked.request_id] = form
             self.on_question(asked.attach_answers(self.questions))
         elif kind == "end":
             self.status = str(message.get("status") or "finished")

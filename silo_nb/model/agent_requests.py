@@ -86,7 +86,9 @@ class AgentPermissionRequest(FrozenModel):
 class QuestionAnswers(Protocol):
     """Where a session keeps its questions' answers (``session/question_desk.py``)."""
 
-    def answer(self, request_id: str, action: str, content: dict[str, Any] | None) -> None: ...
+    def answer(
+        self, request_id: str, action: str, content: dict[str, Any] | None, *, by: str = "user"
+    ) -> None: ...
 
     def outcome(self, request_id: str) -> tuple[bool, str | None, dict[str, Any] | None]: ...
 
@@ -112,22 +114,23 @@ class AgentElicitationRequest(FrozenModel):
     child_title: str | None = None
     _answers: QuestionAnswers | None = PrivateAttr(default=None)
 
-    def accept(self, values: Mapping[str, Any] | None = None) -> None:
-        """Send ``values`` (by field name; a url question takes none). Idempotent once answered."""
+    def accept(self, values: Mapping[str, Any] | None = None, *, by: str = "user") -> None:
+        """Send ``values`` (by field name; a url question takes none). Idempotent once answered. ``by``
+        names who answered when it is not the user (a rule), as the decision line records it."""
         if self._answers is None:
             return
         content = self._answers.check(self.request_id, values or {})
-        self._answers.answer(self.request_id, "accept", content)
+        self._answers.answer(self.request_id, "accept", content, by=by)
 
-    def decline(self) -> None:
-        """The user says no."""
+    def decline(self, *, by: str = "user") -> None:
+        """The user (or ``by``) says no."""
         if self._answers is not None:
-            self._answers.answer(self.request_id, "decline", None)
+            self._answers.answer(self.request_id, "decline", None, by=by)
 
-    def cancel(self) -> None:
+    def cancel(self, *, by: str = "user") -> None:
         """Nobody answers (the turn was stopped, the form was closed)."""
         if self._answers is not None:
-            self._answers.answer(self.request_id, "cancel", None)
+            self._answers.answer(self.request_id, "cancel", None, by=by)
 
     @property
     def answered(self) -> bool:

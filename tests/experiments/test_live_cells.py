@@ -194,3 +194,81 @@ def test_unknown_runs_and_cells_are_named_in_one_line(tmp_path: Path, demo_state
         locate_cell("done", folder=tmp_path)
     with pytest.raises(ValueError, match="attach_wait"):
         anyio.run(lambda: run_grid(["hi"], folder=tmp_path, attach_wait=-1, progress=False))
+
+
+def test_a_viewer_answers_the_cells_question_checked_against_its_form(
+    tmp_path: Path, demo_state: Path
+) -> None:
+    async def answer(viewer: Viewer) -> None:
+        asked: list[Any] = []
+        viewer.link.on_question = asked.append
+        with anyio.fail_after(60):
+            while not asked:
+                await anyio.sleep(0.02)
+        (question,) = asked
+        with pytest.raises(ValueError, match="confirm"):  # checked here, before anything is sent
+            question.accept({"confirm": "maybe"})
+        assert not question.answered
+        question.accept({"confirm": True, "reason": "tidy"})
+
+    async def main() -> tuple[Any, Viewer]:
+        grid = lambda: run_grid(  # noqa: E731
+            ["do the risky step"], folder=tmp_path, name="asked", attach_wait=60, progress=False, timeout=60
+        )
+        return await with_viewer(grid, tmp_path, "asked", answer)
+
+    df, _viewer = anyio.run(main)
+    assert "You said yes (tidy)" in df.iloc[0]["text"]
+
+
+def test_a_viewer_that_leaves_leaves_the_cell_running_and_the_policy_answers(
+    tmp_path: Path, demo_state: Path
+) -> None:
+    """Detached (after sending garbage, an unknown request and a second viewer's late answer), the cell
+    goes on; the request falls back to the policy's ``otherwise``, saying nobody answered."""
+
+    async def leave(viewer: Viewer) -> None:
+        with anyio.fail_after(60):
+            await viewer.asked.wait()
+        second = await AttachedCell.connect(viewer.link.located)
+        viewer.link.send({"t": "permission", "id": "silo-permission-99", "option": "allow-once"})
+        viewer.link._writer.write(b"not json\n[1, 2]\n")
+        await anyio.sleep(0.2)
+        viewer.link.close()
+        second.close()
+
+    async def main() -> tuple[Any, Viewer]:
+        grid = lambda: run_grid(  # noqa: E731
+            [EDIT],
+            folder=tmp_path,
+            name="left",
+            policy=ONLY_READS,
+            attach_wait=0.5,
+            progress=False,
+            timeout=60,
+        )
+        return await with_viewer(grid, tmp_path, "left", leave)
+
+    df, _viewer = anyio.run(main)
+    row = df.iloc[0]
+    assert row["cell_status"] == "finished" and row["permissions_allowed"] == 0
+    journal = (tmp_path / "left" / "journals" / "p0-demo-c0-r0.jsonl").read_text()
+    assert "no attached viewer answered; policy otherwise: cancel" in journal
+    assert "Edited notes.md" not in row["text"]  # the edit never ran
+
+
+def test_a_link_whose_process_is_gone_is_one_line(tmp_path: Path, demo_state: Path) -> None:
+    """A cell killed with its link left behind: attach says so, instead of hanging or raising."""
+    anyio.run(
+        lambda: run_grid(["hello there"], folder=tmp_path, name="gone", progress=False, retry_failed=False)
+    )
+    record = tmp_path / "gone" / "cells" / "p0-demo-c0-r0.json"
+    record.unlink()  # as if the cell had been killed before its record was written
+    live = tmp_path / "gone" / "live"
+    live.mkdir(exist_ok=True)
+    (live / "p0-demo-c0-r0.json").write_text('{"socket": "' + str(tmp_path / "no-such-socket") + '"}')
+    assert locate_cell("gone", folder=tmp_path).state == "running"
+    with pytest.raises(
+        LookupError, match=r"has a link but its process is gone \(killed\?\) — run_grid again"
+    ):
+        anyio.run(lambda: silo_nb.attach_cell("gone", folder=tmp_path))
