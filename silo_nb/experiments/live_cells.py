@@ -343,6 +343,30 @@ def _run_path(run: str | os.PathLike[str], folder: str | os.PathLike[str] | None
     )
 
 
+def _read_link(path: Path) -> dict[str, Any] | None:
+    try:
+        link = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return link if isinstance(link, dict) and isinstance(link.get("socket"), str) else None
+
+
+def _alive(link: Mapping[str, Any]) -> bool:
+    """The link's process runs (on this machine; another machine's cannot be told, so it counts)."""
+    if link.get("host") != socket.gethostname():
+        return True
+    pid = link.get("pid")
+    if not isinstance(pid, int) or pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def locate_cell(
     run: str | os.PathLike[str], cell: str | None = None, *, folder: str | os.PathLike[str] | None = None
 ) -> LocatedCell:
@@ -352,7 +376,8 @@ def locate_cell(
     run_folder = RunFolder.open(path)
     cells = [str(c["cell"]) for c in run_folder.cells]
     live = path / LIVE_FOLDER
-    running = sorted(p.stem for p in live.glob("*.json")) if live.is_dir() else []
+    links = {p.stem: _read_link(p) for p in live.glob("*.json")} if live.is_dir() else {}
+    running = sorted(name for name, link in links.items() if link is not None and _alive(link))
     if cell is None:
         if not running:
             raise LookupError(
@@ -361,14 +386,18 @@ def locate_cell(
         cell = running[0]
     if cell not in cells:
         raise LookupError(f"{path.name!r} has no cell {cell!r} — its cells: {', '.join(cells)}.")
-    with contextlib.suppress(OSError, ValueError):
-        link = json.loads((live / f"{cell}.json").read_text(encoding="utf-8"))
-        if isinstance(link, dict) and isinstance(link.get("socket"), str):
-            return LocatedCell(path, cell, "running", socket=link["socket"])
+    link = links.get(cell)
+    if link is not None and _alive(link):
+        return LocatedCell(path, cell, "running", socket=link["socket"])
     record = run_folder.record(cell)
     if record is not None:
         lines = read_lines(run_folder.journal_path(cell), root=path)
         return LocatedCell(path, cell, "finished", lines=lines, record=record)
+    if link is not None:
+        raise LookupError(
+            f"Cell {cell!r} of {path.name!r} has a link but its process (pid {link.get('pid')}) is gone "
+            "(killed?) — run_grid again resumes it."
+        )
     raise LookupError(
         f"Cell {cell!r} of {path.name!r} is not running and has no record yet (not started, or finishing)"
         " — attach again in a moment."
