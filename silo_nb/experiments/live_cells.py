@@ -324,6 +324,7 @@ class LocatedCell:
     cell: str
     state: str
     socket: str | None = None
+    host: str = ""  # the machine the running cell is on
     lines: list[str] = field(default_factory=list)
     record: dict[str, Any] = field(default_factory=dict)
 
@@ -388,7 +389,7 @@ def locate_cell(
         raise LookupError(f"{path.name!r} has no cell {cell!r} — its cells: {', '.join(cells)}.")
     link = links.get(cell)
     if link is not None and _alive(link):
-        return LocatedCell(path, cell, "running", socket=link["socket"])
+        return LocatedCell(path, cell, "running", socket=link["socket"], host=str(link.get("host") or ""))
     record = run_folder.record(cell)
     if record is not None:
         lines = read_lines(run_folder.journal_path(cell), root=path)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import socket
 from typing import Any
 
 from silo_nb.experiments import STOPPED_BY_USER, AttachedCell, LocatedCell, locate_cell
@@ -89,6 +90,11 @@ async def attach_cell(
     """The view of ``cell`` of ``run`` (a run's name under ``folder``, ``silo-runs`` by default, or its
     folder); without ``cell``, the first running one. ``LookupError`` (one line) for what is not there."""
     located = locate_cell(run, cell, folder=folder)
+    if located.state == "running" and located.host not in ("", socket.gethostname()):
+        raise LookupError(
+            f"Cell {located.cell!r} of {located.run.name!r} runs on {located.host}: attach works on the "
+            "machine that runs the cell (a cluster of several machines runs its cells unattended)."
+        )
     if located.state == "running":
         try:
             return CellView(located, await AttachedCell.connect(located))

@@ -3,6 +3,11 @@ from a Dask worker's, answered and stopped through the channel; a finished cell 
 
 from __future__ import annotations
 
+import json
+import os
+import socket
+import subprocess
+import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -266,9 +271,19 @@ def test_a_link_whose_process_is_gone_is_one_line(tmp_path: Path, demo_state: Pa
     record.unlink()  # as if the cell had been killed before its record was written
     live = tmp_path / "gone" / "live"
     live.mkdir(exist_ok=True)
-    (live / "p0-demo-c0-r0.json").write_text('{"socket": "' + str(tmp_path / "no-such-socket") + '"}')
-    assert locate_cell("gone", folder=tmp_path).state == "running"
-    with pytest.raises(
-        LookupError, match=r"has a link but its process is gone \(killed\?\) — run_grid again"
-    ):
+    link = {"socket": str(tmp_path / "no-such-socket"), "pid": os.getpid(), "host": socket.gethostname()}
+    (live / "p0-demo-c0-r0.json").write_text(json.dumps(link))
+    assert locate_cell("gone", folder=tmp_path).state == "running"  # its pid lives: this process's
+    with pytest.raises(LookupError, match=r"has a link but its process is gone \(killed\?\) — run_grid"):
+        anyio.run(lambda: silo_nb.attach_cell("gone", folder=tmp_path))
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, check=True
+    )
+    (live / "p0-demo-c0-r0.json").write_text(json.dumps({**link, "pid": int(dead.stdout)}))
+    with pytest.raises(LookupError, match="No cell of 'gone' is running"):
+        locate_cell("gone", folder=tmp_path)  # a dead link is not offered as the running cell
+    with pytest.raises(LookupError, match=r"has a link but its process \(pid \d+\) is gone"):
+        locate_cell("gone", "p0-demo-c0-r0", folder=tmp_path)
+    (live / "p0-demo-c0-r0.json").write_text(json.dumps({**link, "host": "elsewhere.example"}))
+    with pytest.raises(LookupError, match=r"runs on elsewhere\.example: attach works on the machine"):
         anyio.run(lambda: silo_nb.attach_cell("gone", folder=tmp_path))
