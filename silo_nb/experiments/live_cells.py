@@ -72,7 +72,7 @@ log = logging.getLogger("silo_nb.experiments")
 
 LIVE_FOLDER = "live"  # under the run's folder: one <cell>.json per running cell
 STOPPED_BY_USER = "cancelled by the user (Stop in an attached view)"
-VIEWER_BUFFER = 8 * 1024 * 1024  # bytes a viewer may leave unread before it is let go
+VIEWER_BUFFER = 8 * 1024 * 1024  # bytes a viewer may leave unread (past its journal so far) before it goes
 _LIMIT = 64 * 1024 * 1024  # the longest line either end reads (a journal line can be long)
 
 
@@ -101,7 +101,8 @@ class LiveCell:
         self.answers = answers or QuestionPolicy()
         self.attach_wait = max(0.0, float(attach_wait))
         self.stopped = False
-        self.viewers: set[asyncio.StreamWriter] = set()
+        # Each viewer, and the bytes it may leave unread: its journal so far plus VIEWER_BUFFER.
+        self.viewers: dict[asyncio.StreamWriter, int] = {}
         self._asks: dict[str, AgentPermissionRequest | AgentElicitationRequest] = {}
         self._changed = anyio.Event()
         self._tasks = TaskSet()
@@ -218,14 +219,13 @@ class LiveCell:
     def _send_all(self, message: Mapping[str, Any]) -> None:
         data = _message(message)
         for writer in list(self.viewers):
-            if writer.transport.get_write_buffer_size() > VIEWER_BUFFER:
+            if writer.transport.get_write_buffer_size() > self.viewers[writer]:
                 self._drop(writer)  # a viewer that does not read is let go, never waited for
             else:
                 writer.write(data)
 
     def _drop(self, writer: asyncio.StreamWriter) -> None:
-        if writer in self.viewers:
-            self.viewers.discard(writer)
+        if self.viewers.pop(writer, None) is not None:
             self._poke()
         writer.close()
 
@@ -241,7 +241,7 @@ class LiveCell:
             kind = "permission" if isinstance(request, AgentPermissionRequest) else "question"
             if not request.answered:
                 writer.write(_message({"t": kind, "request": request.model_dump(mode="json")}))
-        self.viewers.add(writer)
+        self.viewers[writer] = writer.transport.get_write_buffer_size() + VIEWER_BUFFER
         self._poke()
         try:
             while line := await reader.readline():

@@ -94,6 +94,26 @@ async def allow(viewer: Viewer) -> None:
 
 
 def test_a_viewer_answers_a_running_local_cells_permission(tmp_path: Path, demo_state: Path) -> None:
+    """Two viewers see the request; the first answer wins and the other sees it answered."""
+    others: list[Viewer] = []
+
+    async def two_viewers(viewer: Viewer) -> None:
+        with anyio.fail_after(60):
+            await viewer.asked.wait()
+        other = Viewer(await AttachedCell.connect(viewer.link.located))
+        others.append(other)
+        async with anyio.create_task_group() as group:
+            group.start_soon(other.link.pump)
+            with anyio.fail_after(60):
+                await other.asked.wait()  # a request still waiting is sent to who attaches
+            await allow(viewer)
+            with anyio.fail_after(60):
+                while not other.requests[0].answered:
+                    await anyio.sleep(0.02)
+            assert other.requests[0].answer == "allow-once"
+            other.requests[0].respond("reject-once")  # too late: changes nothing
+            other.link.close()
+
     async def main() -> tuple[Any, Viewer]:
         grid = lambda: run_grid(  # noqa: E731
             [EDIT],
@@ -104,7 +124,7 @@ def test_a_viewer_answers_a_running_local_cells_permission(tmp_path: Path, demo_
             progress=False,
             timeout=60,
         )
-        return await with_viewer(grid, tmp_path, "local", allow)
+        return await with_viewer(grid, tmp_path, "local", two_viewers)
 
     df, viewer = anyio.run(main)
     row = df.iloc[0]
