@@ -64,7 +64,7 @@ if TYPE_CHECKING:
         StaleTurn,
         TextBlock,
     )
-    from silo_nb.notebook import report, show
+    from silo_nb.notebook import attach_cell, report, show
     from silo_nb.sessions import (
         AgentProfilesService,
         AgentSessionHandle,
@@ -136,6 +136,7 @@ _LAZY = {
     "Sandbox": "silo_nb.acp",  # run_grid(sandbox=Sandbox("bwrap", read_only=...))
     "report": "silo_nb.notebook.results",
     "show": "silo_nb.notebook.results",
+    "attach_cell": "silo_nb.notebook",
 }
 
 __all__ = [
@@ -182,6 +183,7 @@ __all__ = [
     "StaleTurn",
     "TextBlock",
     "agents",
+    "attach_cell",
     "command_scorer",
     "export_trajectories",
     "fork_grid",

@@ -7,7 +7,7 @@
   own working copy (``grid_cell.py``), resumable from its folder (``run_folder.py``), here, on Dask
   workers or by an executor of one's own (``executors.py``: ``CellExecutor``, which runs ``run_cell`` /
   ``run_cell_blocking`` on a ``CellSpec`` and returns its ``CellResult``), with a progress display
-  (``progress.py``; the notebook has a widget).
+  (``progress.py``; the notebook has a widget); a running cell can be attached to (``live_cells.py``).
 - ``retries`` (``run_grid(retry=)``: failed cells retried by error class, each attempt a row) and
   ``grid_cache`` (``run_grid(cache=True)``: a finished cell with the same inputs reused), tied to the grid
   in ``grid_retry``.
@@ -30,6 +30,7 @@ from silo_nb.experiments.fork_grid import ForkedCell, fork_grid, forked_cell, ma
 from silo_nb.experiments.grid import DEFAULT_RUNS_FOLDER, expand_grid, run_grid
 from silo_nb.experiments.grid_cell import CellResult, CellSpec, run_cell, run_cell_blocking
 from silo_nb.experiments.grid_run import GridRun
+from silo_nb.experiments.live_cells import STOPPED_BY_USER, AttachedCell, LocatedCell, locate_cell
 from silo_nb.experiments.policy import PermissionPolicy, Rule
 from silo_nb.experiments.progress import GridCounts, GridProgress, TextProgress, format_counts
 from silo_nb.experiments.question_policy import QuestionPolicy
@@ -49,6 +50,8 @@ __all__ = [
     "RETRY_CLASSES",
     "SCHEMA_VERSION",
     "SCORE_PREFIX",
+    "STOPPED_BY_USER",
+    "AttachedCell",
     "CellBudget",
     "CellExecutor",
     "CellResult",
@@ -60,6 +63,7 @@ __all__ = [
     "GridProgress",
     "GridRun",
     "LocalExecutor",
+    "LocatedCell",
     "PermissionPolicy",
     "QuestionPolicy",
     "Rule",
@@ -78,6 +82,7 @@ __all__ = [
     "frame",
     "journal_rows",
     "list_runs",
+    "locate_cell",
     "mark_promoted",
     "pass_at_k",
     "plot_cost_vs_pass",

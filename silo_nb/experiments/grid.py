@@ -43,6 +43,7 @@ from silo_nb.experiments.cell_sandbox import grid_sandbox
 from silo_nb.experiments.executors import CellExecutor, executor_for
 from silo_nb.experiments.grid_cell import CellResult, CellSpec, one_line_error, template_folder
 from silo_nb.experiments.grid_retry import CacheKeys, CellRetries, remember_cached, reuse_cached
+from silo_nb.experiments.live_cells import LIVE_FOLDER
 from silo_nb.experiments.policy import PermissionPolicy
 from silo_nb.experiments.progress import GridCounts, GridProgress, TextProgress
 from silo_nb.experiments.question_policy import QuestionPolicy
@@ -93,6 +94,7 @@ async def run_grid(
     agents: Sequence[str] | None = None,
     system_prompts: Sequence[str | None] = (None,),
     fork_of: Any = None,
+    attach_wait: float = 0.0,
 ) -> Any:
     """Run every cell of the grid (skipping those a previous attempt finished); return the DataFrame.
 
@@ -130,6 +132,9 @@ async def run_grid(
     ``system_prompts``: an axis of system prompts each cell's session is given (None: the profile's).
     ``fork_of``: a live session each cell forks instead of connecting a new one (``fork_grid``'s, which
     checks it): its profile is the grid's, and the cells run on this loop.
+    ``attach_wait``: a running cell can be watched and answered with ``%silo attach`` (``live_cells.py``);
+    a permission no rule of ``policy`` covers (or a question ``answers`` does not) waits for an attached
+    viewer, and with none attached up to this many seconds for one (0: the policy answers at once).
     """
     pd = require_pandas()
     if fork_of is not None:
@@ -139,6 +144,8 @@ async def run_grid(
         prompts, profiles=profiles, configs=configs, repeats=repeats, system_prompts=system_prompts
     )
     _check_numbers(concurrency=concurrency, timeout=timeout)
+    if not isinstance(attach_wait, int | float) or not 0 <= attach_wait < float("inf"):
+        raise ValueError(f"attach_wait={attach_wait!r} — give the seconds (0 or more) to wait for a viewer.")
     if not isinstance(score_timeout, int | float) or score_timeout <= 0:
         raise ValueError(f"score_timeout={score_timeout!r} — give the seconds one scorer may take.")
     if policy is not None and not isinstance(policy, PermissionPolicy):
@@ -182,6 +189,7 @@ async def run_grid(
                 todo.append(cell)
         sink: GridProgress | None = TextProgress() if progress is True else (progress or None)
         tracker = _Tracker(run_name, len(cells), len(cells) - len(todo), sink, runner.label)
+        tracker.folder = str(run.path)
         tracker.failed = sum(
             1 for c in cells if c not in todo and (r := run.record(c["cell"])) and r["status"] == "failed"
         )
@@ -214,6 +222,8 @@ async def run_grid(
                         sandbox=sandbox,
                         fork_of=fork_of,
                         system_prompt=cell.get("system_prompt"),
+                        live_dir=str(run.path / LIVE_FOLDER),
+                        attach_wait=float(attach_wait),
                     )
                     attempt.keys[spec.cell] = cached.key(spec, cell) if cached is not None else None
                     group.start_soon(_one_cell, runner, spec, attempt)
@@ -274,6 +284,7 @@ async def _run_attempt(
             return None
         attempt.retries.starting(run, spec.cell, fields["attempt"])
         tracker.running += 1
+        tracker.cells.append(spec.cell)
         tracker.changed()
         try:
             try:
@@ -304,6 +315,7 @@ async def _run_attempt(
             spend.add(result.usage)
         finally:
             tracker.running -= 1
+            tracker.cells.remove(spec.cell)
     return record
 
 
@@ -314,6 +326,8 @@ class _Tracker:
         self.name, self.total, self.skipped, self.sink, self.executor = name, total, skipped, sink, executor
         self.done, self.running, self.failed, self.not_run = skipped, 0, 0, 0
         self.start_time = time.monotonic()
+        self.cells: list[str] = []  # running now
+        self.folder = ""
 
     def counts(self) -> GridCounts:
         return GridCounts(
@@ -326,6 +340,8 @@ class _Tracker:
             elapsed=time.monotonic() - self.start_time,
             executor=self.executor,
             not_run=self.not_run,
+            running_cells=tuple(self.cells),
+            folder=self.folder,
         )
 
     def _tell(self, what: str) -> None:

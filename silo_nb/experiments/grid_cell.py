@@ -55,6 +55,7 @@ from silo_nb.experiments.budgets import BudgetWatch, CellBudget
 from silo_nb.experiments.cell_sandbox import cell_sandbox, in_sandbox, sandbox_label
 from silo_nb.experiments.diffs import ChangeBase, Changes
 from silo_nb.experiments.grid_run import GridRun
+from silo_nb.experiments.live_cells import STOPPED_BY_USER, LiveCell, open_live_cell
 from silo_nb.experiments.policy import PermissionPolicy
 from silo_nb.experiments.question_policy import QuestionPolicy
 from silo_nb.experiments.retries import error_class
@@ -106,6 +107,8 @@ class CellSpec:
     # of connecting a new one, and the system prompt the cell's session is given (None: the profile's).
     fork_of: Any = None
     system_prompt: str | None = None
+    live_dir: str | None = None  # the run's live/ folder: the cell can be attached to (live_cells.py)
+    attach_wait: float = 0.0  # how long a request no rule covers waits for a viewer when none is attached
 
 
 @dataclass
@@ -293,6 +296,7 @@ async def _kernel_tools(service: AgentsService, spec: CellSpec) -> KernelToolSer
 async def _drive(service: AgentsService, spec: CellSpec, work: str, result: CellResult) -> Path | None:
     handle = None
     tools = None
+    live: LiveCell | None = None
     errors: list[str] = []
     journal: Path | None = None
     timed_out = gone = False
@@ -327,16 +331,18 @@ async def _drive(service: AgentsService, spec: CellSpec, work: str, result: Cell
                 tools.bind(handle)
             result.session_id = handle.session_id
             handle.on_update(watch.on_update)
-            if spec.policy is not None:
+            live = await open_live_cell(spec, handle)
+            if live is None and spec.policy is not None:
                 handle.on_permission(spec.policy)
-            handle.on_elicitation(spec.answers or QuestionPolicy())  # unattended: nobody else to ask
+            if live is None:
+                handle.on_elicitation(spec.answers or QuestionPolicy())  # unattended: nobody else to ask
             for option_id, value in spec.config.items():
                 await handle.set_config_option(option_id, value)
             async with anyio.create_task_group() as clock:
                 if watch.budget.max_seconds is not None:
                     clock.start_soon(_clock, watch, watch.budget.max_seconds)
                 for prompt in spec.prompts:
-                    if watch.exceeded is not None:
+                    if watch.exceeded is not None or (live is not None and live.stopped):
                         break
                     try:
                         answer = await handle.prompt([{"type": "text", "text": prompt}])
@@ -356,6 +362,9 @@ async def _drive(service: AgentsService, spec: CellSpec, work: str, result: Cell
     except (AgentSessionError, ValueError, OSError) as exc:  # connect or a config option failed
         errors.append(one_line_error(exc))
     finally:
+        if live is not None:
+            errors += [STOPPED_BY_USER] if live.stopped else []
+            live.close("failed" if errors else "finished", "; ".join(errors) or None)
         if tools is not None:
             tools.close()
         if handle is not None:

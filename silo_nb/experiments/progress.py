@@ -28,6 +28,8 @@ class GridCounts:
     elapsed: float = 0.0
     executor: str = ""  # the executor's label: where the cells of this attempt run
     not_run: int = 0  # kept from starting by the grid's budget (counted in done)
+    running_cells: tuple[str, ...] = ()  # the ids of the cells running now (each can be attached to)
+    folder: str = ""  # the run's folder
 
 
 class GridProgress(Protocol):

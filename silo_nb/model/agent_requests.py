@@ -35,7 +35,7 @@ class PermissionAnswers(Protocol):
     """Where a session keeps its permission answers (``sessions/session/permission_desk.py``); a request
     only points at it, so the frozen request itself holds no mutable state."""
 
-    def settle(self, request_id: str, option_id: str | None) -> None: ...
+    def settle(self, request_id: str, option_id: str | None, *, by: str | None = None) -> None: ...
 
     def outcome(self, request_id: str) -> tuple[bool, str | None]: ...
 
@@ -58,11 +58,16 @@ class AgentPermissionRequest(FrozenModel):
     child_title: str | None = None
     _answers: PermissionAnswers | None = PrivateAttr(default=None)
 
-    def respond(self, option_id: str) -> None:
-        """Answer with one of :attr:`options`. Idempotent; an unknown id answers ``cancelled``."""
+    def respond(self, option_id: str, *, by: str | None = None) -> None:
+        """Answer with one of :attr:`options`. Idempotent; an unknown id answers ``cancelled``. ``by``
+        names what answered when it is not a person (a rule; journaled as ``decidedBy``)."""
         known = any(option.option_id == option_id for option in self.options)
-        if self._answers is not None:
+        if self._answers is None:
+            return
+        if by is None:  # a person: the call every PermissionAnswers takes (one of a test's own, too)
             self._answers.settle(self.request_id, option_id if known else None)
+        else:
+            self._answers.settle(self.request_id, option_id if known else None, by=by)
 
     @property
     def answered(self) -> bool:
@@ -85,7 +90,9 @@ class AgentPermissionRequest(FrozenModel):
 class QuestionAnswers(Protocol):
     """Where a session keeps its questions' answers (``session/question_desk.py``)."""
 
-    def answer(self, request_id: str, action: str, content: dict[str, Any] | None) -> None: ...
+    def answer(
+        self, request_id: str, action: str, content: dict[str, Any] | None, *, by: str = "user"
+    ) -> None: ...
 
     def outcome(self, request_id: str) -> tuple[bool, str | None, dict[str, Any] | None]: ...
 
@@ -111,22 +118,29 @@ class AgentElicitationRequest(FrozenModel):
     child_title: str | None = None
     _answers: QuestionAnswers | None = PrivateAttr(default=None)
 
-    def accept(self, values: Mapping[str, Any] | None = None) -> None:
-        """Send ``values`` (by field name; a url question takes none). Idempotent once answered."""
+    def accept(self, values: Mapping[str, Any] | None = None, *, by: str | None = None) -> None:
+        """Send ``values`` (by field name; a url question takes none). Idempotent once answered. ``by``
+        names who answered when it is not the user (a rule), as the decision line records it."""
         if self._answers is None:
             return
         content = self._answers.check(self.request_id, values or {})
-        self._answers.answer(self.request_id, "accept", content)
+        self._answer("accept", content, by)
 
-    def decline(self) -> None:
-        """The user says no."""
-        if self._answers is not None:
-            self._answers.answer(self.request_id, "decline", None)
+    def decline(self, *, by: str | None = None) -> None:
+        """The user (or ``by``) says no."""
+        self._answer("decline", None, by)
 
-    def cancel(self) -> None:
+    def cancel(self, *, by: str | None = None) -> None:
         """Nobody answers (the turn was stopped, the form was closed)."""
-        if self._answers is not None:
-            self._answers.answer(self.request_id, "cancel", None)
+        self._answer("cancel", None, by)
+
+    def _answer(self, action: str, content: dict[str, Any] | None, by: str | None) -> None:
+        if self._answers is None:
+            return
+        if by is None:  # the user: the call every QuestionAnswers takes
+            self._answers.answer(self.request_id, action, content)
+        else:
+            self._answers.answer(self.request_id, action, content, by=by)
 
     @property
     def answered(self) -> bool:

@@ -38,6 +38,7 @@ from silo_nb.notebook.magics.args import (
     summary,
     usage,
 )
+from silo_nb.notebook.magics.attach import attach_command
 from silo_nb.notebook.magics.authoring import authoring_subcommands
 from silo_nb.notebook.magics.connecting import connect, fork
 from silo_nb.notebook.magics.connections import Connection, NotebookSession
@@ -368,6 +369,7 @@ SUBCOMMANDS: dict[str, Handler] = {
     "agents": _agents,
     "journal": _journal,
     "frame": frame_command,
+    "attach": attach_command,
     "undo-cells": undo_cells_command,
     "undo": undo_command,
     "runs": runs_command,
