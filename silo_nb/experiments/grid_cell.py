@@ -50,6 +50,7 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
+import silo_nb.kernel_tools
 from silo_nb.acp import Sandbox
 from silo_nb.experiments.budgets import BudgetWatch, CellBudget
 from silo_nb.experiments.cell_sandbox import cell_sandbox, in_sandbox, sandbox_label
@@ -312,8 +313,11 @@ async def _drive(service: AgentsService, spec: CellSpec, work: str, result: Cell
             tools = await _kernel_tools(service, spec)
             if tools is not None and tools.socket_path and service.sandbox is not None:
                 # The relay the agent starts reaches the kernel through this folder's socket (connect
-                # needs no write): shown read-only. The tools' code still runs in the kernel, by policy.
-                service.sandbox = service.sandbox.showing(os.path.dirname(tools.socket_path))
+                # needs no write): shown read-only, with the package the relay imports (``python -I
+                # .../silo_nb/kernel_tools/relay.py``: an editable install's checkout is not shown whole).
+                # The tools' code still runs in the kernel, by policy.
+                package = os.path.dirname(os.path.dirname(os.path.abspath(silo_nb.kernel_tools.__file__)))
+                service.sandbox = service.sandbox.showing(os.path.dirname(tools.socket_path), package)
             servers = [tools.server_config] if tools is not None else []
             profile = service.profiles.get(spec.profile)
             result.agent_spec = profile.agent if profile is not None else None

@@ -219,7 +219,7 @@ class LiveCell:
     def _send_all(self, message: Mapping[str, Any]) -> None:
         data = _message(message)
         for writer in list(self.viewers):
-            if writer.transport.get_write_buffer_size() > self.viewers[writer]:
+            if writer.is_closing() or writer.transport.get_write_buffer_size() > self.viewers[writer]:
                 self._drop(writer)  # a viewer that does not read is let go, never waited for
             else:
                 writer.write(data)
@@ -235,12 +235,19 @@ class LiveCell:
             return
         # The journal so far and joining the viewers happen in one step of the loop: no line is missed
         # or sent twice between them.
+        # A peer gone at once (another process's stale-folder sweep probes this socket by connecting) is
+        # let go at its first failed write: asyncio warns of each write to a lost connection after five.
         for line in self.handle.journal_lines():
+            if writer.is_closing():
+                break
             writer.write(_message({"t": "line", "line": line}))
         for request in list(self._asks.values()):
             kind = "permission" if isinstance(request, AgentPermissionRequest) else "question"
-            if not request.answered:
+            if not request.answered and not writer.is_closing():
                 writer.write(_message({"t": kind, "request": request.model_dump(mode="json")}))
+        if writer.is_closing():
+            writer.close()
+            return
         self.viewers[writer] = writer.transport.get_write_buffer_size() + VIEWER_BUFFER
         self._poke()
         try:

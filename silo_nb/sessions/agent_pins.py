@@ -200,14 +200,17 @@ async def install_agent(text: str, *, data: Path | None = None) -> InstalledAgen
     makes it — a change made while a kernel runs is caught by its next process, or by
     ``%silo agents --installed``."""
     parse_agent_spec(text)  # a bad spec fails here, before any thread
-    async with _entry_lock(f"{data}|{text}"):
-        key = _TASK_KEYS.get(f"{data}|{text}")
+    # Keyed by the data folder in effect now, not by ``data`` (None): another folder's entry of the same
+    # spec (SILO_NB_DATA_DIR changed in this process) is another entry.
+    where = f"{data or data_dir()}|{text}"
+    async with _entry_lock(where):
+        key = _TASK_KEYS.get(where)
         if key is not None and key in _VERIFIED and _manifest_key(Path(_VERIFIED[key].path)) == key:
             return _VERIFIED[key]
         installed = await anyio.to_thread.run_sync(ensure_installed, text, data)
         key = _manifest_key(Path(installed.path))
         if key is not None:
-            _TASK_KEYS[f"{data}|{text}"] = key
+            _TASK_KEYS[where] = key
             _VERIFIED[key] = installed
         return installed
 

@@ -4,6 +4,7 @@ from a Dask worker's, answered and stopped through the channel; a finished cell 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import socket
 import subprocess
@@ -307,3 +308,38 @@ def test_a_link_whose_process_is_gone_is_one_line(tmp_path: Path, demo_state: Pa
     (live / "p0-demo-c0-r0.json").write_text(json.dumps({**link, "host": "elsewhere.example"}))
     with pytest.raises(LookupError, match=r"runs on elsewhere\.example: attach works on the machine"):
         anyio.run(lambda: silo_nb.attach_cell("gone", folder=tmp_path))
+
+
+def test_a_peer_gone_at_once_is_let_go_quietly(
+    tmp_path: Path, demo_state: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Another process's stale-folder sweep probes a running cell's socket (connect, close): the cell lets
+    it go at its first failed write — no "socket.send() raised exception." per journal line (which a
+    kernel printed into a cell's output) — and goes on."""
+
+    async def probe(viewer: Viewer) -> None:
+        with anyio.fail_after(60):
+            await viewer.asked.wait()
+        for _ in range(3):
+            with socket.socket(socket.AF_UNIX) as peer:
+                peer.connect(viewer.link.located.socket)
+            await anyio.sleep(0.1)
+        await allow(viewer)
+
+    async def main() -> tuple[Any, Viewer]:
+        grid = lambda: run_grid(  # noqa: E731
+            [EDIT],
+            folder=tmp_path,
+            name="probed",
+            policy=ONLY_READS,
+            attach_wait=30,
+            progress=False,
+            timeout=60,
+        )
+        return await with_viewer(grid, tmp_path, "probed", probe)
+
+    with caplog.at_level(logging.WARNING, logger="asyncio"):
+        df, viewer = anyio.run(main)
+    assert len(viewer.updates) > 5  # more journal lines than asyncio's quiet writes to a lost peer
+    assert df.iloc[0]["cell_status"] == "finished" and df.iloc[0]["permissions_allowed"] == 1
+    assert not [r for r in caplog.records if "socket.send" in r.getMessage()]

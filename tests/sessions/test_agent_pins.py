@@ -149,6 +149,20 @@ async def test_many_cells_of_three_agents_install_each_once(data: Path) -> None:
     assert installs(data).count("threaded-agent@1.0.0") == 1
 
 
+async def test_an_entry_of_another_data_folder_is_not_reused(
+    data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The process remembers a checked entry per data folder: with SILO_NB_DATA_DIR changed (another
+    test, another workspace), the same spec is that folder's own entry (a full run once reused
+    tests/node/pinned's)."""
+    first = await install_agent(CLAUDE)
+    other = tmp_path / "other-data"
+    monkeypatch.setenv("SILO_NB_DATA_DIR", str(other))
+    second = await install_agent(CLAUDE)
+    assert Path(second.path).is_relative_to(other) and Path(first.path).is_relative_to(data)
+    assert installs(data) == [CLAUDE.removeprefix("npm:")] * 2
+
+
 def test_a_failed_install_is_one_line_and_a_half_finished_one_never_counts(
     data: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
