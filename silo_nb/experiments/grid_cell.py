@@ -50,7 +50,6 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
-import silo_nb.kernel_tools
 from silo_nb.acp import Sandbox
 from silo_nb.experiments.budgets import BudgetWatch, CellBudget
 from silo_nb.experiments.cell_sandbox import cell_sandbox, in_sandbox, sandbox_label
@@ -316,7 +315,8 @@ async def _drive(service: AgentsService, spec: CellSpec, work: str, result: Cell
                 # needs no write): shown read-only, with the package the relay imports (``python -I
                 # .../silo_nb/kernel_tools/relay.py``: an editable install's checkout is not shown whole).
                 # The tools' code still runs in the kernel, by policy.
-                package = os.path.dirname(os.path.dirname(os.path.abspath(silo_nb.kernel_tools.__file__)))
+                relay = tools.server_config.args[-1]  # .../silo_nb/kernel_tools/relay.py
+                package = os.path.dirname(os.path.dirname(os.path.abspath(relay)))
                 service.sandbox = service.sandbox.showing(os.path.dirname(tools.socket_path), package)
             servers = [tools.server_config] if tools is not None else []
             profile = service.profiles.get(spec.profile)
